@@ -1,0 +1,5 @@
+import sys
+
+from recall.cli import main
+
+sys.exit(main())

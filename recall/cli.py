@@ -1,0 +1,37 @@
+"""`recall` entry point: dispatches subcommands to their packages, everything else is a /recall query.
+
+Subcommand modules are imported only when their subcommand runs, so a plain `recall "<error>"` never
+pays for the server, the parsers or the embedding model.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# subcommand -> "module:function"; each function takes argv (after the subcommand) and returns an exit code
+SUBCOMMANDS: dict[str, str] = {
+    "learn": "recall.learnings.cli:learn_main",
+    "export": "recall.learnings.cli:export_main",
+    "forget": "recall.learnings.cli:forget_main",
+    "index": "recall.architecture.cli:main",
+    "serve": "recall.server:main",
+    "hook": "recall.hooks.cli:hook_main",
+    "install": "recall.hooks.cli:install_main",
+    "uninstall": "recall.hooks.cli:uninstall_main",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in SUBCOMMANDS:
+        module_name, func_name = SUBCOMMANDS[args[0]].split(":")
+        func = getattr(importlib.import_module(module_name), func_name)
+        return int(func(args[1:]) or 0)
+    from recall.client import main as client_main
+
+    return client_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

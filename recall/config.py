@@ -1,0 +1,33 @@
+"""Where recall keeps its data and which environment variables steer it (read lazily, never cached)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_HOME = "RECALL_HOME"
+ENV_RETRIEVAL_URL = "AGENT_LEARNING_RETRIEVAL_URL"
+ENV_FEDERATION_URL = "KNOWLEDGE_FEDERATION_URL"
+ENV_DATABASE_URL = "RECALL_DATABASE_URL"
+ENV_QDRANT_URL = "QDRANT_URL"
+ENV_TOKEN = "RECALL_TOKEN"
+ENV_EMBEDDINGS_URL = "RECALL_EMBEDDINGS_URL"
+
+DEFAULT_RETRIEVAL_PATH = "/v1/nodes/node_agent_learning_retrieval_effect/execute"
+DEFAULT_FEDERATION_PATH = "/v1/nodes/node_knowledge_query_federation_orchestrator/execute"
+
+
+def recall_home() -> Path:
+    """$RECALL_HOME, else $XDG_DATA_HOME/recall, else ~/.local/share/recall. Not created here."""
+    explicit = os.environ.get(ENV_HOME)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "recall"
+
+
+def ensure_home() -> Path:
+    home = recall_home()
+    home.mkdir(parents=True, exist_ok=True)
+    return home

@@ -1,0 +1,190 @@
+"""Every wire model recall speaks, once.
+
+Field names, enums and ranges follow ../shared/docs/wire-protocol.md (the origin's omnimemory/omnimarket
+models). Any client written against those models works against recall unchanged, so changing a name or a
+range here is a protocol change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from enum import StrEnum
+from uuid import UUID, uuid4
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+
+ERROR_TEXT_MAX = 4000
+RESOLUTION_MAX = 2000
+TICKET_MAX = 64
+TASK_TYPE_MAX = 64
+REPO_MAX = 128
+
+
+class MatchType(StrEnum):
+    ERROR_SIGNATURE = "error_signature"
+    TASK_CONTEXT = "task_context"
+    AUTO = "auto"
+
+
+class TaskType(StrEnum):
+    CI_FIX = "ci_fix"
+    MIGRATION = "migration"
+    FEATURE = "feature"
+    REFACTOR = "refactor"
+    BUG_FIX = "bug_fix"
+    TEST = "test"
+    DOCS = "docs"
+    DEPENDENCY = "dependency"
+    UNKNOWN = "unknown"
+
+
+class BackendRole(StrEnum):
+    """Federation backends are roles, named after the origin's engines; `engine` says who really answered."""
+
+    MEMGRAPH = "memgraph"
+    REPOWISE = "repowise"
+    QDRANT = "qdrant"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- learnings node
+
+
+class LearningRetrievalRequest(BaseModel):
+    """POST /v1/nodes/node_agent_learning_retrieval_effect/execute"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    match_type: MatchType = MatchType.AUTO
+    error_text: str | None = Field(default=None, max_length=ERROR_TEXT_MAX)
+    repo: str = Field(min_length=1, max_length=REPO_MAX)
+    file_paths: list[str] = Field(default_factory=list)
+    task_type: str | None = Field(default=None, max_length=TASK_TYPE_MAX)
+    max_results: int = Field(default=5, ge=1, le=20)
+    min_similarity_error: float = Field(default=0.85, ge=0.0, le=1.0)
+    min_similarity_context: float = Field(default=0.70, ge=0.0, le=1.0)
+
+
+class LearningMatch(BaseModel):
+    learning_id: UUID
+    match_type: MatchType
+    similarity: float = Field(ge=0.0, le=1.0)
+    freshness_score: float = Field(ge=0.0, le=1.0)
+    combined_score: float = Field(ge=0.0, le=1.0)
+    repo: str
+    resolution_summary: str
+    error_signatures: list[str] = Field(default_factory=list)
+    file_paths_touched: list[str] = Field(default_factory=list)
+    ticket_id: str | None = None
+    task_type: str = TaskType.UNKNOWN.value
+    age_days: int = Field(ge=0)
+    created_at: datetime
+    # recall extras (allowed by the contract): the stored confidence that entered ranking
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def score(self) -> float:
+        """Alias of combined_score for origin clients that read match["score"] (wire doc, known bug)."""
+        return self.combined_score
+
+
+class LearningRetrievalResponse(BaseModel):
+    matches: list[LearningMatch] = Field(default_factory=list)
+    query_ms: int = Field(ge=0)
+    error_matches_count: int = Field(default=0, ge=0)
+    context_matches_count: int = Field(default=0, ge=0)
+
+
+class Learning(BaseModel):
+    """The stored learning record (origin design), also the body of POST /v1/learnings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID = Field(default_factory=uuid4)
+    session_id: str | None = Field(default=None, max_length=128)
+    repo: str = Field(min_length=1, max_length=REPO_MAX)
+    file_paths_touched: list[str] = Field(default_factory=list)
+    error_signatures: list[str] = Field(default_factory=list)
+    resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX)
+    ticket_id: str | None = Field(default=None, max_length=TICKET_MAX)
+    task_type: TaskType = TaskType.UNKNOWN
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    access_count: int = Field(default=0, ge=0)
+    last_accessed_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("resolution_summary")
+    @classmethod
+    def _resolution_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("resolution_summary must not be blank")
+        return v.strip()
+
+    @field_validator("error_signatures")
+    @classmethod
+    def _signatures_bounded(cls, v: list[str]) -> list[str]:
+        for sig in v:
+            if len(sig) > ERROR_TEXT_MAX:
+                raise ValueError(f"each error signature must be at most {ERROR_TEXT_MAX} characters")
+        return v
+
+
+# --------------------------------------------------------------------------- federation node
+
+
+class FederationRequest(BaseModel):
+    """POST /v1/nodes/node_knowledge_query_federation_orchestrator/execute"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=ERROR_TEXT_MAX)
+    force_backends: list[BackendRole] | None = None
+    correlation_id: UUID | None = None
+    # recall extension (optional, documented in docs/wire.md): the repository the architecture and
+    # antipattern engines look at. Absent: the server's configured repositories / the client's cwd.
+    repo_path: str | None = Field(default=None, max_length=4096)
+
+
+class FederationResult(BaseModel):
+    model_config = ConfigDict(extra="allow")  # extra fields are allowed by the contract
+
+    content: str
+    source: BackendRole
+    rank: int = Field(ge=0)
+    content_hash: str
+    # recall extras: which engine really produced this (e.g. "recall-index", "recall-antipatterns")
+    engine: str | None = None
+
+
+class FederationResponse(BaseModel):
+    query: str
+    results: list[FederationResult] = Field(default_factory=list)
+    backends_queried: list[str] = Field(default_factory=list)
+    error_message: str | None = None
+
+
+class AntipatternMatch(BaseModel):
+    """Antipattern match fields of the origin design; carried as extras on qdrant FederationResults."""
+
+    model_config = ConfigDict(extra="allow")
+
+    antipattern_name: str
+    similarity_score: float = Field(ge=0.0, le=1.0)
+    adjusted_score: float = Field(ge=0.0, le=1.0)
+    severity: str
+    enforcement: str
+    category: str
+    description: str
+    rationale: str
+    explanation: str
+    source_ticket: str | None = None
+    registry_version: str

@@ -1,0 +1,39 @@
+"""Shared test setup: every test gets its own RECALL_HOME and no backend URLs from the developer's shell."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_recall_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "recall-home"
+    monkeypatch.setenv("RECALL_HOME", str(home))
+    for var in (
+        "AGENT_LEARNING_RETRIEVAL_URL",
+        "KNOWLEDGE_FEDERATION_URL",
+        "RECALL_DATABASE_URL",
+        "QDRANT_URL",
+        "RECALL_TOKEN",
+        "RECALL_EMBEDDINGS_URL",
+        "CLAUDE_SESSION_ID",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def recall_cmd() -> list[str]:
+    """The command that runs recall as a real process (the installed entry point's module)."""
+    return [sys.executable, "-m", "recall"]
+
+
+@pytest.fixture
+def subprocess_env() -> dict[str, str]:
+    return dict(os.environ)

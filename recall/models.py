@@ -47,6 +47,13 @@ class BackendRole(StrEnum):
     QDRANT = "qdrant"
 
 
+class WireModel(BaseModel):
+    """Base of every wire model. Schemas are built on first use, not at import: the CLI's cold path
+    imports this module and touches only one or two of the models."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -58,7 +65,7 @@ def content_hash(content: str) -> str:
 # --------------------------------------------------------------------------- learnings node
 
 
-class LearningRetrievalRequest(BaseModel):
+class LearningRetrievalRequest(WireModel):
     """POST /v1/nodes/node_agent_learning_retrieval_effect/execute"""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,7 +80,7 @@ class LearningRetrievalRequest(BaseModel):
     min_similarity_context: float = Field(default=0.70, ge=0.0, le=1.0)
 
 
-class LearningMatch(BaseModel):
+class LearningMatch(WireModel):
     learning_id: UUID
     match_type: MatchType
     similarity: float = Field(ge=0.0, le=1.0)
@@ -97,14 +104,14 @@ class LearningMatch(BaseModel):
         return self.combined_score
 
 
-class LearningRetrievalResponse(BaseModel):
+class LearningRetrievalResponse(WireModel):
     matches: list[LearningMatch] = Field(default_factory=list)
     query_ms: int = Field(ge=0)
     error_matches_count: int = Field(default=0, ge=0)
     context_matches_count: int = Field(default=0, ge=0)
 
 
-class Learning(BaseModel):
+class Learning(WireModel):
     """The stored learning record (origin design), also the body of POST /v1/learnings."""
 
     model_config = ConfigDict(extra="forbid")
@@ -141,7 +148,7 @@ class Learning(BaseModel):
 # --------------------------------------------------------------------------- federation node
 
 
-class FederationRequest(BaseModel):
+class FederationRequest(WireModel):
     """POST /v1/nodes/node_knowledge_query_federation_orchestrator/execute"""
 
     model_config = ConfigDict(extra="forbid")
@@ -154,7 +161,7 @@ class FederationRequest(BaseModel):
     repo_path: str | None = Field(default=None, max_length=4096)
 
 
-class FederationResult(BaseModel):
+class FederationResult(WireModel):
     model_config = ConfigDict(extra="allow")  # extra fields are allowed by the contract
 
     content: str
@@ -165,14 +172,14 @@ class FederationResult(BaseModel):
     engine: str | None = None
 
 
-class FederationResponse(BaseModel):
+class FederationResponse(WireModel):
     query: str
     results: list[FederationResult] = Field(default_factory=list)
     backends_queried: list[str] = Field(default_factory=list)
     error_message: str | None = None
 
 
-class AntipatternMatch(BaseModel):
+class AntipatternMatch(WireModel):
     """Antipattern match fields of the origin design; carried as extras on qdrant FederationResults."""
 
     model_config = ConfigDict(extra="allow")

@@ -1,0 +1,63 @@
+"""The small interface the ranking needs from a learnings store (SQLite here, PostgreSQL in pg_store.py).
+
+`retrieval.py` ranks over any object that satisfies `CandidateStore`; a store only has to *generate*
+candidates (cheaply, from its indexes) and record accesses. Everything that decides a score lives in
+`retrieval.py`, so every backend ranks the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+from uuid import UUID
+
+from recall.models import Learning
+
+
+class StoreError(RuntimeError):
+    """The learnings store cannot be used (corrupt, read-only, newer schema, unreachable). Message is for users."""
+
+
+@dataclass(frozen=True)
+class SignatureRow:
+    """One stored error signature of a learning, as indexed."""
+
+    text: str  # the signature as recorded (redacted), shown back to users
+    normalized: str  # signatures.normalize(text)
+    fingerprint: str  # signatures.fingerprint(text)
+    embedding: bytes | None = None  # float32 little-endian vector of `normalized`, or None
+    embedding_model: str | None = None  # embeddings.model_id() that produced `embedding`
+    row_id: int | None = None  # the store's id for this row (lets retrieval cache embeddings), if any
+
+
+@dataclass
+class Candidate:
+    """A learning that might answer the query, with the signature rows retrieval scores against."""
+
+    learning: Learning
+    signatures: list[SignatureRow] = field(default_factory=list)
+
+
+@runtime_checkable
+class CandidateStore(Protocol):
+    """Candidate generation + access recording. Implementations return at most `limit` candidates each,
+    best-first by their own cheap order; duplicates across calls are fine (retrieval de-duplicates)."""
+
+    def candidates_by_fingerprint(self, fingerprints: Sequence[str], limit: int) -> list[Candidate]:
+        """Learnings having a signature whose fingerprint is one of `fingerprints` (any repo)."""
+        ...
+
+    def candidates_by_terms(self, terms: Sequence[str], limit: int) -> list[Candidate]:
+        """Learnings whose normalized signatures share the most of `terms` (full-text, any repo)."""
+        ...
+
+    def candidates_by_context(
+        self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
+    ) -> list[Candidate]:
+        """Learnings of `repo` that touched one of `file_paths` (full path or basename) or have `task_type`."""
+        ...
+
+    def record_access(self, ids: Sequence[UUID]) -> None:
+        """access_count += 1 and last_accessed_at = now for each id (a read-only store may skip this)."""
+        ...

@@ -1,0 +1,181 @@
+"""Render fan-out outcomes as the seed's Markdown (Jinja2 templates in recall/templates/) or as JSON.
+
+Rendering rules for fields the seed's example does not show (documented in docs/client.md):
+- ticket null or empty -> the `| **Ticket:** …` part is left out; task_type missing -> `unknown`;
+- no files -> the `**Files:**` line is left out; age 0 -> `today`, 1 -> `1 day old`;
+- a federation result that names its `engine` gets ` | **Engine:** <engine>` after the rank;
+- results per section are capped at --max-results; sources memgraph/repowise -> [Architecture],
+  qdrant -> [Antipatterns], anything else -> [Architecture] with its source shown as sent.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from recall.fanout import BackendOutcome
+
+TEMPLATES = Path(__file__).parent / "templates"
+SEPARATOR = "\n\n---\n\n"
+ARCHITECTURE, ANTIPATTERNS, LEARNINGS = "Architecture", "Antipatterns", "Learnings"
+SECTION_ROLES = {ARCHITECTURE: {"memgraph", "repowise"}, ANTIPATTERNS: {"qdrant"}}
+SCOPE_SECTIONS = {
+    "learnings": [LEARNINGS],
+    "architecture": [ARCHITECTURE],
+    "antipatterns": [ANTIPATTERNS],
+    "all": [LEARNINGS, ARCHITECTURE, ANTIPATTERNS],
+}
+REASON_MAX = 300
+
+
+@cache
+def _env():
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=False, undefined=StrictUndefined)
+
+
+def _render(name: str, **values: Any) -> str:
+    return _env().get_template(name).render(**values)
+
+
+def one_line(text: object, limit: int = REASON_MAX) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _age(days: object) -> str:
+    if isinstance(days, bool) or not isinstance(days, int | float):
+        return "age unknown"
+    days = int(days)
+    return "today" if days <= 0 else "1 day old" if days == 1 else f"{days} days old"
+
+
+def _percent(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "similarity unknown"
+    return f"{int(value * 100 + 0.5)}% similarity"
+
+
+def _text(value: object, default: str) -> str:
+    return str(value).strip() if isinstance(value, str | int | float) and str(value).strip() else default
+
+
+def learning_view(match: dict) -> dict:
+    files = match.get("file_paths_touched")
+    return {
+        "similarity": _percent(match.get("similarity")),
+        "match_type": _text(match.get("match_type"), "unknown"),
+        "age": _age(match.get("age_days")),
+        "repo": _text(match.get("repo"), "unknown"),
+        "ticket": _text(match.get("ticket_id"), ""),
+        "task_type": _text(match.get("task_type"), "unknown"),
+        "resolution": _text(match.get("resolution_summary"), "(no resolution recorded)"),
+        "files": [str(f) for f in files if str(f).strip()] if isinstance(files, list) else [],
+    }
+
+
+def result_view(result: dict) -> dict:
+    rank = result.get("rank")
+    return {
+        "source": _text(result.get("source"), "unknown"),
+        "rank": rank if isinstance(rank, int) and not isinstance(rank, bool) else "?",
+        "engine": _text(result.get("engine"), ""),
+        "content": _text(result.get("content"), "(empty)"),
+    }
+
+
+def _section_of(result: dict) -> str:
+    return ANTIPATTERNS if result.get("source") in SECTION_ROLES[ANTIPATTERNS] else ARCHITECTURE
+
+
+def _status(kind: str, label: str = "", reason: str = "") -> str:
+    return _render("status.md.j2", kind=kind, label=label, reason=reason)
+
+
+def _failure_reason(outcome: BackendOutcome) -> str:
+    failure = outcome.failure or {}
+    return one_line(failure.get("message") or failure.get("kind") or "unknown error")
+
+
+def _learning_blocks(outcome: BackendOutcome, max_results: int) -> tuple[list[str], int]:
+    if outcome.failure:
+        return [_status("unavailable", LEARNINGS, _failure_reason(outcome))], 0
+    matches = [m for m in (outcome.response or {}).get("matches", []) if isinstance(m, dict)][:max_results]
+    if not matches:
+        return [_status("empty", LEARNINGS)], 0
+    blocks = [_render("learning.md.j2", n=i, m=learning_view(m)) for i, m in enumerate(matches, 1)]
+    return blocks, len(blocks)
+
+
+def _was_asked(section: str, scope: str, response: dict) -> bool:
+    """Did the federation route this query to the section's roles? (`all` lets it choose.)"""
+    queried = response.get("backends_queried")
+    if scope != "all" or not isinstance(queried, list) or not queried:
+        return True
+    return bool(SECTION_ROLES[section] & set(map(str, queried)))
+
+
+def _federation_blocks(outcome: BackendOutcome, scope: str, max_results: int) -> tuple[list[str], int]:
+    sections = [s for s in SCOPE_SECTIONS[scope] if s != LEARNINGS]
+    if outcome.payload is None:
+        reason = "no query text (give a symbol, a file or an error message)"
+        return [_status("skipped", s, reason) for s in sections], 0
+    if outcome.failure:
+        return [_status("unavailable", s, _failure_reason(outcome)) for s in sections], 0
+    response = outcome.response or {}
+    results = [r for r in response.get("results", []) if isinstance(r, dict)]
+    results.sort(key=lambda r: r["rank"] if isinstance(r.get("rank"), int) else 1 << 30)
+    blocks, shown = [], 0
+    for section in sections:
+        mine = [r for r in results if _section_of(r) == section][:max_results]
+        if mine:
+            blocks += [
+                _render("federation_result.md.j2", label=section, n=i, r=result_view(r))
+                for i, r in enumerate(mine, 1)
+            ]
+            shown += len(mine)
+        elif _was_asked(section, scope, response):
+            blocks.append(_status("empty", section))
+    if response.get("error_message"):
+        blocks.append(_status("note", "Federation", one_line(response["error_message"])))
+    return blocks, shown
+
+
+def render_markdown(
+    scope: str, outcomes: dict[str, BackendOutcome], max_results: int = 5, context_line: str = ""
+) -> str:
+    blocks: list[str] = []
+    shown = 0
+    if "learnings" in outcomes:
+        found, n = _learning_blocks(outcomes["learnings"], max_results)
+        blocks += found
+        shown += n
+    if "federation" in outcomes:
+        found, n = _federation_blocks(outcomes["federation"], scope, max_results)
+        blocks += found
+        shown += n
+    if not shown:  # nothing to show: keep failures/notes, replace the per-backend "no results" lines
+        empty_lines = {_status("empty", s) for s in SCOPE_SECTIONS[scope]}
+        blocks = [b for b in blocks if b not in empty_lines] + [_status("nothing")]
+    text = _render("report.md.j2", scope=scope, context_line=context_line, blocks=blocks)
+    return text.rstrip("\n") + "\n"
+
+
+def render_json(scope: str, outcomes: dict[str, BackendOutcome], context: dict | None = None) -> str:
+    """One object: scope, each backend's payload, raw response (or null) and failure (or null)."""
+    document: dict[str, Any] = {"scope": scope}
+    if context is not None:
+        document["context"] = context
+    for name in ("learnings", "federation"):
+        outcome = outcomes.get(name)
+        document[name] = {
+            "queried": outcome is not None and outcome.payload is not None,
+            "transport": outcome.transport if outcome else None,
+            "payload": outcome.payload if outcome else None,
+            "response": outcome.response if outcome else None,
+            "failure": outcome.failure if outcome else None,
+        }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

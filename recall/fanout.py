@@ -1,0 +1,199 @@
+"""Ask both backends at once (anyio), 10 s total and 9 s per request; each failure is kept on its own.
+
+Transport per backend: HTTP POST of the seed's payload when its URL variable is set (httpx is imported only
+then), else the node function in-process (`recall.learnings.execute` / `recall.federation.execute`). An
+in-process node runs in a daemon thread with its own event loop, so even a node that blocks can be cut at
+the budget and cannot keep the process alive afterwards.
+
+Failure kinds: `timeout`, `connection`, `http_status`, `bad_response`, `unavailable` (node not installed),
+`error` (the node raised), `skipped` (nothing to ask).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+TOTAL_BUDGET_S = 10.0
+REQUEST_TIMEOUT_S = 9.0
+POLL_S = 0.005
+BODY_SNIPPET = 200
+
+ENV_URLS = {"learnings": "AGENT_LEARNING_RETRIEVAL_URL", "federation": "KNOWLEDGE_FEDERATION_URL"}
+NODES = {"learnings": "recall.learnings", "federation": "recall.federation"}
+# the list each backend's response must carry for us to display it
+RESPONSE_LIST = {"learnings": "matches", "federation": "results"}
+
+
+@dataclass
+class BackendOutcome:
+    name: str
+    payload: dict | None
+    transport: str = "in-process"  # "http" | "in-process"
+    response: dict | None = None
+    failure: dict | None = None  # {"kind": ..., "message": ...}
+    abandoned_thread: threading.Thread | None = field(default=None, repr=False)
+
+
+class BackendFailure(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind, self.message = kind, message
+
+
+def backend_url(name: str) -> str | None:
+    return os.environ.get(ENV_URLS[name]) or None
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def _snippet(body: str) -> str:
+    import re
+
+    text = re.sub(r"<[^>]+>", " ", body)  # an HTML error page -> its words
+    text = " ".join(text.split())
+    return text[:BODY_SNIPPET] + ("…" if len(text) > BODY_SNIPPET else "")
+
+
+def _auth_headers() -> dict[str, str]:
+    token = os.environ.get("RECALL_TOKEN")
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+async def post_json(url: str, payload: dict) -> Any:
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S) as client:
+            resp = await client.post(url, json=payload, headers=_auth_headers())
+    except httpx.TimeoutException:
+        raise BackendFailure("timeout", f"timeout after {REQUEST_TIMEOUT_S:g} s: {url}") from None
+    except httpx.ConnectError as exc:
+        raise BackendFailure("connection", f"connection refused: {url} ({exc})") from None
+    except httpx.HTTPError as exc:
+        raise BackendFailure("connection", f"{type(exc).__name__}: {exc} ({url})") from None
+    if not 200 <= resp.status_code < 300:
+        reason = f"HTTP {resp.status_code} {resp.reason_phrase}".strip()
+        raise BackendFailure("http_status", f"{reason}: {_snippet(resp.text)} ({url})")
+    try:
+        return resp.json()
+    except ValueError:
+        kind = resp.headers.get("content-type", "no content-type")
+        raise BackendFailure("bad_response", f"not JSON ({kind}): {_snippet(resp.text)} ({url})") from None
+
+
+# --------------------------------------------------------------------------- in-process
+
+
+def _load_node(name: str):
+    module_name = NODES[name]
+    try:
+        module = importlib.import_module(module_name)
+        return module.execute
+    except ImportError as exc:
+        raise BackendFailure("unavailable", f"in-process node {module_name} not installed ({exc})") from None
+    except AttributeError:
+        raise BackendFailure("unavailable", f"{module_name} has no execute() yet") from None
+
+
+def _to_plain(response: Any) -> Any:
+    if hasattr(response, "model_dump"):
+        return response.model_dump(mode="json")
+    return response
+
+
+def _run_node_in_thread(name: str, payload: dict, box: dict) -> None:
+    import asyncio
+
+    try:
+        execute = _load_node(name)
+        box["value"] = _to_plain(asyncio.run(execute(dict(payload))))
+    except BackendFailure as exc:
+        box["error"] = exc
+    except Exception as exc:  # the node raised: its own failure, shown as such
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        box["error"] = BackendFailure("error", f"{type(exc).__name__}: {first}"[:400])
+
+
+async def call_in_process(outcome: BackendOutcome) -> Any:
+    import anyio
+
+    box: dict[str, Any] = {}
+    assert outcome.payload is not None
+    thread = threading.Thread(
+        target=_run_node_in_thread, args=(outcome.name, outcome.payload, box), daemon=True
+    )
+    thread.start()
+    outcome.abandoned_thread = thread  # cleared when it finishes in time
+    while thread.is_alive():
+        await anyio.sleep(POLL_S)
+    outcome.abandoned_thread = None
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+# --------------------------------------------------------------------------- fan-out
+
+
+def _check_shape(name: str, response: Any) -> dict:
+    key = RESPONSE_LIST[name]
+    if not isinstance(response, dict):
+        raise BackendFailure("bad_response", f"expected a JSON object, got {type(response).__name__}")
+    if not isinstance(response.get(key), list):
+        raise BackendFailure("bad_response", f"response has no '{key}' list")
+    return response
+
+
+async def _ask(outcome: BackendOutcome) -> None:
+    import anyio
+
+    url = backend_url(outcome.name)
+    try:
+        with anyio.fail_after(REQUEST_TIMEOUT_S):
+            if url:
+                raw = await post_json(url, outcome.payload or {})
+            else:
+                raw = await call_in_process(outcome)
+        outcome.response = _check_shape(outcome.name, raw)
+    except TimeoutError:
+        outcome.failure = {"kind": "timeout", "message": f"timeout after {REQUEST_TIMEOUT_S:g} s"}
+    except BackendFailure as exc:
+        outcome.failure = {"kind": exc.kind, "message": exc.message}
+
+
+def plan(payloads: dict[str, dict | None]) -> dict[str, BackendOutcome]:
+    outcomes = {}
+    for name, payload in payloads.items():
+        outcome = BackendOutcome(name, payload, "http" if backend_url(name) else "in-process")
+        if payload is None:
+            outcome.failure = {"kind": "skipped", "message": "no query text to send"}
+        outcomes[name] = outcome
+    return outcomes
+
+
+async def _fan_out(outcomes: dict[str, BackendOutcome]) -> None:
+    import anyio
+
+    pending = [o for o in outcomes.values() if o.payload is not None]
+    with anyio.move_on_after(TOTAL_BUDGET_S):
+        async with anyio.create_task_group() as tg:
+            for outcome in pending:  # learnings first: its result is listed first, too
+                tg.start_soon(_ask, outcome)
+    for outcome in pending:
+        if outcome.response is None and outcome.failure is None:
+            outcome.failure = {"kind": "timeout", "message": f"cut at the {TOTAL_BUDGET_S:g} s budget"}
+
+
+def run(payloads: dict[str, dict | None]) -> dict[str, BackendOutcome]:
+    """Query every backend that has a payload; never raises for a backend's failure."""
+    outcomes = plan(payloads)
+    if any(o.payload is not None for o in outcomes.values()):
+        import anyio
+
+        anyio.run(_fan_out, outcomes)
+    return outcomes

@@ -1,0 +1,334 @@
+"""Static detectors: how a catalog entry finds itself in a file.
+
+Three kinds, chosen by what the pattern needs:
+- `rule`: a named check written in Python (`rules.py`): stdlib `ast` rules for Python, and a few
+  line-structured rules for Dockerfiles. Catalog files can only name rules that exist.
+- `tree-sitter`: a tree-sitter query (with `#eq?`/`#match?` predicates) for any installed grammar, with
+  optional `inside`/`stop_at` ancestor constraints ("an await inside a loop, not inside a nested function").
+- `regex`: for formats where structure does not matter (Dockerfile lines, CI YAML, shell lines, SQL
+  statements, well-known credential formats).
+
+A detector compiles when the catalog loads (a broken query or regex is a catalog error naming the entry)
+and runs over a `ScanContext`, which parses each file at most once per grammar.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+# file kind -> extensions; a file's kind decides which detectors run on it
+_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "python": (".py", ".pyi"),
+    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
+    "typescript": (".ts", ".mts", ".cts"),
+    "tsx": (".tsx",),
+    "sql": (".sql",),
+    "shell": (".sh", ".bash", ".zsh"),
+    "yaml": (".yml", ".yaml"),
+    "go": (".go",),
+    "rust": (".rs",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".cxx", ".hpp", ".hh"),
+    "c_sharp": (".cs",),
+    "ruby": (".rb",),
+    "php": (".php",),
+    "kotlin": (".kt", ".kts"),
+}
+FILE_KINDS = frozenset(_EXTENSIONS) | {"dockerfile", "any"}
+_BY_EXT = {ext: kind for kind, exts in _EXTENSIONS.items() for ext in exts}
+
+# tree-sitter grammar per file kind: (module, function returning the language pointer)
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "c_sharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+}
+TREE_SITTER_KINDS = frozenset(_GRAMMARS)
+
+# comment line prefixes per kind, skipped by line-unit regexes
+_COMMENT_PREFIX: dict[str, tuple[str, ...]] = {
+    "shell": ("#",),
+    "dockerfile": ("#",),
+    "yaml": ("#",),
+    "sql": ("--",),
+    "python": ("#",),
+}
+
+SNIPPET_MAX = 120
+
+
+class DetectorError(ValueError):
+    """A detector spec is invalid (unknown kind/rule, query or regex that does not compile)."""
+
+
+def file_kind(path: str | PurePath) -> str | None:
+    """The detector file kind of a path, from its name; None for files no detector reads."""
+    p = PurePath(path)
+    name = p.name.lower()
+    if name == "dockerfile" or name.startswith("dockerfile.") or name.endswith(".dockerfile"):
+        return "dockerfile"
+    if name == "containerfile":
+        return "dockerfile"
+    return _BY_EXT.get(p.suffix.lower())
+
+
+@dataclass(frozen=True)
+class Hit:
+    line: int  # 1-based
+    snippet: str
+    detail: str = ""
+
+
+def snippet_at(text: str, line: int) -> str:
+    lines = text.splitlines()
+    if 1 <= line <= len(lines):
+        s = lines[line - 1].strip()
+        return s if len(s) <= SNIPPET_MAX else s[: SNIPPET_MAX - 1] + "…"
+    return ""
+
+
+# --------------------------------------------------------------------------- scan context
+
+
+_languages: dict[str, Any] = {}
+
+
+def ts_language(kind: str) -> Any:
+    """The tree_sitter.Language for a file kind (grammar packages ship compiled; nothing downloads)."""
+    lang = _languages.get(kind)
+    if lang is None:
+        import importlib
+
+        import tree_sitter
+
+        module, func = _GRAMMARS[kind]
+        lang = tree_sitter.Language(getattr(importlib.import_module(module), func)())
+        _languages[kind] = lang
+    return lang
+
+
+@dataclass
+class ScanContext:
+    """One file's text plus lazily built parse trees, shared by every detector that runs on it."""
+
+    text: str
+    kind: str
+    path: str = ""
+    _py_tree: ast.Module | None = None
+    _py_failed: bool = False
+    _ts_trees: dict[str, Any] = field(default_factory=dict)
+
+    def python_ast(self) -> ast.Module | None:
+        if self._py_tree is None and not self._py_failed:
+            try:
+                self._py_tree = ast.parse(self.text)
+            except (SyntaxError, ValueError):
+                self._py_failed = True
+        return self._py_tree
+
+    def ts_tree(self, kind: str) -> Any:
+        tree = self._ts_trees.get(kind)
+        if tree is None:
+            import tree_sitter
+
+            tree = tree_sitter.Parser(ts_language(kind)).parse(self.text.encode("utf-8"))
+            self._ts_trees[kind] = tree
+        return tree
+
+
+# --------------------------------------------------------------------------- detector kinds
+
+
+@dataclass
+class Detector:
+    kind: str
+    file_kinds: tuple[str, ...]
+    bad: str | None = None  # example the detector must fire on (defaults to the entry's bad example)
+    good: str | None = None
+    run: Callable[[ScanContext], list[Hit]] = field(repr=False, default=lambda ctx: [])
+
+    def applies_to(self, kind: str) -> bool:
+        return kind in self.file_kinds or "any" in self.file_kinds
+
+    def find(self, ctx: ScanContext) -> list[Hit]:
+        if not self.applies_to(ctx.kind):
+            return []
+        return self.run(ctx)
+
+
+def build_detector(spec: Any, default_kinds: tuple[str, ...]) -> Detector:
+    """Compile one detector spec from a catalog file; raises DetectorError naming the bad field."""
+    if not isinstance(spec, dict):
+        raise DetectorError("must be a mapping with a 'kind'")
+    kind = spec.get("kind")
+    kinds = _kinds_field(spec, default_kinds)
+    bad, good = spec.get("bad"), spec.get("good")
+    for name, value in (("bad", bad), ("good", good)):
+        if value is not None and not isinstance(value, str):
+            raise DetectorError(f"{name}: must be a string")
+    if kind == "rule":
+        from recall.antipatterns.rules import RULES
+
+        rule_name = spec.get("rule")
+        if rule_name not in RULES:
+            raise DetectorError(f"rule: unknown rule {rule_name!r} (known: {', '.join(sorted(RULES))})")
+        rule = RULES[rule_name]
+        if "languages" not in spec:
+            kinds = rule.kinds
+        return Detector("rule", kinds, bad, good, rule.func)
+    if kind == "tree-sitter":
+        return Detector("tree-sitter", kinds, bad, good, _compile_tree_sitter(spec, kinds))
+    if kind == "regex":
+        return Detector("regex", kinds, bad, good, _compile_regex(spec, kinds))
+    raise DetectorError(f"kind: must be one of rule, tree-sitter, regex (got {kind!r})")
+
+
+def _kinds_field(spec: dict[str, Any], default_kinds: tuple[str, ...]) -> tuple[str, ...]:
+    raw = spec.get("languages", list(default_kinds))
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw or not all(isinstance(k, str) for k in raw):
+        raise DetectorError("languages: must be a non-empty list of file kinds")
+    unknown = [k for k in raw if k not in FILE_KINDS]
+    if unknown:
+        raise DetectorError(
+            f"languages: unknown file kind {unknown[0]!r} (known: {', '.join(sorted(FILE_KINDS))})"
+        )
+    return tuple(raw)
+
+
+def _compile_tree_sitter(spec: dict[str, Any], kinds: tuple[str, ...]) -> Callable[[ScanContext], list[Hit]]:
+    source = spec.get("query")
+    if not isinstance(source, str) or not source.strip():
+        raise DetectorError("query: a tree-sitter detector needs a non-empty query")
+    bad_kinds = [k for k in kinds if k not in TREE_SITTER_KINDS]
+    if bad_kinds:
+        raise DetectorError(f"languages: no tree-sitter grammar for {bad_kinds[0]!r}")
+    inside = _str_list(spec, "inside")
+    stop_at = _str_list(spec, "stop_at")
+    capture = spec.get("capture", "match")
+    import tree_sitter
+
+    queries: dict[str, Any] = {}
+    for kind in kinds:
+        try:
+            queries[kind] = tree_sitter.Query(ts_language(kind), source)
+        except Exception as exc:  # tree_sitter.QueryError and friends: say which grammar rejected it
+            raise DetectorError(f"query: does not compile for {kind}: {exc}") from exc
+
+    def run(ctx: ScanContext) -> list[Hit]:
+        query = queries.get(ctx.kind)
+        if query is None:
+            return []
+        tree = ctx.ts_tree(ctx.kind)
+        hits: dict[int, Hit] = {}
+        for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+            nodes = captures.get(capture) or next(iter(captures.values()), [])
+            for node in nodes:
+                if inside and not _has_ancestor(node, inside, stop_at):
+                    continue
+                line = node.start_point[0] + 1
+                hits.setdefault(line, Hit(line, snippet_at(ctx.text, line)))
+        return sorted(hits.values(), key=lambda h: h.line)
+
+    return run
+
+
+def _has_ancestor(node: Any, types: list[str], stop_at: list[str]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in types:
+            return True
+        if parent.type in stop_at:
+            return False
+        parent = parent.parent
+    return False
+
+
+def _str_list(spec: dict[str, Any], key: str) -> list[str]:
+    value = spec.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DetectorError(f"{key}: must be a list of strings")
+    return value
+
+
+def _regex(spec: dict[str, Any], key: str, flags: int, required: bool = False) -> re.Pattern[str] | None:
+    value = spec.get(key)
+    if value is None:
+        if required:
+            raise DetectorError(f"{key}: a regex detector needs a pattern")
+        return None
+    if not isinstance(value, str) or not value:
+        raise DetectorError(f"{key}: must be a non-empty string")
+    try:
+        return re.compile(value, flags)
+    except re.error as exc:
+        raise DetectorError(f"{key}: regex does not compile: {exc}") from exc
+
+
+def _compile_regex(spec: dict[str, Any], kinds: tuple[str, ...]) -> Callable[[ScanContext], list[Hit]]:
+    flags = re.MULTILINE | (re.IGNORECASE if spec.get("ignore_case") else 0)
+    pattern = _regex(spec, "pattern", flags, required=True)
+    unless = _regex(spec, "unless", flags)
+    unless_file = _regex(spec, "unless_file", flags)
+    requires_file = _regex(spec, "requires_file", flags)
+    unit = spec.get("unit", "line")
+    if unit not in ("line", "statement", "file"):
+        raise DetectorError(f"unit: must be line, statement or file (got {unit!r})")
+    assert pattern is not None
+
+    def run(ctx: ScanContext) -> list[Hit]:
+        text = ctx.text
+        if unless_file and unless_file.search(text):
+            return []
+        if requires_file and not requires_file.search(text):
+            return []
+        hits: list[Hit] = []
+        for start, chunk in _units(text, unit, ctx.kind):
+            m = pattern.search(chunk)
+            if not m or (unless and unless.search(chunk)):
+                continue
+            line = text.count("\n", 0, start + m.start()) + 1
+            hits.append(Hit(line, snippet_at(text, line)))
+        return hits
+
+    return run
+
+
+def _units(text: str, unit: str, kind: str) -> list[tuple[int, str]]:
+    """(offset, chunk) pairs: lines (comment lines skipped), `;`-separated statements, or the whole file."""
+    if unit == "file":
+        return [(0, text)]
+    if unit == "statement":
+        out, start = [], 0
+        for m in re.finditer(r";", text):
+            out.append((start, text[start : m.start()]))
+            start = m.end()
+        out.append((start, text[start:]))
+        return [(s + len(c) - len(c.lstrip()), c.strip()) for s, c in out if c.strip()]
+    prefixes = _COMMENT_PREFIX.get(kind, ())
+    out, offset = [], 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if not (prefixes and stripped.startswith(prefixes)):
+            out.append((offset, line.rstrip("\n")))
+        offset += len(line)
+    return out

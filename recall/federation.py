@@ -183,11 +183,15 @@ async def execute(
     *,
     deadline: float | None = None,
     limit: int = DEFAULT_LIMIT,
+    repos: list[str] | None = None,
 ) -> FederationResponse:
-    """Answer one federation request (raises pydantic.ValidationError for a bad dict)."""
+    """Answer one federation request (raises pydantic.ValidationError for a bad dict).
+
+    `repos` (the server passes it after its access checks) replaces the request's repository resolution.
+    """
     req = request if isinstance(request, FederationRequest) else FederationRequest.model_validate(request)
     roles = _requested_roles(req)
-    repos = resolve_repos(req.repo_path)
+    repos = list(repos) if repos else resolve_repos(req.repo_path)
     outcomes = [
         _Outcome(engine, repo)
         for engine in list(ENGINES)

@@ -1,0 +1,184 @@
+"""`recall serve`: one HTTP server a whole team shares (docs/server.md).
+
+    recall serve [--host 127.0.0.1] [--port 8085] [--repo PATH]... [--token-file FILE]
+
+Serves the learnings and federation nodes over the wire protocol, plus POST /v1/learnings and GET /health.
+Learnings live in the embedded SQLite store, or in PostgreSQL when RECALL_DATABASE_URL is set. Bound to
+anything but loopback, it refuses to start without a token (RECALL_TOKEN or --token-file). SIGINT/SIGTERM
+stop it gracefully: in-flight requests finish (up to --shutdown-timeout), then the store is closed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import logging
+import os
+import signal
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+from recall import federation
+from recall.config import ENV_DATABASE_URL, ENV_TOKEN
+
+log = logging.getLogger("recall.server")
+
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="recall serve",
+        description="Serve recall's learnings and federation nodes over HTTP (one server for a team).",
+        epilog=(
+            f"Environment: {ENV_DATABASE_URL} (PostgreSQL for learnings; default: SQLite under RECALL_HOME), "
+            f"{ENV_TOKEN} (a bearer token with read+write on every repository), "
+            f"{federation.ENV_REPOS} (repositories, {os.pathsep}-separated, when no --repo is given)."
+        ),
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)"
+    )
+    p.add_argument("--port", type=int, default=8085, help="port (default 8085; 0 picks a free one)")
+    p.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a repository the federation node answers for (repeatable); default: RECALL_REPOS, else the cwd's",
+    )
+    p.add_argument(
+        "--token-file", type=Path, help="TOML file of bearer tokens with scopes and repos (docs/server.md)"
+    )
+    p.add_argument(
+        "--max-body", type=int, default=1024 * 1024, help="largest request body in bytes (default 1 MiB)"
+    )
+    p.add_argument(
+        "--body-timeout", type=float, default=10.0, help="seconds a client has to send its body (default 10)"
+    )
+    p.add_argument(
+        "--shutdown-timeout", type=float, default=10.0, help="seconds to finish in-flight requests"
+    )
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def _setup_logging(level: str) -> None:
+    from recall.server_http import JsonLogFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter())
+    for name in ("recall.server", "recall.server.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(level.upper())
+        logger.propagate = False
+
+
+def _fail(message: str) -> int:
+    print(f"recall serve: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        return _fail(f"--port must be 0–65535, got {args.port}")
+    if args.max_body < 1024:
+        return _fail("--max-body must be at least 1024 bytes")
+    for repo in args.repo:
+        if not Path(repo).expanduser().is_dir():
+            return _fail(f"--repo {repo}: not a directory")
+
+    from recall.server_auth import TokenConfigError, load_principals
+
+    try:
+        principals = load_principals(args.token_file)
+    except TokenConfigError as exc:
+        return _fail(str(exc))
+    if not principals and not is_loopback(args.host):
+        return _fail(
+            f"refusing to listen on {args.host} without a token: set {ENV_TOKEN} or pass --token-file"
+            " (only loopback addresses may serve without authentication)"
+        )
+    _setup_logging(args.log_level)
+    # FastAPI + pydantic 2.12 warn about their own body-field alias; it is noise in a JSON log
+    warnings.filterwarnings("ignore", message=".*'alias' attribute.*", category=Warning)
+    return _serve(args, principals)
+
+
+def _serve(args: argparse.Namespace, principals: list) -> int:
+    import uvicorn
+
+    class _GracefulServer(uvicorn.Server):
+        """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, killing the process before the store
+        is closed; here a signal only asks the server to stop (a second one forces it), then we clean up."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    from recall.server_app import Settings, create_app
+    from recall.server_store import StoreUnavailable, backend_from_env
+
+    federation.configure_repos(args.repo)
+    try:
+        backend = backend_from_env()
+    except StoreUnavailable as exc:
+        return _fail(str(exc))
+    settings = Settings(
+        backend=backend,
+        repos=federation.configured_repos(),
+        principals=principals,
+        require_auth=bool(principals),
+        max_body=args.max_body,
+        body_timeout=args.body_timeout,
+    )
+    config = uvicorn.Config(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=args.shutdown_timeout,
+        timeout_keep_alive=5,
+        lifespan="off",
+    )
+    server = _GracefulServer(config)
+    log.info(
+        "starting",
+        extra={
+            "fields": {
+                "host": args.host,
+                "port": args.port,
+                "store": backend.name,
+                "auth": "bearer" if principals else "none (loopback)",
+                "tokens": [p.name for p in principals],
+                "repos": settings.repos,
+            }
+        },
+    )
+    try:
+        server.run()
+    finally:
+        backend.close()
+        log.info("stopped")
+    return 0 if server.started else 1

@@ -1,0 +1,247 @@
+"""The FastAPI app of `recall serve`: the two node routes, learning writes, health, OpenAPI.
+
+The routes only wrap the nodes (`recall.learnings` retrieval over the configured store,
+`recall.federation.execute`) and add what a shared server needs: repository access checks per token,
+redaction before storing, and error answers that name the problem (4xx) or the unavailable store (503).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+
+import recall
+from recall import federation
+from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall.models import (
+    FederationRequest,
+    FederationResponse,
+    Learning,
+    LearningRetrievalRequest,
+    LearningRetrievalResponse,
+)
+from recall.server_auth import Principal
+from recall.server_http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server_store import LearningsBackend, StoreUnavailable
+
+log = logging.getLogger("recall.server")
+
+MAX_BODY = 1024 * 1024  # a learning is at most a few KB; 1 MiB leaves room and stops abuse
+BODY_TIMEOUT = 10.0
+
+
+@dataclass
+class Settings:
+    backend: LearningsBackend
+    repos: list[str] = field(default_factory=list)  # configured repositories (resolved paths)
+    principals: list[Principal] = field(default_factory=list)
+    require_auth: bool = False
+    max_body: int = MAX_BODY
+    body_timeout: float = BODY_TIMEOUT
+
+
+class LearningWritten(BaseModel):
+    id: UUID
+    merged: bool
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+def create_app(settings: Settings) -> Any:
+    """The ASGI application: FastAPI wrapped in the guard (auth, body limits) and the access log."""
+    app = FastAPI(
+        title="recall",
+        version=recall.__version__,
+        description="Prior fixes, architecture and antipatterns for coding agents (docs/server.md).",
+    )
+    app.state.settings = settings
+    _install_error_handlers(app)
+    _install_routes(app, settings)
+    guarded = Guard(
+        app,
+        principals=settings.principals,
+        require_auth=settings.require_auth,
+        max_body=settings.max_body,
+        body_timeout=settings.body_timeout,
+    )
+    return AccessLog(guarded)
+
+
+# --------------------------------------------------------------------------- routes
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "description": text}
+    for code, text in {
+        400: "Malformed JSON",
+        401: "Missing or invalid bearer token",
+        403: "Token lacks the scope or the repository",
+        408: "Body not received in time",
+        413: "Body too large",
+        422: "A field is missing, unknown, of the wrong type or out of range",
+        503: "The learnings store is unavailable",
+    }.items()
+}
+
+
+def _install_routes(app: FastAPI, settings: Settings) -> None:
+    backend = settings.backend
+
+    @app.post(
+        DEFAULT_RETRIEVAL_PATH,
+        response_model=LearningRetrievalResponse,
+        responses=_ERRORS,
+        summary="Learnings node: prior fixes for an error or a task context",
+    )
+    async def retrieval_execute(body: LearningRetrievalRequest, request: Request) -> Response:
+        principal = _principal(request)
+        if principal and not principal.may_see_repo(body.repo):
+            raise HTTPException(403, f"forbidden: token '{principal.name}' may not read repo '{body.repo}'")
+        result = await backend.retrieve(body)
+        if principal and not principal.unrestricted:
+            result = _visible(result, principal)
+        return Response(result.model_dump_json(), media_type="application/json")
+
+    @app.post(
+        DEFAULT_FEDERATION_PATH,
+        response_model=FederationResponse,
+        responses=_ERRORS,
+        summary="Federation node: architecture and antipattern answers, routed by keyword",
+    )
+    async def federation_execute(body: FederationRequest, request: Request) -> Response:
+        repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
+        result = await federation.execute(body, repos=repos)
+        return Response(result.model_dump_json(), media_type="application/json")
+
+    @app.post(
+        LEARNINGS_PATH,
+        response_model=LearningWritten,
+        status_code=201,
+        responses=_ERRORS | {409: {"model": Problem, "description": "Id already used by another learning"}},
+        summary="Record a learning (redacted before it is stored; merged into an identical one)",
+    )
+    async def learnings_add(body: Learning, request: Request) -> Response:
+        principal = _principal(request)
+        if principal and not principal.may_see_repo(body.repo):
+            raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
+        try:
+            learning_id, merged = await backend.add(_redacted(body))
+        except ValueError as exc:  # the store refuses an id that names a different learning
+            raise HTTPException(409, str(exc)) from exc
+        written = LearningWritten(id=learning_id, merged=merged)
+        return Response(written.model_dump_json(), status_code=201, media_type="application/json")
+
+    @app.get("/health", summary="Liveness and store status (503 while the store is unavailable)")
+    async def health() -> JSONResponse:
+        try:
+            store = await backend.health()
+        except StoreUnavailable as exc:
+            return JSONResponse({"status": "unavailable", "store": backend.name, "detail": str(exc)}, 503)
+        return JSONResponse({"status": "ok", "version": recall.__version__, **store})
+
+
+def _principal(request: Request) -> Principal | None:
+    return request.scope.get("state", {}).get("principal")
+
+
+def _visible(result: LearningRetrievalResponse, principal: Principal) -> LearningRetrievalResponse:
+    """Drop matches from repositories the token may not see (error matches search every repo)."""
+    matches = [m for m in result.matches if principal.may_see_repo(m.repo)]
+    return result.model_copy(
+        update={
+            "matches": matches,
+            "error_matches_count": sum(m.match_type == "error_signature" for m in matches),
+            "context_matches_count": sum(m.match_type == "task_context" for m in matches),
+        }
+    )
+
+
+def _federation_repos(
+    requested: str | None, configured: list[str], principal: Principal | None
+) -> list[str] | None:
+    """The repositories a federation request may look at, or 403. None = the node's own resolution."""
+    if requested:
+        path = str(Path(requested).expanduser().resolve())
+        if configured and not any(path == r or path.startswith(r.rstrip("/") + "/") for r in configured):
+            raise HTTPException(
+                403, f"forbidden: repo_path {requested!r} is not one of this server's repositories"
+            )
+        if principal and not principal.may_see_repo(path):
+            raise HTTPException(
+                403, f"forbidden: token '{principal.name}' may not read repo_path {requested!r}"
+            )
+        return [path]
+    if principal and not principal.unrestricted:
+        allowed = [r for r in configured if principal.may_see_repo(r)]
+        if not allowed:
+            raise HTTPException(
+                403, f"forbidden: token '{principal.name}' may not read any configured repository"
+            )
+        return allowed
+    return configured or None
+
+
+def _redacted(learning: Learning) -> Learning:
+    try:
+        from recall.redact import redact
+    except ImportError:  # the hooks owner's module is the only redactor; without it, store as given
+        return learning
+    return learning.model_copy(
+        update={
+            "resolution_summary": redact(learning.resolution_summary),
+            "error_signatures": [redact(s) for s in learning.error_signatures],
+            "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
+            "ticket_id": redact(learning.ticket_id) if learning.ticket_id else None,
+        }
+    )
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            err = next(e for e in errors if e.get("type") == "json_invalid")
+            reason = (err.get("ctx") or {}).get("error", "invalid JSON")
+            pos = err["loc"][-1] if len(err.get("loc", ())) > 1 else "?"
+            return JSONResponse({"detail": f"malformed JSON body: {reason} (at character {pos})"}, 400)
+        problems = [_describe(e) for e in errors]
+        return JSONResponse(
+            {
+                "detail": "invalid request: " + "; ".join(problems[:5]),
+                "errors": [
+                    {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
+                    for e in errors
+                ],
+            },
+            422,
+        )
+
+    @app.exception_handler(StoreUnavailable)
+    async def unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
+        return JSONResponse(
+            {"detail": f"learnings store unavailable: {exc}"}, 503, headers={"Retry-After": "5"}
+        )
+
+
+def _describe(error: dict[str, Any]) -> str:
+    """One readable phrase naming the field: `max_results: Input should be less than or equal to 20`."""
+    loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+    where = ".".join(loc) or "body"
+    if error.get("type") == "extra_forbidden":
+        return f"{where}: unknown field"
+    if error.get("type") in ("model_attributes_type", "dict_type") and not loc:
+        return "body: expected a JSON object"
+    return f"{where}: {error.get('msg')}"

@@ -1,0 +1,118 @@
+"""Where `recall serve` keeps learnings: the embedded SQLite store, or PostgreSQL for a team.
+
+Both backends answer through the learnings package's own retrieval (one ranking everywhere); they differ
+only in the store underneath. Store calls are blocking, so they run in worker threads.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+from uuid import UUID
+
+import anyio.to_thread
+
+from recall.config import ENV_DATABASE_URL
+from recall.models import Learning, LearningRetrievalRequest, LearningRetrievalResponse
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot answer right now (PostgreSQL down, SQLite locked/corrupt). Served as 503."""
+
+
+class LearningsBackend(Protocol):
+    name: str
+
+    async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse: ...
+
+    async def add(self, learning: Learning) -> tuple[UUID, bool]: ...
+
+    async def health(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    from recall.learnings.types import StoreError
+
+    return (StoreError,)
+
+
+def _retrieve_function() -> Any:
+    """The learnings package's ranking over a store (`retrieval.retrieve(store, request)`)."""
+    try:
+        from recall.learnings.retrieval import retrieve
+    except ImportError as exc:
+        raise StoreUnavailable(f"learnings retrieval is not available in this build ({exc})") from exc
+    return retrieve
+
+
+class SqliteBackend:
+    """The embedded store under $RECALL_HOME, shared by every request of this process."""
+
+    name = "sqlite"
+
+    def __init__(self) -> None:
+        from recall.learnings.store import open_store
+
+        try:
+            self.store = open_store()
+        except _store_errors() as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
+        retrieve = _retrieve_function()
+        try:
+            return await anyio.to_thread.run_sync(retrieve, self.store, request)
+        except _store_errors() as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def add(self, learning: Learning) -> tuple[UUID, bool]:
+        try:
+            return await anyio.to_thread.run_sync(self.store.add, learning)
+        except _store_errors() as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def health(self) -> dict[str, Any]:
+        count = await anyio.to_thread.run_sync(self.store.count)
+        return {"store": self.name, "path": str(self.store.path), "learnings": count}
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class PostgresBackend:
+    """PostgreSQL through a connection pool (recall/learnings/pg_store.py)."""
+
+    name = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        from recall.learnings.pg_store import PgStore
+
+        self.store = PgStore(url)
+
+    async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
+        return await self._call(_retrieve_function(), self.store, request)
+
+    async def add(self, learning: Learning) -> tuple[UUID, bool]:
+        return await self._call(self.store.add, learning)
+
+    async def health(self) -> dict[str, Any]:
+        count = await self._call(self.store.count)
+        return {"store": self.name, "database": self.store.safe_url, "learnings": count}
+
+    async def _call(self, func: Any, *args: Any) -> Any:
+        from recall.learnings.pg_store import DatabaseUnavailable
+
+        try:
+            return await anyio.to_thread.run_sync(func, *args)
+        except DatabaseUnavailable as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def backend_from_env() -> LearningsBackend:
+    url = os.environ.get(ENV_DATABASE_URL, "").strip()
+    return PostgresBackend(url) if url else SqliteBackend()

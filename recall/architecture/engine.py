@@ -1,0 +1,164 @@
+"""Answer one free-text question about a repository: understand → look up → query → render.
+
+Graph questions answer as role `memgraph`, symbol and file questions as role `repowise`. When the caller
+allows only `repowise` (the seed's `--scope architecture` forces it), a graph question still gets the
+subject's card, which carries the dependency counts and top dependents.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall.architecture import queries as q
+from recall.architecture import render
+from recall.architecture.understand import Intent, understand
+
+
+@dataclass
+class Answer:
+    content: str
+    role: str  # memgraph | repowise
+    extras: dict = field(default_factory=dict)
+
+
+def answer(
+    conn: sqlite3.Connection, root: Path, text: str, roles: set[str] | None = None, limit: int = 5
+) -> list[Answer]:
+    roles = set(roles) if roles else {"memgraph", "repowise"}
+    intent = understand(text)
+    if intent.action == "cycles":
+        return _cycles(conn, root) if "memgraph" in roles else []
+    if intent.action == "auto":
+        return _auto(conn, root, intent, roles, limit)
+    found = q.lookup(conn, intent.subject, root)
+    if not found.targets:
+        if not conn.execute("SELECT 1 FROM files WHERE lang IS NOT NULL LIMIT 1").fetchone():
+            return [Answer(f"No source files indexed in {root.name} ({root}).", _pick(intent.role, roles))]
+        content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
+        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
+    targets = found.targets[: max(1, min(limit, 3) if intent.action != "lookup" else limit)]
+    out = []
+    for target in targets:
+        out.append(_one(conn, intent, target, roles))
+    if len(found.targets) > 1 and out:
+        out[0].content += "\n" + render.ambiguous_note(len(found.targets))
+    return out
+
+
+def _pick(preferred: str, roles: set[str]) -> str:
+    return (
+        preferred if preferred in roles else next(iter(sorted(roles & {"memgraph", "repowise"})), preferred)
+    )
+
+
+def _extras(target: q.Target, action: str) -> dict:
+    return {"answer": action, "target": target.display, "location": target.location, "kind": target.kind}
+
+
+def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
+    action = intent.action
+    if action != "lookup" and "memgraph" not in roles:
+        action = "lookup"  # repowise only: the card carries counts and top dependents
+    if action == "lookup" and "repowise" not in roles:
+        action = "blast"
+    extras = _extras(target, action)
+    if action == "lookup":
+        return Answer(card(conn, target), "repowise", extras)
+    if action == "blast":
+        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
+        tests = q.tests_touching(conn, target, radius)
+        extras |= {
+            "direct_dependents": sum(d.depth == 1 for d in radius),
+            "transitive_dependents": len(radius),
+        }
+        return Answer(render.blast(target, radius, tests, intent.depth), "memgraph", extras)
+    if action == "dependents":
+        direct = q.direct_dependents(conn, target)
+        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
+        extras |= {"direct_dependents": len(direct), "transitive_dependents": len(radius)}
+        return Answer(render.dependents(target, direct, len(radius)), "memgraph", extras)
+    if action == "dependencies":
+        internal, external = q.dependencies(conn, target.file_id)
+        return Answer(render.dependencies(target, internal, external), "memgraph", extras)
+    if action == "callers":
+        if target.is_file:
+            direct = q.direct_dependents(conn, target)
+            return Answer(
+                render.dependents(target, direct, len(q.blast_radius(conn, target))), "memgraph", extras
+            )
+        hits = q.callers(conn, target)
+        extras["call_sites"] = len(hits)
+        return Answer(render.callers(target, hits), "memgraph", extras)
+    if action == "callees":
+        return Answer(render.callees(target, q.callees(conn, target)), "memgraph", extras)
+    # tests
+    return Answer(render.tests(target, q.tests_touching(conn, target)), "memgraph", extras)
+
+
+def card(conn: sqlite3.Connection, target: q.Target) -> str:
+    if target.is_file:
+        defines = [
+            (r[0], r[1])
+            for r in conn.execute(
+                "SELECT name, kind FROM symbols WHERE file_id = ? AND instr(qualname, '.') = 0 ORDER BY"
+                " kind NOT IN ('class','interface','struct','trait','enum'), substr(name, 1, 1) = '_', line",
+                (target.file_id,),
+            )
+        ]
+        imports = conn.execute(
+            "SELECT count(DISTINCT dst) FROM edges WHERE src = ?", (target.file_id,)
+        ).fetchone()[0]
+        call_sites = None
+    else:
+        defines = [
+            (r[0], r[1])
+            for r in conn.execute(
+                "SELECT name, kind FROM symbols WHERE file_id = ? AND qualname LIKE ? ESCAPE '\\'"
+                " AND instr(substr(qualname, ?), '.') = 0 ORDER BY substr(name, 1, 1) = '_', line",
+                (target.file_id, q._like_escape(target.qualname) + ".%", len(target.qualname) + 2),
+            )
+        ]
+        imports = 0
+        call_sites = q.callers(conn, target)
+    direct = q.direct_dependents(conn, target)
+    radius = q.blast_radius(conn, target)
+    tests = q.tests_touching(conn, target, radius)
+    return render.card(
+        target,
+        defines=defines,
+        imports=imports,
+        direct=direct,
+        radius=radius,
+        tests=tests,
+        call_sites=call_sites,
+    )
+
+
+def _cycles(conn: sqlite3.Connection, root: Path) -> list[Answer]:
+    found = q.import_cycles(conn)
+    total = q.cycle_component_count(conn) if found else 0
+    return [Answer(render.cycles(found, total, root.name), "memgraph", {"answer": "cycles", "cycles": total})]
+
+
+def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:
+    """Free text (an error, a sentence): cards for the repository names it mentions; nothing if none."""
+    out: list[Answer] = []
+    seen: set[tuple[int, int | None]] = set()
+    for name in intent.candidates:
+        found = q.lookup(conn, name, root, fuzzy=False)
+        if found.match in ("case-insensitive", "module-suffix") or len(found.targets) > 3:
+            continue  # too loose for text nobody addressed to us
+        for target in found.targets[:1]:
+            key = (target.file_id, target.symbol_id)
+            if key in seen:
+                continue
+            seen.add(key)
+            if "repowise" in roles:
+                out.append(Answer(card(conn, target), "repowise", _extras(target, "lookup")))
+            elif "memgraph" in roles:
+                out.append(_one(conn, Intent("blast", name), target, roles))
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,270 @@
+"""One file's facts: its definitions, imports and calls, read from a tree-sitter parse.
+
+The grammar does the parsing (syntax errors leave ERROR nodes; everything around them is still read). This
+module only walks the query captures: it nests definitions by byte range to build qualified names
+(`Client.send`), finds the enclosing definition of each call, and reads signatures and first doc lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from recall.architecture.languages import LanguageSpec, grammar, query, spec_body_types
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
+SIGNATURE_MAX = 160
+DOC_MAX = 160
+
+
+@dataclass
+class Symbol:
+    name: str
+    qualname: str  # local to the file: "Client.send"
+    kind: str  # class, function, method, interface, struct, enum, trait, type, module, namespace
+    line: int  # 1-based
+    end_line: int
+    signature: str
+    doc: str
+
+
+@dataclass
+class Import:
+    spec: str  # module / path as written ("..models", "./util", "fmt", "crate::a::b")
+    names: list[str]  # imported names when the syntax lists them ("Request", "Response")
+    line: int
+
+
+@dataclass
+class Call:
+    caller: str  # qualname of the enclosing definition, "" at module level
+    name: str
+    recv: str  # receiver text when short ("self", "httpx", "os.path"), else ""
+    line: int
+
+
+@dataclass
+class FileFacts:
+    symbols: list[Symbol] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    package: str = ""  # package / namespace declaration, when the language has one
+    doc: str = ""  # first line of the module docstring / header comment
+    errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+
+
+def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
+    from tree_sitter import Parser, QueryCursor
+
+    tree = Parser(grammar(spec.name)).parse(source)
+    root = tree.root_node
+    facts = FileFacts(errors=1 if root.has_error else 0)
+    defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
+    calls: list[tuple[Node, str, str]] = []
+    for _, caps in QueryCursor(query(spec.name)).matches(root):
+        _collect(spec, source, caps, facts, defs, calls)
+    _build_symbols(spec, source, defs, calls, facts)
+    facts.doc = _module_doc(spec, source, root)
+    return facts
+
+
+def _text(source: bytes, node: Node) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _collect(spec, source, caps, facts, defs, calls) -> None:
+    def one(name: str) -> Node | None:
+        nodes = caps.get(name)
+        return nodes[0] if nodes else None
+
+    if (pkg := one("package")) is not None:
+        facts.package = _text(source, pkg).replace("\\", ".").strip()
+        return
+    for key, nodes in caps.items():
+        if key.startswith("def."):
+            name_node, recv_node = one("name"), one("recv")
+            if name_node is None and recv_node is None:
+                return
+            name = _text(source, name_node) if name_node is not None else ""
+            recv = _text(source, recv_node) if recv_node is not None else ""
+            defs.append((nodes[0], key[4:], name, recv))
+            return
+    if (node := one("import")) is not None:
+        facts.imports.extend(_imports(spec, source, node, one("import.source")))
+        return
+    if (node := one("call")) is not None and (name_node := one("call.name")) is not None:
+        recv_node = one("call.recv")
+        recv = _text(source, recv_node) if recv_node is not None else ""
+        calls.append((node, _text(source, name_node), recv if len(recv) <= 40 and "\n" not in recv else ""))
+
+
+def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | None) -> list[Import]:
+    line = node.start_point[0] + 1
+    if spec.name == "python":
+        return _python_imports(source, node, line)
+    if spec.name == "java":
+        text = _text(source, node).removeprefix("import").strip().rstrip(";").strip()
+        return [Import(text.removeprefix("static ").strip(), [], line)]
+    if src_node is None:
+        return []
+    text = _text(source, src_node).strip().strip("\"'`")
+    if spec.name == "rust":
+        return (
+            [Import(text, [], line)] if node.type == "use_declaration" else [Import("mod " + text, [], line)]
+        )
+    if spec.name == "php" and node.type == "namespace_use_clause":
+        return [Import(text.replace("\\", "/").lstrip("/"), [], line)]
+    if spec.name == "ruby":
+        method = node.child_by_field_name("method")
+        kind = _text(source, method) if method is not None else "require"
+        return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
+    return [Import(text, [], line)]
+
+
+def _python_imports(source: bytes, node: Node, line: int) -> list[Import]:
+    if node.type == "import_statement":
+        out = []
+        for child in node.named_children:
+            target = child.child_by_field_name("name") if child.type == "aliased_import" else child
+            if target is not None:
+                out.append(Import(_text(source, target), [], line))
+        return out
+    module = node.child_by_field_name("module_name")
+    spec = _text(source, module) if module is not None else ""
+    names = []
+    for child in node.children_by_field_name("name"):
+        target = child.child_by_field_name("name") if child.type == "aliased_import" else child
+        if target is not None:
+            names.append(_text(source, target))
+    if any(c.type == "wildcard_import" for c in node.named_children):
+        names.append("*")
+    return [Import(spec, names, line)]
+
+
+def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
+    """Nest definitions by byte range (qualified names, methods) and attach calls to their enclosing def."""
+    events = [(n.start_byte, -n.end_byte, 0, (n, kind, name, recv)) for n, kind, name, recv in defs]
+    events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    seen: set[tuple[int, str]] = set()
+    for start, neg_end, is_call, payload in events:
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        if is_call:
+            node, name, recv = payload
+            caller = next((q for _, q, k in reversed(stack) if k not in CLASS_KINDS), "")
+            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1))
+            continue
+        node, kind, name, recv = payload
+        if (start, kind) in seen:
+            continue
+        seen.add((start, kind))
+        parent_q = stack[-1][1] if stack else ""
+        parent_kind = stack[-1][2] if stack else ""
+        if kind == "impl":  # Rust impl block: a container for methods, not a symbol
+            stack.append((-neg_end, recv, "class"))
+            continue
+        if "::" in name:  # C++ out-of-class definition: void Client::send()
+            parent_q, name = name.rsplit("::", 1)[0].replace("::", "."), name.rsplit("::", 1)[1]
+            parent_kind = "class"
+        if recv:  # Go method: its receiver type is the parent
+            parent_q, parent_kind = recv, "class"
+        if kind == "function" and parent_kind in CLASS_KINDS - {"module", "namespace"}:
+            kind = "method"
+        qualname = f"{parent_q}.{name}" if parent_q else name
+        facts.symbols.append(
+            Symbol(
+                name=name,
+                qualname=qualname,
+                kind=kind,
+                line=node.start_point[0] + 1,
+                end_line=node.end_point[0] + 1,
+                signature=_signature(spec, source, node),
+                doc=_doc(spec, source, node),
+            )
+        )
+        stack.append((-neg_end, qualname, kind))
+
+
+_WS = re.compile(r"\s+")
+_WRAPPERS = frozenset(
+    {
+        "export_statement",
+        "decorated_definition",
+        "type_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+    }
+)
+
+
+def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
+    body = node.child_by_field_name("body")
+    if body is None and (value := node.child_by_field_name("value")) is not None:  # const f = () => {...}
+        body = value.child_by_field_name("body")
+    if body is None:
+        bodies = spec_body_types(spec)
+        body = next((c for c in node.named_children if c.type in bodies), None)
+    end = body.start_byte if body is not None else node.end_byte
+    raw = source[node.start_byte : min(end, node.start_byte + 600)].decode("utf-8", "replace")
+    if body is None:
+        raw = raw.split("\n", 1)[0]
+    sig = _WS.sub(" ", raw).strip().rstrip(":{").strip()
+    return sig if len(sig) <= SIGNATURE_MAX else sig[: SIGNATURE_MAX - 1] + "…"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().strip("/*#!-").strip()
+        if line.startswith("@") or not line:  # javadoc tags, blank comment lines
+            continue
+        return line if len(line) <= DOC_MAX else line[: DOC_MAX - 1] + "…"
+    return ""
+
+
+def _python_docstring(source: bytes, block: Node | None) -> str:
+    if block is None or not block.named_children:
+        return ""
+    first = block.named_children[0]
+    if (
+        first.type == "expression_statement"
+        and first.named_children
+        and first.named_children[0].type == "string"
+    ):
+        raw = _text(source, first.named_children[0])
+        return _first_line(raw.lstrip("rRbBuUfF").strip("\"'"))
+    return ""
+
+
+def _doc(spec: LanguageSpec, source: bytes, node: Node) -> str:
+    if spec.name == "python":
+        return _python_docstring(source, node.child_by_field_name("body"))
+    # other languages: the comment block right above the definition (or above its export/decorator wrapper)
+    anchor = node
+    while anchor.parent is not None and anchor.parent.type in _WRAPPERS:
+        anchor = anchor.parent
+    prev = anchor.prev_named_sibling
+    if prev is None or "comment" not in prev.type or anchor.start_point[0] - prev.end_point[0] > 1:
+        return ""
+    top = prev
+    while (
+        (p := top.prev_named_sibling) is not None
+        and "comment" in p.type
+        and top.start_point[0] - p.end_point[0] <= 1
+    ):
+        top = p
+    return _first_line(source[top.start_byte : prev.end_byte].decode("utf-8", "replace"))
+
+
+def _module_doc(spec: LanguageSpec, source: bytes, root: Node) -> str:
+    if spec.name == "python":
+        return _python_docstring(source, root)
+    first = root.named_children[0] if root.named_children else None
+    if first is not None and "comment" in first.type:
+        return _first_line(_text(source, first))
+    return ""

@@ -1,0 +1,450 @@
+"""Walk a repository, parse what changed, keep the graph store current.
+
+The walk is a cheap stat pass (no reads): a file is re-parsed only when its mtime or size moved and its
+content hash really changed. It honours `.gitignore` files (root and nested, through pathspec), never
+follows symlinks (no loops, nothing outside the repository), and skips hidden, vendored and generated
+folders. Files recall cannot or should not parse (too large, binary, minified, unreadable) are recorded with
+a note so the next walk does not look at them again until they change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall.architecture import graph
+from recall.architecture.languages import language_for
+from recall.architecture.resolve import (
+    FileRow,
+    Resolver,
+    file_module,
+    go_module_roots,
+    python_module_names,
+)
+
+MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
+MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
+PROGRESS_MIN_FILES = 50
+
+SKIP_DIRS = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "vendor",
+        "vendors",
+        "third_party",
+        "dist",
+        "build",
+        "out",
+        "venv",
+        "env",
+        "site-packages",
+        "__pycache__",
+        "coverage",
+        "htmlcov",
+        "Pods",
+        "DerivedData",
+    }
+)
+MINIFIED = re.compile(r"[.-]min\.(js|mjs|cjs)$|\.bundle\.js$")
+_TEST_FILE = re.compile(
+    r"(^test_.*\.py$|_test\.(py|go)$|^conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|kt|cs)$|_spec\.rb$|_test\.rb$)"
+)
+_TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing"})
+
+
+class IndexError_(Exception):
+    """A repository that cannot be indexed (missing, not a folder)."""
+
+
+@dataclass
+class WalkResult:
+    files: dict[str, tuple[int, int]]  # path -> (mtime_ns, size)
+    go_mods: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass
+class IndexStats:
+    root: Path
+    store: Path
+    files: int = 0
+    parsed: int = 0
+    removed: int = 0
+    skipped: int = 0
+    symbols: int = 0
+    edges: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+    languages: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def find_repo_root(path: str | Path) -> Path:
+    """The git top-level above `path` (a `.git` folder or file), else `path` itself."""
+    start = Path(path).expanduser()
+    if not start.exists():
+        raise IndexError_(f"no such folder: {start}")
+    if not start.is_dir():
+        raise IndexError_(f"not a folder: {start}")
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            # a folder the enclosing repository does not index (ignored, hidden, vendored) is its own root
+            return start if _excluded_below(candidate, start) else candidate
+    return start
+
+
+def _excluded_below(root: Path, path: Path) -> bool:
+    parts = path.relative_to(root).parts
+    specs: list[tuple[str, object]] = []
+    for depth, name in enumerate(parts):
+        rel_parent = "/".join(parts[:depth])
+        spec = _load_gitignore(str(root.joinpath(*parts[:depth])))
+        if spec is not None:
+            specs.append((rel_parent, spec))
+        if name.startswith(".") or name in SKIP_DIRS or _ignored("/".join(parts[: depth + 1]), True, specs):
+            return True
+    return False
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.split("/")
+    return bool(_TEST_FILE.search(parts[-1])) or any(p in _TEST_DIRS for p in parts[:-1])
+
+
+# --------------------------------------------------------------------------- walk
+
+
+def _load_gitignore(folder: str) -> object | None:
+    try:
+        with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return spec if spec.patterns else None
+
+
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
+    for base, spec in specs:
+        sub = rel[len(base) + 1 :] if base else rel
+        if spec.match_file(sub + "/" if is_dir else sub):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def walk(root: Path) -> WalkResult:
+    """Stat every source file under `root` that recall would parse (no file is read here)."""
+    result = WalkResult(files={})
+    stack: list[tuple[str, list[tuple[str, object]]]] = [("", [])]
+    while stack:
+        rel_dir, specs = stack.pop()
+        abs_dir = os.path.join(root, rel_dir) if rel_dir else str(root)
+        spec = _load_gitignore(abs_dir)
+        if spec is not None:
+            specs = [*specs, (rel_dir, spec)]
+        try:
+            entries = list(os.scandir(abs_dir))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"):
+                        continue
+                    if name == "target" and _is_build_output(abs_dir):
+                        continue
+                    if specs and _ignored(rel, True, specs):
+                        continue
+                    stack.append((rel, specs))
+                    continue
+                if name == "go.mod":
+                    result.go_mods.append(rel)
+                    continue
+                if language_for(name) is None or (specs and _ignored(rel, False, specs)):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            result.files[rel] = (st.st_mtime_ns, st.st_size)
+            if len(result.files) >= MAX_FILES:
+                result.truncated = True
+                return result
+    return result
+
+
+def _is_build_output(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, f)) for f in ("Cargo.toml", "pom.xml", "build.gradle"))
+
+
+# --------------------------------------------------------------------------- parse one file
+
+
+@dataclass
+class Parsed:
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str = ""
+    lang: str | None = None
+    note: str = ""
+    lines: int = 0
+    facts: object | None = None  # extract.FileFacts
+
+
+def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str | None) -> Parsed:
+    from recall.architecture.extract import extract
+
+    parsed = Parsed(path, mtime_ns, size)
+    spec = language_for(path)
+    if spec is None:
+        parsed.note = "skipped: unknown language"
+        return parsed
+    if size > MAX_FILE_BYTES:
+        parsed.note = f"skipped: {size / 1e6:.1f} MB is over the {MAX_FILE_BYTES / 1e6:.1f} MB limit"
+        return parsed
+    if MINIFIED.search(path):
+        parsed.note = "skipped: minified"
+        return parsed
+    try:
+        data = (root / path).read_bytes()
+    except OSError as exc:
+        parsed.note = f"skipped: unreadable ({exc.strerror or exc.__class__.__name__})"
+        return parsed
+    parsed.hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if old_hash is not None and parsed.hash == old_hash:
+        parsed.note = "unchanged"
+        return parsed
+    if b"\0" in data[:8192]:
+        parsed.note = "skipped: binary"
+        return parsed
+    parsed.lines = data.count(b"\n") + 1
+    if parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
+        parsed.note = "skipped: minified or generated (very long lines)"
+        return parsed
+    parsed.lang = spec.name
+    facts = extract(spec, data)
+    if facts.errors:
+        parsed.note = "syntax errors (partially indexed)"
+    if spec.name == "csharp" and not facts.package:
+        facts.package = next((s.name for s in facts.symbols if s.kind == "namespace"), "")
+    parsed.facts = facts
+    return parsed
+
+
+# --------------------------------------------------------------------------- update the store
+
+
+def _write_parsed(conn: sqlite3.Connection, p: Parsed, file_id: int | None) -> int:
+    facts = p.facts
+    package = getattr(facts, "package", "") if facts is not None else ""
+    doc = getattr(facts, "doc", "") if facts is not None else ""
+    row = (p.lang, package, p.size, p.mtime_ns, p.hash, p.lines, int(is_test_path(p.path)), doc, p.note)
+    if file_id is None:
+        cur = conn.execute(
+            "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (*row, p.path),
+        )
+        file_id = int(cur.lastrowid)  # type: ignore[arg-type]
+    else:
+        conn.execute(
+            "UPDATE files SET lang=?, package=?, size=?, mtime_ns=?, hash=?, lines=?, is_test=?, doc=?, note=?"
+            " WHERE id=?",
+            (*row, file_id),
+        )
+        for table in ("symbols", "imports", "calls"):
+            conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
+        conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
+    if facts is None:
+        return file_id
+    conn.executemany(
+        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc) VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc)
+            for s in facts.symbols
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO imports(file_id, spec, names, line) VALUES (?,?,?,?)",
+        [(file_id, i.spec, ",".join(i.names), i.line) for i in facts.imports],
+    )
+    conn.executemany(
+        "INSERT INTO calls(file_id, caller, name, recv, line) VALUES (?,?,?,?,?)",
+        [(file_id, c.caller, c.name, c.recv, c.line) for c in facts.calls],
+    )
+    return file_id
+
+
+def _refresh_modules(conn: sqlite3.Connection, root: Path, go_mods: list[str]) -> None:
+    rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
+    py_names = python_module_names([r["path"] for r in rows if r["lang"] == "python"])
+    go_texts = {}
+    for rel in go_mods:
+        try:
+            go_texts[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    roots = go_module_roots(go_texts)
+    updates = []
+    for r in rows:
+        module = file_module(r["path"], r["lang"], r["package"], py_names, roots)
+        if module != r["module"]:
+            updates.append((module, r["id"]))
+    conn.executemany("UPDATE files SET module=? WHERE id=?", updates)
+
+
+def _resolve_edges(conn: sqlite3.Connection, only: set[int] | None) -> None:
+    rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
+    files = [FileRow(r["id"], r["path"], r["lang"], r["package"]) for r in rows]
+    modules = {r["id"]: r["module"] for r in rows}
+    top_level: dict[int, list[str]] = {}
+    for fid, name in conn.execute(
+        "SELECT s.file_id, s.name FROM symbols s JOIN files f ON f.id = s.file_id"
+        " WHERE f.lang IN ('java', 'kotlin') AND instr(s.qualname, '.') = 0"
+    ):
+        top_level.setdefault(fid, []).append(name)
+    resolver = Resolver(files, modules, top_level)
+    by_id = {f.id: f for f in files}
+    if only is None:
+        conn.execute("DELETE FROM edges")
+        imports = conn.execute("SELECT file_id, spec, names, line FROM imports").fetchall()
+    else:
+        if not only:
+            return
+        marks = ",".join("?" * len(only))
+        conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", tuple(only))
+        imports = conn.execute(
+            f"SELECT file_id, spec, names, line FROM imports WHERE file_id IN ({marks})", tuple(only)
+        ).fetchall()
+    edges = []
+    for fid, spec, names, line in imports:
+        src = by_id.get(fid)
+        if src is None:
+            continue
+        for dst, imported in resolver.resolve(src, modules[fid], spec, names.split(",") if names else []):
+            edges.append((fid, dst, line, imported))
+    conn.executemany("INSERT OR IGNORE INTO edges(src, dst, line, names) VALUES (?,?,?,?)", edges)
+
+
+def update(
+    conn: sqlite3.Connection, root: Path, *, progress: bool | None = None, force: bool = False
+) -> IndexStats:
+    """Bring the store in line with the files on disk; returns what was done."""
+    started = time.perf_counter()
+    stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
+    walked = walk(root)
+    known = {
+        r["path"]: r
+        for r in conn.execute("SELECT id, path, mtime_ns, size, hash, package, lang FROM files").fetchall()
+    }
+    removed = [r["id"] for p, r in known.items() if p not in walked.files]
+    todo = [
+        (p, m, s)
+        for p, (m, s) in walked.files.items()
+        if force or p not in known or known[p]["mtime_ns"] != m or known[p]["size"] != s
+    ]
+    if walked.truncated:
+        stats.notes.append(f"stopped at {MAX_FILES} files (RECALL_INDEX_MAX_FILES)")
+    if removed or todo or graph.get_meta(conn, "indexed_at") is None:
+        parsed = _parse_all(root, todo, known, force, progress)
+        _apply(conn, root, walked, known, removed, parsed)
+        stats.parsed = sum(1 for p in parsed if p.note != "unchanged")
+        stats.removed = len(removed)
+    _fill_stats(conn, stats)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _parse_all(root: Path, todo, known, force: bool, progress: bool | None) -> list[Parsed]:
+    def old_hash(path: str) -> str | None:
+        row = known.get(path)
+        return None if force or row is None or row["lang"] is None else row["hash"]
+
+    show = progress if progress is not None else sys.stderr.isatty()
+    if not show or len(todo) < PROGRESS_MIN_FILES:
+        return [_parse_file(root, p, m, s, old_hash(p)) for p, m, s in todo]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    out = []
+    columns = (
+        TextColumn("indexing {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task(root.name, total=len(todo))
+        for p, m, s in todo:
+            out.append(_parse_file(root, p, m, s, old_hash(p)))
+            bar.advance(task)
+    return out
+
+
+def _apply(conn, root: Path, walked: WalkResult, known, removed: list[int], parsed: list[Parsed]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if removed:
+            marks = ",".join("?" * len(removed))
+            conn.execute(f"DELETE FROM files WHERE id IN ({marks})", removed)
+        changed_ids: set[int] = set()
+        set_changed = bool(removed)
+        for p in parsed:
+            row = known.get(p.path)
+            if p.note == "unchanged":  # touched, same content: remember the new stat only
+                conn.execute(
+                    "UPDATE files SET mtime_ns=?, size=? WHERE id=?", (p.mtime_ns, p.size, row["id"])
+                )
+                continue
+            new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
+            if row is None or row["lang"] != p.lang or row["package"] != new_package:
+                set_changed = True
+            changed_ids.add(_write_parsed(conn, p, row["id"] if row is not None else None))
+        if set_changed or graph.get_meta(conn, "indexed_at") is None:
+            _refresh_modules(conn, root, walked.go_mods)
+            _resolve_edges(conn, None)
+        else:
+            _resolve_edges(conn, changed_ids)
+        graph.set_meta(conn, "indexed_at", str(time.time()))
+        graph.set_meta(conn, "root", str(root))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
+    stats.files = conn.execute("SELECT count(*) FROM files WHERE lang IS NOT NULL").fetchone()[0]
+    stats.skipped = conn.execute("SELECT count(*) FROM files WHERE lang IS NULL").fetchone()[0]
+    stats.symbols = conn.execute("SELECT count(*) FROM symbols").fetchone()[0]
+    stats.edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+    stats.calls = conn.execute("SELECT count(*) FROM calls").fetchone()[0]
+    stats.languages = dict(
+        conn.execute("SELECT lang, count(*) FROM files WHERE lang IS NOT NULL GROUP BY lang ORDER BY 2 DESC")
+    )
+    for path, note in conn.execute(
+        "SELECT path, note FROM files WHERE note != '' ORDER BY lang IS NOT NULL, path LIMIT 20"
+    ):
+        stats.notes.append(f"{path}: {note}")
+
+
+def open_index(
+    repo_path: str | Path, *, progress: bool | None = None
+) -> tuple[sqlite3.Connection, IndexStats]:
+    """Open (creating or refreshing as needed) the index of the repository containing `repo_path`."""
+    root = find_repo_root(repo_path)
+    conn = graph.connect(graph.store_path(root))
+    return conn, update(conn, root, progress=progress)

@@ -1,0 +1,278 @@
+"""Import resolution: from an import as written to the repository files it refers to.
+
+Python: absolute and relative imports against the repository's package roots (the parent of the topmost
+folder with an `__init__.py`, which covers `src/` layouts), `from pkg import submodule` included.
+JS/TS: relative specifiers with the usual suffix / `index` probing (and `.js` written for a `.ts` file).
+Go: import paths under the module paths of the repository's `go.mod` files. Java/Kotlin: fully qualified
+class names and `pkg.*`. C#: `using Namespace`. Rust: `mod x;`, `crate::`/`self::`/`super::` paths. C/C++,
+Ruby, PHP: relative paths, then the shortest repository path ending with the written one (best effort).
+Anything else (the standard library, third-party packages) stays unresolved: an external import.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+PY_SUFFIXES = (".py", ".pyi")
+JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
+JS_PROBE = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
+
+
+@dataclass(frozen=True)
+class FileRow:
+    id: int
+    path: str
+    lang: str
+    package: str
+
+
+def python_module_names(paths: list[str]) -> dict[str, str]:
+    """Dotted module name of each Python file, from the `__init__.py` chain above it."""
+    path_set = set(paths)
+    out: dict[str, str] = {}
+    for path in paths:
+        if not path.endswith(PY_SUFFIXES):
+            continue
+        parts = path.split("/")
+        stem = parts[-1].rsplit(".", 1)[0]
+        dirs = parts[:-1]
+        # climb while the folder is a package
+        top = len(dirs)
+        while top > 0 and "/".join(dirs[:top] + ["__init__.py"]) in path_set:
+            top -= 1
+        module_parts = dirs[top:] + ([] if stem == "__init__" else [stem])
+        out[path] = ".".join(module_parts) if module_parts else (dirs[-1] if dirs else stem)
+    return out
+
+
+def go_module_roots(go_mods: dict[str, str]) -> list[tuple[str, str]]:
+    """(folder, module path) pairs from go.mod contents keyed by their repo-relative path, deepest first."""
+    roots = []
+    for path, text in go_mods.items():
+        match = re.search(r"^\s*module\s+(\S+)", text, re.MULTILINE)
+        if match:
+            roots.append((posixpath.dirname(path), match.group(1).strip("\"'")))
+    return sorted(roots, key=lambda r: -len(r[0]))
+
+
+def go_import_path(path: str, roots: list[tuple[str, str]]) -> str:
+    folder = posixpath.dirname(path)
+    for root, module in roots:
+        if root == "" or folder == root or folder.startswith(root + "/"):
+            rel = folder[len(root) :].lstrip("/") if root else folder
+            return f"{module}/{rel}" if rel else module
+    return folder
+
+
+def file_module(path: str, lang: str, package: str, py_names: dict[str, str], go_roots) -> str:
+    if lang == "python":
+        return py_names.get(path, "")
+    if lang == "go":
+        return go_import_path(path, go_roots)
+    stem = posixpath.basename(path).split(".", 1)[0]
+    if lang in ("java", "kotlin") and package:
+        return f"{package}.{stem}"
+    return path.rsplit(".", 1)[0]
+
+
+class Resolver:
+    """Resolves the imports of any file of one repository snapshot."""
+
+    def __init__(
+        self,
+        files: list[FileRow],
+        modules: dict[int, str],
+        top_level: dict[int, list[str]],
+    ) -> None:
+        self.by_path = {f.path: f for f in files}
+        self.py_modules: dict[str, int] = {}
+        self.go_packages: dict[str, list[int]] = defaultdict(list)
+        self.jvm_names: dict[str, list[int]] = defaultdict(list)
+        self.namespaces: dict[str, list[int]] = defaultdict(list)
+        self.by_basename: dict[str, list[FileRow]] = defaultdict(list)
+        for f in files:
+            module = modules.get(f.id, "")
+            self.by_basename[posixpath.basename(f.path)].append(f)
+            if f.lang == "python":
+                # a .py wins over its .pyi stub
+                if module not in self.py_modules or f.path.endswith(".py"):
+                    self.py_modules[module] = f.id
+            elif f.lang == "go" and not f.path.endswith("_test.go"):
+                self.go_packages[module].append(f.id)
+            elif f.lang in ("java", "kotlin"):
+                self.jvm_names[module].append(f.id)
+                for name in top_level.get(f.id, []):
+                    if f.package:
+                        self.jvm_names[f"{f.package}.{name}"].append(f.id)
+                if f.package:
+                    self.namespaces[f.package].append(f.id)
+            elif f.lang in ("csharp", "php") and f.package:
+                self.namespaces[f.package].append(f.id)
+
+    def resolve(self, src: FileRow, module: str, spec: str, names: list[str]) -> list[tuple[int, str]]:
+        """(target file id, imported names) for one import of `src`; [] when external or unknown."""
+        lang = src.lang
+        if lang == "python":
+            return self._python(src, module, spec, names)
+        if lang in JS_LANGS:
+            return self._one(self._js(src.path, spec))
+        if lang == "go":
+            return [(fid, "") for fid in self.go_packages.get(spec, []) if fid != src.id]
+        if lang in ("java", "kotlin"):
+            return self._jvm(spec)
+        if lang == "csharp":
+            return [(fid, "") for fid in self.namespaces.get(spec, []) if fid != src.id][:50]
+        if lang == "rust":
+            return self._one(self._rust(src.path, spec))
+        if lang in ("c", "cpp"):
+            return self._one(self._relative_or_suffix(src.path, spec, ("",)))
+        if lang == "ruby":
+            return self._one(self._relative_or_suffix(src.path, spec.removeprefix("./"), (".rb", ""), spec))
+        if lang == "php":
+            suffixes = ("", ".php") if spec.endswith(".php") else (".php",)
+            return self._one(self._relative_or_suffix(src.path, spec, suffixes))
+        return []
+
+    @staticmethod
+    def _one(fid: int | None) -> list[tuple[int, str]]:
+        return [(fid, "")] if fid is not None else []
+
+    # -- Python
+    def _python(self, src: FileRow, module: str, spec: str, names: list[str]) -> list[tuple[int, str]]:
+        level = len(spec) - len(spec.lstrip("."))
+        rest = spec[level:]
+        if level:
+            is_pkg = posixpath.basename(src.path).startswith("__init__.")
+            package = module if is_pkg else module.rpartition(".")[0]
+            for _ in range(level - 1):
+                package = package.rpartition(".")[0]
+            base = f"{package}.{rest}" if package and rest else (package or rest)
+        else:
+            base = rest
+        if not base:
+            return []
+        out: dict[int, list[str]] = defaultdict(list)
+        leftover: list[str] = []
+        for name in names:  # from pkg import submodule
+            fid = self.py_modules.get(f"{base}.{name}")
+            if fid is not None and name != "*":
+                out[fid].append(name)
+            else:
+                leftover.append(name)
+        if leftover or not names:
+            fid = self._longest_module(base)
+            if fid is not None:
+                out[fid].extend(leftover)
+        return [(fid, ",".join(n)) for fid, n in out.items() if fid != src.id]
+
+    def _longest_module(self, dotted: str) -> int | None:
+        while dotted:
+            fid = self.py_modules.get(dotted)
+            if fid is not None:
+                return fid
+            dotted = dotted.rpartition(".")[0]
+        return None
+
+    # -- JavaScript / TypeScript
+    def _js(self, src_path: str, spec: str) -> int | None:
+        if not spec.startswith("."):
+            return None
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(src_path), spec))
+        candidates = [base]
+        stem, dot, ext = base.rpartition(".")
+        if dot and ext in ("js", "jsx", "mjs", "cjs"):  # TS sources import './x.js' meaning './x.ts'
+            candidates += [stem + s for s in (".ts", ".tsx", ".mts", ".cts")]
+        candidates += [base + s for s in JS_PROBE]
+        candidates += [f"{base}/index{s}" for s in JS_PROBE]
+        for cand in candidates:
+            row = self.by_path.get(cand)
+            if row is not None:
+                return row.id
+        return None
+
+    # -- Java / Kotlin
+    def _jvm(self, spec: str) -> list[tuple[int, str]]:
+        if spec.endswith(".*"):
+            return [(fid, "*") for fid in self.namespaces.get(spec[:-2], [])][:50]
+        dotted = spec
+        while "." in dotted:  # a.b.C, a.b.C.Inner, a.b.C.staticMethod
+            ids = self.jvm_names.get(dotted)
+            if ids:
+                return [(ids[0], spec.rsplit(".", 1)[-1])]
+            dotted = dotted.rpartition(".")[0]
+        return []
+
+    # -- Rust
+    def _rust(self, src_path: str, spec: str) -> int | None:
+        folder = posixpath.dirname(src_path)
+        base = posixpath.basename(src_path)
+        module_dir = (
+            folder if base in ("mod.rs", "lib.rs", "main.rs") else f"{folder}/{base[:-3]}".lstrip("/")
+        )
+        if spec.startswith("mod "):
+            name = spec[4:]
+            return self._first_path([f"{module_dir}/{name}.rs", f"{module_dir}/{name}/mod.rs"])
+        parts = [p for p in re.split(r"::|\{|\}|,", spec) if p.strip()]
+        parts = [p.strip() for p in parts]
+        if not parts:
+            return None
+        head, tail = parts[0], parts[1:]
+        if head == "crate":
+            root = self._crate_src(folder)
+        elif head == "self":
+            root = module_dir
+        elif head == "super":
+            root = posixpath.dirname(module_dir)
+        else:
+            return None
+        for n in range(len(tail), 0, -1):
+            rel = "/".join(tail[:n])
+            hit = self._first_path([f"{root}/{rel}.rs".lstrip("/"), f"{root}/{rel}/mod.rs".lstrip("/")])
+            if hit is not None:
+                return hit
+        return None
+
+    def _crate_src(self, folder: str) -> str:
+        while True:
+            for root_file in ("lib.rs", "main.rs"):
+                if f"{folder}/{root_file}".lstrip("/") in self.by_path:
+                    return folder
+            if not folder:
+                return "src"
+            folder = posixpath.dirname(folder)
+
+    def _first_path(self, candidates: list[str]) -> int | None:
+        for cand in candidates:
+            row = self.by_path.get(posixpath.normpath(cand))
+            if row is not None:
+                return row.id
+        return None
+
+    # -- C/C++, Ruby, PHP
+    def _relative_or_suffix(
+        self, src_path: str, spec: str, suffixes: tuple[str, ...], written: str = ""
+    ) -> int | None:
+        folder = posixpath.dirname(src_path)
+        relative_first = not written or written.startswith(".")
+        for suffix in suffixes:
+            target = spec + suffix
+            if relative_first:
+                hit = self._first_path([posixpath.join(folder, target)])
+                if hit is not None:
+                    return hit
+            hit = self._by_suffix(target)
+            if hit is not None:
+                return hit
+        return None
+
+    def _by_suffix(self, target: str) -> int | None:
+        target = target.lstrip("./")
+        rows = self.by_basename.get(posixpath.basename(target), [])
+        hits = [r for r in rows if r.path == target or r.path.endswith("/" + target)]
+        if not hits and "/" in target:  # PHP namespaces: App/Models/User -> app/Models/User.php
+            tail = target.split("/", 1)[1]
+            hits = [r for r in rows if r.path.endswith("/" + tail) or r.path == tail]
+        return min(hits, key=lambda r: (r.path.count("/"), r.path)).id if hits else None

@@ -1,0 +1,118 @@
+"""Free text → what is being asked about what.
+
+"who calls X", "blast radius of X", "what imports X", "what does X depend on", "where is X defined",
+"circular imports", "tests for X", or just a path / qualified name / identifier. Anything else (an error
+message, a traceback) is scanned for names worth looking up: paths, quoted names, dotted and CamelCase names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# intent -> federation role answering it
+GRAPH_INTENTS = frozenset({"dependents", "dependencies", "blast", "callers", "callees", "cycles", "tests"})
+
+_FILLER = r"(?:the\s+)?"
+_KIND_WORDS = r"(?:\s+(?:module|class|function|method|file|package|symbol|struct|interface|type))?"
+_X = rf"{_FILLER}(?:(?:module|class|function|method|file|package)\s+)?(?P<x>.+?){_KIND_WORDS}"
+
+_PATTERNS: list[tuple[str, str]] = [
+    ("cycles", r"(?:circular|cyclic)\s+(?:imports?|dependenc(?:y|ies))(?:\s+in\s+(?P<x>.+))?"),
+    ("cycles", r"(?:import|dependency)\s+cycles?(?:\s+in\s+(?P<x>.+))?"),
+    ("cycles", r"(?:any\s+)?cycles"),
+    ("blast", rf"(?:what(?:'s|\s+is)\s+)?(?:the\s+)?blast\s+radius\s+(?:of|for)\s+{_X}"),
+    ("blast", rf"(?:the\s+)?impact\s+of\s+(?:changing\s+)?{_X}"),
+    (
+        "blast",
+        rf"what\s+(?:breaks|would\s+break|is\s+affected)\s+if\s+(?:i\s+)?(?:change|edit|modify|touch|remove)\s+{_X}",
+    ),
+    ("blast", rf"transitive\s+(?:dependents|effects|importers)\s+of\s+{_X}"),
+    ("callers", rf"(?:who|what|which\s+functions?)\s+calls?\s+{_X}"),
+    ("callers", rf"(?:callers|call\s+sites|usages?|uses|references)\s+(?:of|to|for)\s+{_X}"),
+    ("callers", rf"where\s+is\s+{_X}\s+(?:called|used)"),
+    ("callees", rf"what\s+does\s+{_X}\s+call"),
+    ("callees", rf"(?:callees|calls)\s+(?:of|from|in|made\s+by)\s+{_X}"),
+    ("dependencies", rf"what\s+does\s+{_X}\s+(?:depend\s+on|import|require|need)"),
+    ("dependencies", rf"(?:dependencies|imports|deps)\s+(?:of|for)\s+{_X}"),
+    (
+        "dependents",
+        rf"(?:what|who|which\s+(?:files?|modules?))\s+(?:imports?|depends\s+on|requires?|uses)\s+{_X}",
+    ),
+    ("dependents", rf"(?:dependents|importers|reverse\s+dependencies|users)\s+(?:of|for)\s+{_X}"),
+    (
+        "tests",
+        rf"(?:which\s+|what\s+)?tests?\s+(?:for|touch(?:es|ing)?|cover(?:s|ing)?|of|exercis(?:e|es|ing))\s+{_X}",
+    ),
+    ("tests", rf"(?:which|what)\s+tests\s+(?:touch|cover|exercise|import)\s+{_X}"),
+    ("lookup", rf"where\s+is\s+{_X}\s+(?:defined|declared|implemented)"),
+    (
+        "lookup",
+        rf"(?:what\s+is|what's|define|definition\s+of|find|show|lookup|look\s+up|where\s+is|explain)\s+{_X}",
+    ),
+]
+_COMPILED = [(intent, re.compile(rf"^\s*{p}\s*[?.!]*\s*$", re.IGNORECASE)) for intent, p in _PATTERNS]
+_DEPTH = re.compile(
+    r"\s*(?:,\s*)?(?:with\s+|to\s+|at\s+)?(?:max\s+)?depth\s*(?:=|:|of)?\s*(\d+)\s*", re.IGNORECASE
+)
+
+# names worth looking up inside free text (an error, a traceback, a sentence)
+_TRACE_FILE = re.compile(r'File "([^"]+)", line (\d+)')
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|jsx|ts|tsx|mjs|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php))\b"
+)
+_QUOTED = re.compile(r"[`'\"]([\w.:/-]{2,})[`'\"]")
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
+_IDENT = re.compile(r"\b([A-Z][a-z0-9]+[A-Z]\w*|[a-z]+_[a-z0-9_]+|_\w+)\b")
+_SINGLE = re.compile(r"^[\w$.:/#@-]+(?:\(\))?$")
+
+
+@dataclass
+class Intent:
+    action: str  # lookup, dependents, dependencies, blast, callers, callees, cycles, tests, auto
+    subject: str = ""
+    depth: int | None = None
+    candidates: list[str] = field(default_factory=list)  # for "auto": names found in free text
+
+    @property
+    def role(self) -> str:
+        return "memgraph" if self.action in GRAPH_INTENTS else "repowise"
+
+
+def understand(text: str) -> Intent:
+    text = " ".join(text.split())
+    depth = None
+    if m := _DEPTH.search(text):
+        depth = int(m.group(1))
+        text = (text[: m.start()] + " " + text[m.end() :]).strip()
+    for intent, pattern in _COMPILED:
+        m = pattern.match(text)
+        if m:
+            subject = (m.groupdict().get("x") or "").strip()
+            return Intent(intent, subject, depth)
+    if _SINGLE.match(text):
+        return Intent("lookup", text, depth)
+    return Intent("auto", "", depth, candidates(text))
+
+
+def candidates(text: str, limit: int = 6) -> list[str]:
+    """Names in free text worth a lookup, most specific first (paths, quoted names, dotted, identifiers)."""
+    found: list[str] = []
+
+    def add(name: str) -> None:
+        name = name.strip(".:")
+        if len(name) >= 3 and name not in found:
+            found.append(name)
+
+    for m in _TRACE_FILE.finditer(text):
+        add(m.group(1))
+    for m in _PATH.finditer(text):
+        add(m.group(1))
+    for m in _QUOTED.finditer(text):
+        add(m.group(1))
+    for m in _DOTTED.finditer(text):
+        if not re.search(r"\.(?:py|js|ts|go|rs|java|rb|php|cs|kt)$", m.group(1)):
+            add(m.group(1))
+    for m in _IDENT.finditer(text):
+        add(m.group(1))
+    return found[:limit]

@@ -1,0 +1,534 @@
+"""Team storage: the learnings store in PostgreSQL (psycopg 3 + psycopg_pool).
+
+`PgStore` has the embedded store's API (`add`, `get`, `delete`, `iter_all`, `count`, `adjust_confidence`)
+and implements `CandidateStore` (recall/learnings/types.py), so `recall.learnings.retrieval` ranks over it
+exactly as over SQLite: this module only *generates candidates*; every score is computed in retrieval.py.
+
+Schema (migrations below, applied once under an advisory lock, recorded in `recall_schema`):
+- `learnings` — the wire record + `resolution_key` for merging (same rule as store.py).
+- `signatures` — one row per error signature; `tsv` = the signature's tokens (signatures.tokens, the same
+  tokenizer the SQLite FTS index sees) as a tsvector with a GIN index; a pg_trgm GIN index on `normalized`.
+- `files` — paths touched (path + lowercased basename) for context matching.
+- `signature_terms` — document frequency per token, so a full-text query asks only the rarest terms of
+  the query (the ones that discriminate) and stays fast at 100k+ learnings.
+
+PostgreSQL unreachable → `DatabaseUnavailable` (the server answers 503); the pool reconnects by itself when
+the database returns. A write is acknowledged only after its transaction committed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from uuid import UUID
+
+import psycopg
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from recall.learnings import signatures as sigs
+from recall.learnings.store import _basename, _dedupe, _signature_rows, parse_id, resolution_key
+from recall.learnings.types import Candidate, SignatureRow, StoreError
+from recall.models import Learning, TaskType
+
+POOL_MAX = 16
+CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
+MAX_QUERY_TERMS = 8  # the rarest terms of a query that go to the full-text index
+
+MIGRATIONS: list[str] = [
+    # 1: the learnings schema with full-text (tsvector) and trigram indexes
+    """
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    CREATE TABLE learnings (
+        id uuid PRIMARY KEY,
+        session_id text,
+        repo text NOT NULL,
+        file_paths_touched jsonb NOT NULL DEFAULT '[]',
+        resolution_summary text NOT NULL,
+        resolution_key text NOT NULL,
+        ticket_id text,
+        task_type text NOT NULL DEFAULT 'unknown',
+        confidence double precision NOT NULL DEFAULT 0.8,
+        access_count integer NOT NULL DEFAULT 0,
+        last_accessed_at timestamptz,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+    );
+    CREATE INDEX learnings_repo_task ON learnings (repo, task_type, created_at DESC);
+    CREATE INDEX learnings_merge ON learnings (repo, resolution_key);
+    CREATE INDEX learnings_created ON learnings (created_at, id);
+    CREATE TABLE signatures (
+        id bigserial PRIMARY KEY,
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        position integer NOT NULL,
+        text text NOT NULL,
+        normalized text NOT NULL,
+        fingerprint text NOT NULL,
+        tsv tsvector NOT NULL,
+        embedding bytea,
+        embedding_model text
+    );
+    CREATE INDEX signatures_fp ON signatures (fingerprint);
+    CREATE INDEX signatures_learning ON signatures (learning_id, position);
+    CREATE INDEX signatures_tsv ON signatures USING gin (tsv);
+    CREATE INDEX signatures_trgm ON signatures USING gin (normalized gin_trgm_ops);
+    CREATE TABLE files (
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        path text NOT NULL,
+        basename text NOT NULL
+    );
+    CREATE INDEX files_path ON files (path);
+    CREATE INDEX files_basename ON files (basename);
+    CREATE INDEX files_learning ON files (learning_id);
+    CREATE TABLE signature_terms (term text PRIMARY KEY, df bigint NOT NULL);
+    """,
+]
+_MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
+
+
+class DatabaseUnavailable(StoreError):
+    """PostgreSQL cannot be reached (down, restarting, network). Served as 503; retry later."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password (for logs, health and error messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PgStore:
+    """Learnings in PostgreSQL; thread-safe (a connection pool). Implements CandidateStore."""
+
+    def __init__(self, url: str, *, max_size: int = POOL_MAX, timeout: float = CONNECT_TIMEOUT) -> None:
+        self.url = url
+        self.safe_url = safe_url(url)
+        self.read_only = False
+        self._timeout = timeout
+        self._schema_ready = False
+        self._schema_lock = threading.Lock()
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            timeout=timeout,
+            open=False,
+            check=ConnectionPool.check_connection,  # a connection that died with the server is replaced
+            kwargs={"connect_timeout": max(1, int(timeout)), "application_name": "recall"},
+            reconnect_timeout=0,  # never give up reconnecting: the database may come back in an hour
+        )
+        self._pool.open(wait=False)  # the server starts even while PostgreSQL is down
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _conn(self) -> Any:
+        """A pooled connection (context manager) with the schema migrated; DatabaseUnavailable if unreachable."""
+        self._ensure_schema()
+        return _Guarded(self)
+
+    def _ensure_schema(self) -> None:
+        if self._schema_ready:
+            return
+        with self._schema_lock:
+            if self._schema_ready:
+                return
+            with _Guarded(self) as conn:
+                migrate(conn)
+            self._schema_ready = True
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PgStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ CRUD
+
+    def add(self, learning: Learning) -> tuple[UUID, bool]:
+        """Store a learning, or merge it into the same repo + resolution + shared fingerprint (store.py's rule).
+        Returns (id, merged) once the transaction has committed."""
+        rows = _signature_rows(learning.error_signatures)
+        key = resolution_key(learning.resolution_summary)
+        paths = _dedupe(learning.file_paths_touched)
+        with self._conn() as conn, conn.transaction():
+            # concurrent writers of the same resolution serialize here, so a duplicate merges, never forks
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{learning.repo}\n{key}",)
+            )
+            target = _merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
+            if target is not None:
+                _merge_into(conn, target, learning, rows, paths)
+                return target, True
+            if conn.execute("SELECT 1 FROM learnings WHERE id = %s", (learning.id,)).fetchone():
+                raise ValueError(f"a different learning with id {learning.id} already exists")
+            now = _now()
+            conn.execute(
+                "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
+                " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
+                " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (
+                    learning.id,
+                    learning.session_id,
+                    learning.repo,
+                    Jsonb(paths),
+                    learning.resolution_summary,
+                    key,
+                    learning.ticket_id,
+                    learning.task_type.value,
+                    learning.confidence,
+                    learning.access_count,
+                    _aware(learning.last_accessed_at),
+                    _aware(learning.created_at) or now,
+                    now,
+                ),
+            )
+            _insert_signatures(conn, learning.id, rows, start=0)
+            _insert_files(conn, learning.id, paths)
+            return learning.id, False
+
+    def get(self, learning_id: UUID | str) -> Learning | None:
+        lid = parse_id(learning_id)
+        with self._conn() as conn:
+            found = _load(conn, [lid])
+        return found[0].learning if found else None
+
+    def delete(self, learning_id: UUID | str) -> bool:
+        lid = parse_id(learning_id)
+        with self._conn() as conn, conn.transaction():
+            terms = [
+                r[0] for r in conn.execute("SELECT normalized FROM signatures WHERE learning_id = %s", (lid,))
+            ]
+            _count_terms(conn, terms, -1)
+            return conn.execute("DELETE FROM learnings WHERE id = %s", (lid,)).rowcount > 0
+
+    def iter_all(self, batch: int = 500) -> Iterator[Learning]:
+        """Every learning, oldest first, in batches (keyset pagination)."""
+        last: tuple[datetime, UUID] | None = None
+        while True:
+            with self._conn() as conn:
+                if last is None:
+                    sql, params = (
+                        "SELECT id, created_at FROM learnings ORDER BY created_at, id LIMIT %s",
+                        (batch,),
+                    )
+                else:
+                    sql = "SELECT id, created_at FROM learnings WHERE (created_at, id) > (%s, %s) ORDER BY created_at, id LIMIT %s"
+                    params = (*last, batch)
+                keys = conn.execute(sql, params).fetchall()
+                if not keys:
+                    return
+                loaded = _load(conn, [k[0] for k in keys])
+            last = (keys[-1][1], keys[-1][0])
+            yield from (c.learning for c in loaded)
+
+    def count(self) -> int:
+        with self._conn() as conn:
+            return int(conn.execute("SELECT count(*) FROM learnings").fetchone()[0])
+
+    def adjust_confidence(self, learning_id: UUID | str, delta: float) -> float | None:
+        lid = parse_id(learning_id)
+        with self._conn() as conn:
+            row = conn.execute(
+                "UPDATE learnings SET confidence = least(1.0, greatest(0.0, confidence + %s)), updated_at = now()"
+                " WHERE id = %s RETURNING confidence",
+                (delta, lid),
+            ).fetchone()
+        return float(row[0]) if row else None
+
+    # ------------------------------------------------------------------ CandidateStore
+
+    def candidates_by_fingerprint(self, fingerprints: Sequence[str], limit: int) -> list[Candidate]:
+        fps = list(dict.fromkeys(fingerprints))
+        if not fps:
+            return []
+        with self._conn() as conn:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT learning_id FROM signatures WHERE fingerprint = ANY(%s) GROUP BY learning_id LIMIT %s",
+                    (fps, limit),
+                )
+            ]
+            return _load(conn, ids)
+
+    def candidates_by_terms(self, terms: Sequence[str], limit: int) -> list[Candidate]:
+        wanted = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:64]
+        if not wanted:
+            return []
+        with self._conn() as conn:
+            rare = _rarest(conn, wanted)
+            if not rare:
+                return []
+            query = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in rare)
+            rows = conn.execute(
+                "SELECT learning_id FROM signatures WHERE tsv @@ %s::tsquery"
+                " ORDER BY ts_rank(tsv, %s::tsquery) DESC, id LIMIT %s",
+                (query, query, limit * 4),
+            ).fetchall()
+            ids = list(dict.fromkeys(r[0] for r in rows))[:limit]
+            return _load(conn, ids)
+
+    def candidates_by_context(
+        self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
+    ) -> list[Candidate]:
+        paths = [p for p in dict.fromkeys(file_paths) if p]
+        bases = list(dict.fromkeys(_basename(p) for p in paths))
+        clauses, params = [], [repo]
+        if paths:
+            clauses.append("id IN (SELECT learning_id FROM files WHERE path = ANY(%s) OR basename = ANY(%s))")
+            params += [paths, bases]
+        if task_type:
+            clauses.append("task_type = %s")
+            params.append(task_type)
+        if not clauses:
+            return []
+        sql = (
+            f"SELECT id FROM learnings WHERE repo = %s AND ({' OR '.join(clauses)})"
+            " ORDER BY created_at DESC LIMIT %s"
+        )
+        with self._conn() as conn:
+            ids = [r[0] for r in conn.execute(sql, (*params, limit))]
+            return _load(conn, ids)
+
+    def record_access(self, ids: Sequence[UUID]) -> None:
+        if not ids:
+            return
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE learnings SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
+                (list(ids),),
+            )
+
+    def cache_embeddings(self, items: Sequence[tuple[int, bytes]], model: str) -> None:
+        """Keep embeddings retrieval computed (by signature row id) so later queries reuse them."""
+        if not items:
+            return
+        with self._conn() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE signatures SET embedding = %s, embedding_model = %s WHERE id = %s",
+                [(blob, model, rid) for rid, blob in items],
+            )
+
+
+class _Guarded:
+    """`with` a pooled connection; connection failures become DatabaseUnavailable with a readable message."""
+
+    def __init__(self, store: PgStore) -> None:
+        self.store = store
+        self._cm: Any = None
+
+    def __enter__(self) -> psycopg.Connection:
+        self._cm = self.store._pool.connection(timeout=self.store._timeout)
+        try:
+            return self._cm.__enter__()
+        except PoolTimeout as exc:
+            raise DatabaseUnavailable(
+                f"PostgreSQL at {self.store.safe_url} is unreachable (no connection within {self.store._timeout:g}s)"
+            ) from exc
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailable(
+                f"PostgreSQL at {self.store.safe_url} is unreachable: {_first_line(exc)}"
+            ) from exc
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        try:
+            self._cm.__exit__(exc_type, exc, tb)
+        except psycopg.OperationalError as err:  # the commit itself failed: nothing was acknowledged
+            raise DatabaseUnavailable(
+                f"PostgreSQL at {self.store.safe_url} failed: {_first_line(err)}"
+            ) from err
+        if isinstance(exc, psycopg.OperationalError):
+            raise DatabaseUnavailable(
+                f"PostgreSQL at {self.store.safe_url} failed: {_first_line(exc)}"
+            ) from exc
+        return False
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+# ---------------------------------------------------------------------- schema
+
+
+def migrate(conn: psycopg.Connection) -> int:
+    """Apply pending MIGRATIONS (append-only). Returns the schema version now in place."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS recall_schema (version integer NOT NULL, applied_at timestamptz NOT NULL)"
+        )
+        current = conn.execute("SELECT coalesce(max(version), 0) FROM recall_schema").fetchone()[0]
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"the PostgreSQL learnings schema is version {current}, newer than this recall supports"
+                f" ({len(MIGRATIONS)}); upgrade recall"
+            )
+        for version in range(current + 1, len(MIGRATIONS) + 1):
+            conn.execute(MIGRATIONS[version - 1])
+            conn.execute("INSERT INTO recall_schema (version, applied_at) VALUES (%s, now())", (version,))
+    return len(MIGRATIONS)
+
+
+# ---------------------------------------------------------------------- internals
+
+
+def _aware(dt: datetime | None) -> datetime | None:
+    if dt is None:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _terms(normalized: str) -> list[str]:
+    return sorted(set(sigs.tokens(normalized)))
+
+
+def _count_terms(conn: psycopg.Connection, normalized_texts: list[str], delta: int) -> None:
+    """signature_terms.df += delta for each distinct token (sorted: concurrent writers lock in one order)."""
+    terms = sorted({t for text in normalized_texts for t in _terms(text)})
+    if not terms:
+        return
+    conn.execute(
+        "INSERT INTO signature_terms (term, df) SELECT t, %s FROM unnest(%s::text[]) AS t ORDER BY t"
+        " ON CONFLICT (term) DO UPDATE SET df = signature_terms.df + EXCLUDED.df",
+        (delta, terms),
+    )
+
+
+def _rarest(conn: psycopg.Connection, terms: list[str]) -> list[str]:
+    """The MAX_QUERY_TERMS query terms that occur in the fewest signatures (unknown terms match nothing)."""
+    rows = conn.execute(
+        "SELECT term FROM signature_terms WHERE term = ANY(%s) AND df > 0 ORDER BY df, term LIMIT %s",
+        (terms, MAX_QUERY_TERMS),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _merge_target(conn: psycopg.Connection, repo: str, key: str, fps: list[str]) -> UUID | None:
+    if fps:
+        row = conn.execute(
+            "SELECT l.id FROM learnings l JOIN signatures s ON s.learning_id = l.id"
+            " WHERE l.repo = %s AND l.resolution_key = %s AND s.fingerprint = ANY(%s)"
+            " ORDER BY l.created_at LIMIT 1",
+            (repo, key, fps),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT id FROM learnings l WHERE repo = %s AND resolution_key = %s"
+            " AND NOT EXISTS (SELECT 1 FROM signatures s WHERE s.learning_id = l.id)"
+            " ORDER BY created_at LIMIT 1",
+            (repo, key),
+        ).fetchone()
+    return row[0] if row else None
+
+
+def _merge_into(
+    conn: psycopg.Connection, lid: UUID, new: Learning, rows: list[SignatureRow], paths: list[str]
+) -> None:
+    old_paths, confidence, ticket = conn.execute(
+        "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = %s FOR UPDATE", (lid,)
+    ).fetchone()
+    added = [p for p in paths if p not in old_paths]
+    have = {r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = %s", (lid,))}
+    fresh = [r for r in rows if r.fingerprint not in have]
+    start = conn.execute(
+        "SELECT coalesce(max(position) + 1, 0) FROM signatures WHERE learning_id = %s", (lid,)
+    ).fetchone()[0]
+    conn.execute(
+        "UPDATE learnings SET file_paths_touched = %s, confidence = %s, ticket_id = %s, updated_at = now()"
+        " WHERE id = %s",
+        (Jsonb(old_paths + added), max(float(confidence), new.confidence), ticket or new.ticket_id, lid),
+    )
+    _insert_signatures(conn, lid, fresh, start=start)
+    _insert_files(conn, lid, added)
+
+
+def _insert_signatures(conn: psycopg.Connection, lid: UUID, rows: list[SignatureRow], start: int) -> None:
+    if not rows:
+        return
+    _count_terms(conn, [r.normalized for r in rows], 1)
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv, embedding,"
+            " embedding_model) VALUES (%s,%s,%s,%s,%s, array_to_tsvector(%s::text[]), %s,%s)",
+            [
+                (
+                    lid,
+                    start + i,
+                    r.text,
+                    r.normalized,
+                    r.fingerprint,
+                    _terms(r.normalized),
+                    r.embedding,
+                    r.embedding_model,
+                )
+                for i, r in enumerate(rows)
+            ],
+        )
+
+
+def _insert_files(conn: psycopg.Connection, lid: UUID, paths: list[str]) -> None:
+    if not paths:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO files (learning_id, path, basename) VALUES (%s,%s,%s)",
+            [(lid, p, _basename(p)) for p in paths],
+        )
+
+
+def _load(conn: psycopg.Connection, ids: list[UUID]) -> list[Candidate]:
+    """Candidates for ids, in the order given (unknown ids skipped)."""
+    if not ids:
+        return []
+    by_id: dict[UUID, Candidate] = {}
+    for r in conn.execute(
+        "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
+        " confidence, access_count, last_accessed_at, created_at FROM learnings WHERE id = ANY(%s)",
+        (ids,),
+    ):
+        by_id[r[0]] = Candidate(
+            learning=Learning.model_construct(
+                id=r[0],
+                session_id=r[1],
+                repo=r[2],
+                file_paths_touched=list(r[3]),
+                error_signatures=[],
+                resolution_summary=r[4],
+                ticket_id=r[5],
+                task_type=_task_type(r[6]),
+                confidence=float(r[7]),
+                access_count=int(r[8]),
+                last_accessed_at=r[9],
+                created_at=r[10],
+            )
+        )
+    for r in conn.execute(
+        "SELECT learning_id, text, normalized, fingerprint, embedding, embedding_model, id"
+        " FROM signatures WHERE learning_id = ANY(%s) ORDER BY learning_id, position",
+        (ids,),
+    ):
+        cand = by_id[r[0]]
+        blob = bytes(r[4]) if r[4] is not None else None
+        cand.signatures.append(SignatureRow(r[1], r[2], r[3], blob, r[5], r[6]))
+        cand.learning.error_signatures.append(r[1])
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def _task_type(value: str) -> TaskType:
+    try:
+        return TaskType(value)
+    except ValueError:
+        return TaskType.UNKNOWN

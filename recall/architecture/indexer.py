@@ -174,7 +174,9 @@ def walk(root: Path) -> WalkResult:
                 if name == "go.mod":
                     result.go_mods.append(rel)
                     continue
-                if language_for(name) is None or (specs and _ignored(rel, False, specs)):
+                if language_for(name) is None or not entry.is_file(follow_symlinks=False):
+                    continue  # sockets, FIFOs and devices are never read
+                if specs and _ignored(rel, False, specs):
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError:

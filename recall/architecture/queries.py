@@ -169,6 +169,12 @@ def _by_qualified(conn, subject: str) -> list[Target]:
         f"SELECT {_SYM_COLS} FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.qualname = ? LIMIT 50",
         (dotted,),
     ).fetchall()
+    if not rows:  # namespaced languages: `User.Name` for `Acme.Models.User.Name`
+        rows = conn.execute(
+            f"SELECT {_SYM_COLS} FROM symbols s JOIN files f ON f.id = s.file_id"
+            " WHERE s.name = ? AND s.qualname LIKE ? ESCAPE '\\' LIMIT 50",
+            (parts[-1], "%." + _like_escape(dotted)),
+        ).fetchall()
     return _rank_symbols([_sym_target(r) for r in rows])
 
 

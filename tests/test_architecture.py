@@ -1,0 +1,314 @@
+"""Architecture engine on small real repositories: index, incremental updates, queries, free text."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from architecture_fixtures import MULTI_REPO, PY_REPO, git_init, write
+
+from recall.architecture import query
+from recall.architecture.indexer import find_repo_root, open_index, update
+
+
+@pytest.fixture
+def py_repo(tmp_path: Path) -> Path:
+    return write(tmp_path / "shop", PY_REPO)
+
+
+@pytest.fixture
+def multi_repo(tmp_path: Path) -> Path:
+    return write(tmp_path / "poly", MULTI_REPO)
+
+
+def _edges(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    return {
+        (a, b)
+        for a, b in conn.execute(
+            "SELECT f.path, g.path FROM edges e JOIN files f ON f.id = e.src JOIN files g ON g.id = e.dst"
+        )
+    }
+
+
+def _one(text: str, repo: Path, **kw) -> str:
+    results = query(text, str(repo), **kw)
+    assert results, f"no answer for {text!r}"
+    return results[0].content
+
+
+# --------------------------------------------------------------------------- indexing
+
+
+def test_python_modules_and_imports_resolve_in_src_layout(py_repo: Path) -> None:
+    conn, stats = open_index(py_repo)
+    modules = dict(conn.execute("SELECT path, module FROM files"))
+    assert modules["src/shop/models.py"] == "shop.models"
+    assert modules["src/shop/__init__.py"] == "shop"
+    edges = _edges(conn)
+    assert ("src/shop/service.py", "src/shop/models.py") in edges  # relative: from .models import
+    assert ("src/shop/service.py", "src/shop/cycle_a.py") in edges  # from . import submodule
+    assert ("src/shop/api.py", "src/shop/service.py") in edges  # absolute: from shop.service import
+    assert ("tests/test_models.py", "src/shop/models.py") in edges
+    assert not any(dst.endswith("decimal.py") for _, dst in edges)  # stdlib stays external
+    sym = conn.execute("SELECT kind, signature, doc FROM symbols WHERE qualname = 'Order.total'").fetchone()
+    assert tuple(sym) == ("method", "def total(self) -> Decimal", "Sum of item prices.")
+    assert stats.files == 8
+
+
+def test_every_language_extracts_symbols_and_resolves_imports(multi_repo: Path) -> None:
+    conn, stats = open_index(multi_repo)
+    edges = _edges(conn)
+    expected = {
+        ("web/src/app.ts", "web/src/util.ts"),
+        ("web/src/index.js", "web/src/app.ts"),
+        ("cmd/main.go", "util/util.go"),
+        ("rs/src/lib.rs", "rs/src/net.rs"),
+        ("java/com/acme/App.java", "java/com/acme/Store.java"),
+        ("c/lib/math.c", "c/lib/math.h"),
+        ("c/main.c", "c/lib/math.h"),
+        ("cs/Program.cs", "cs/Models/User.cs"),
+        ("rb/app.rb", "rb/lib/greeter.rb"),
+        ("php/index.php", "php/src/Mailer.php"),
+        ("kt/src/com/acme/Main.kt", "kt/src/com/acme/Repo.kt"),
+    }
+    assert expected <= edges, expected - edges
+    symbols = {tuple(r) for r in conn.execute("SELECT qualname, kind FROM symbols")}
+    for sym in [
+        ("App.render", "method"),
+        ("fmt", "function"),
+        ("Helper", "function"),
+        ("Socket.open", "method"),
+        ("Store.count", "method"),
+        ("add", "function"),
+        ("Acme.Models.User.Name", "method"),
+        ("Greeter.greet", "method"),
+        ("Mailer.send", "method"),
+        ("Repo.load", "method"),
+    ]:
+        assert sym in symbols
+    assert set(stats.languages) >= {"typescript", "javascript", "go", "rust", "java", "c", "csharp", "ruby"}
+    paths = {r[0] for r in conn.execute("SELECT path FROM files")}
+    assert not any("node_modules" in p or "dist/" in p for p in paths)  # vendored / generated skipped
+    doc = conn.execute("SELECT doc FROM symbols WHERE name = 'Helper'").fetchone()[0]
+    assert doc == "Helper helps."
+
+
+def test_gitignore_is_respected_and_subfolder_finds_the_root(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path / "g",
+        {
+            ".gitignore": "generated/\n*.gen.py\n",
+            "pkg/__init__.py": "",
+            "pkg/core.py": "def run():\n    pass\n",
+            "pkg/schema.gen.py": "def generated():\n    pass\n",
+            "generated/out.py": "def also_generated():\n    pass\n",
+            "pkg/sub/.gitignore": "local.py\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/local.py": "def local_only():\n    pass\n",
+            "pkg/sub/kept.py": "from pkg.core import run\n",
+        },
+    )
+    git_init(repo)
+    assert find_repo_root(repo / "pkg" / "sub") == repo.resolve()
+    conn, _ = open_index(repo / "pkg")
+    paths = {r[0] for r in conn.execute("SELECT path FROM files")}
+    assert paths == {"pkg/__init__.py", "pkg/core.py", "pkg/sub/__init__.py", "pkg/sub/kept.py"}
+    assert "pkg/sub/kept.py (run)" in _one("what imports pkg.core", repo)
+
+
+def test_bad_files_are_survived_and_noted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall.architecture import indexer
+
+    monkeypatch.setattr(indexer, "MAX_FILE_BYTES", 200_000)
+    repo = write(
+        tmp_path / "bad",
+        {
+            "ok.py": "def fine():\n    return 1\n",
+            "broken.py": "def half(:\n    pass\n\nclass StillFound:\n    def m(self):\n        pass\n",
+            "latin1.py": b"# caf\xe9 \xff\xfe\ndef weird_bytes():\n    return '\xe9'\n",
+            "blob.py": b"\x00\x01\x02binary\x00" * 100,
+            "huge.py": "x = 1\n" * 60_000,
+            "app.min.js": "function a(){}",
+        },
+    )
+    (repo / "loop").symlink_to(repo, target_is_directory=True)  # a symlink loop must not hang the walk
+    os.mkfifo(repo / "pipe.py")  # reading a FIFO would block forever
+    conn, stats = open_index(repo)
+    names = {r[0] for r in conn.execute("SELECT name FROM symbols")}
+    assert {"fine", "StillFound", "m", "weird_bytes"} <= names
+    notes = dict(conn.execute("SELECT path, note FROM files WHERE note != ''"))
+    assert notes["blob.py"] == "skipped: binary"
+    assert "limit" in notes["huge.py"]
+    assert notes["app.min.js"] == "skipped: minified"
+    assert "syntax errors" in notes["broken.py"]
+    assert not any(p.startswith("loop/") for p in notes)
+    assert stats.files == 3
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
+    repo = write(tmp_path / "r", {"a.py": "def a():\n    pass\n", "secret.py": "def s():\n    pass\n"})
+    (repo / "secret.py").chmod(0)
+    conn, _ = open_index(repo)
+    note = conn.execute("SELECT note FROM files WHERE path = 'secret.py'").fetchone()[0]
+    assert note.startswith("skipped: unreadable")
+
+
+def test_incremental_update_parses_only_what_changed(py_repo: Path) -> None:
+    conn, first = open_index(py_repo)
+    assert first.parsed == 8
+    again = update(conn, py_repo)
+    assert again.parsed == 0
+    models = py_repo / "src/shop/models.py"
+    os.utime(models, ns=(time.time_ns(), time.time_ns()))  # touched, same content: no re-parse
+    assert update(conn, py_repo).parsed == 0
+    models.write_text(models.read_text() + "\n\ndef refund(order):\n    return order\n")
+    stats = update(conn, py_repo)
+    assert stats.parsed == 1
+    assert conn.execute("SELECT count(*) FROM symbols WHERE name = 'refund'").fetchone()[0] == 1
+    (py_repo / "src/shop/cycle_b.py").unlink()
+    stats = update(conn, py_repo)
+    assert stats.removed == 1
+    assert ("src/shop/cycle_a.py", "src/shop/cycle_b.py") not in _edges(conn)
+
+
+def test_query_refreshes_a_stale_index_automatically(py_repo: Path) -> None:
+    query("shop.models", str(py_repo))
+    write(py_repo, {"src/shop/report.py": "from shop.models import make_order\n"})
+    assert "src/shop/report.py" in _one("what imports shop.models", py_repo)
+
+
+def test_empty_and_missing_repositories(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "No source files indexed" in _one("Order", empty)
+    with pytest.raises(ValueError, match="no such folder"):
+        query("Order", str(tmp_path / "missing"))
+    binaries = write(tmp_path / "bins", {"a.bin": b"\x00" * 100, "b.so": b"\x7fELF"})
+    _, stats = open_index(binaries)
+    assert stats.files == 0
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def test_blast_radius_counts_direct_and_transitive_dependents(py_repo: Path) -> None:
+    results = query("blast radius of shop.models", str(py_repo))
+    r = results[0]
+    assert r.source == "memgraph" and r.engine == "recall-index" and r.rank == 0
+    assert len(r.content_hash) == 64
+    # direct: __init__ (from .models), service (from .models), tests/test_models.py
+    assert r.direct_dependents == 3
+    assert "3 direct dependents" in r.content
+    assert "src/shop/service.py (Order, make_order)" in r.content
+    # transitive: api (via service), tests/test_service.py (via service), cycle_b (via __init__)
+    for path in ("src/shop/api.py", "tests/test_service.py", "tests/test_models.py"):
+        assert path in r.content
+    assert "depth 1: 3" in r.content
+
+
+def test_blast_radius_with_depth_limit(py_repo: Path) -> None:
+    content = _one("blast radius of shop.models depth 1", py_repo)
+    assert "(depth ≤ 1)" in content
+    assert "src/shop/api.py" not in content
+
+
+def test_callers_and_callees_resolve_with_confidence(py_repo: Path) -> None:
+    callers = _one("who calls make_order", py_repo)
+    assert "src/shop/service.py:6 in checkout (0.90)" in callers
+    total = _one("who calls Order.total", py_repo)
+    assert "src/shop/service.py:7 in checkout" in total
+    assert "tests/test_models.py:5 in test_order" in total
+    callees = _one("what does checkout call", py_repo)
+    assert "make_order → src/shop/models.py:19" in callees
+
+
+def test_dependencies_list_repo_and_external_imports(py_repo: Path) -> None:
+    content = _one("what does shop.api depend on", py_repo)
+    assert "src/shop/service.py (checkout)" in content
+    assert "External: json" in content
+
+
+def test_import_cycles_are_found(py_repo: Path) -> None:
+    content = _one("circular imports", py_repo)
+    assert "src/shop/cycle_a.py" in content and "src/shop/cycle_b.py" in content
+    assert "1 import cycle" in content
+
+
+def test_tests_touching_a_file(py_repo: Path) -> None:
+    content = _one("which tests touch src/shop/models.py", py_repo)
+    assert "tests/test_models.py (imports it)" in content
+    assert "tests/test_service.py (depth 2)" in content
+
+
+def test_lookup_exact_qualified_and_unknown(py_repo: Path) -> None:
+    card = query("shop.models.Order", str(py_repo))[0]
+    assert card.source == "repowise"
+    assert card.content.startswith("`shop.models.Order` — class, src/shop/models.py:5-16")
+    assert "> One customer order." in card.content
+    assert "Defines 3 methods" in card.content
+    where = _one("where is make_order defined", py_repo)
+    assert where.startswith("`shop.models.make_order` — function, src/shop/models.py:19-20")
+    unknown = _one("Ordr", py_repo)
+    assert "No file or symbol named `Ordr`" in unknown and "`Order`" in unknown
+
+
+def test_roles_restrict_the_answer(py_repo: Path) -> None:
+    only_repowise = query("blast radius of shop.models", str(py_repo), roles={"repowise"})
+    assert [r.source for r in only_repowise] == ["repowise"]
+    assert "3 direct dependents" in only_repowise[0].content
+    assert query("circular imports", str(py_repo), roles={"repowise"}) == []
+    assert query("shop.models", str(py_repo), roles={"qdrant"}) == []
+
+
+def test_free_text_error_finds_the_files_it_names(py_repo: Path) -> None:
+    text = (
+        'Traceback (most recent call last):\n  File "src/shop/service.py", line 7, in checkout\n'
+        "AttributeError: 'Order' object has no attribute 'totl'"
+    )
+    results = query(text, str(py_repo))
+    assert results[0].content.startswith("`shop.service` — python module")
+    assert any(r.content.startswith("`shop.models.Order`") for r in results)
+    assert query("how do I make coffee today", str(py_repo)) == []
+
+
+def test_multi_language_queries(multi_repo: Path) -> None:
+    assert "web/src/app.ts" in _one("what imports web/src/util.ts", multi_repo)
+    assert "cmd/main.go" in _one("who calls Helper", multi_repo)
+    assert "rb/app.rb" in _one("who calls greet", multi_repo)
+    assert "cs/Program.cs" in _one("who calls User.Name", multi_repo)
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def test_recall_index_command(py_repo: Path, recall_cmd: list[str]) -> None:
+    out = subprocess.run([*recall_cmd, "index", str(py_repo)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "8 files parsed" in out.stdout and "python 8" in out.stdout
+    again = subprocess.run([*recall_cmd, "index", str(py_repo), "--json"], capture_output=True, text=True)
+    assert '"parsed": 0' in again.stdout and '"files": 8' in again.stdout
+    asked = subprocess.run(
+        [*recall_cmd, "index", str(py_repo), "--query", "who calls make_order"],
+        capture_output=True,
+        text=True,
+    )
+    assert "in checkout (0.90)" in asked.stdout
+
+
+def test_recall_index_bad_path_is_one_line(tmp_path: Path, recall_cmd: list[str]) -> None:
+    out = subprocess.run([*recall_cmd, "index", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "no such folder" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_import_is_light() -> None:
+    code = "import sys, recall.architecture; print('tree_sitter' in sys.modules, 'sqlite3' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

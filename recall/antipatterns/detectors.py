@@ -172,8 +172,12 @@ class Detector:
         return self.run(ctx)
 
 
-def build_detector(spec: Any, default_kinds: tuple[str, ...]) -> Detector:
-    """Compile one detector spec from a catalog file; raises DetectorError naming the bad field."""
+def build_detector(spec: Any, default_kinds: tuple[str, ...], *, eager: bool = True) -> Detector:
+    """Compile one detector spec from a catalog file; raises DetectorError naming the bad field.
+
+    `eager=False` defers compiling tree-sitter queries to their first use (the shipped catalog, whose
+    queries the test suite compiles); regexes always compile at once (cheap).
+    """
     if not isinstance(spec, dict):
         raise DetectorError("must be a mapping with a 'kind'")
     kind = spec.get("kind")
@@ -193,7 +197,7 @@ def build_detector(spec: Any, default_kinds: tuple[str, ...]) -> Detector:
             kinds = rule.kinds
         return Detector("rule", kinds, bad, good, rule.func)
     if kind == "tree-sitter":
-        return Detector("tree-sitter", kinds, bad, good, _compile_tree_sitter(spec, kinds))
+        return Detector("tree-sitter", kinds, bad, good, _compile_tree_sitter(spec, kinds, eager))
     if kind == "regex":
         return Detector("regex", kinds, bad, good, _compile_regex(spec, kinds))
     raise DetectorError(f"kind: must be one of rule, tree-sitter, regex (got {kind!r})")
@@ -213,7 +217,27 @@ def _kinds_field(spec: dict[str, Any], default_kinds: tuple[str, ...]) -> tuple[
     return tuple(raw)
 
 
-def _compile_tree_sitter(spec: dict[str, Any], kinds: tuple[str, ...]) -> Callable[[ScanContext], list[Hit]]:
+_query_cache: dict[tuple[str, str], Any] = {}
+
+
+def compile_query(kind: str, source: str) -> Any:
+    """A compiled tree_sitter.Query, cached per (grammar, source) for the life of the process."""
+    key = (kind, source)
+    query = _query_cache.get(key)
+    if query is None:
+        import tree_sitter
+
+        try:
+            query = tree_sitter.Query(ts_language(kind), source)
+        except Exception as exc:  # tree_sitter.QueryError and friends: say which grammar rejected it
+            raise DetectorError(f"query: does not compile for {kind}: {exc}") from exc
+        _query_cache[key] = query
+    return query
+
+
+def _compile_tree_sitter(
+    spec: dict[str, Any], kinds: tuple[str, ...], eager: bool
+) -> Callable[[ScanContext], list[Hit]]:
     source = spec.get("query")
     if not isinstance(source, str) or not source.strip():
         raise DetectorError("query: a tree-sitter detector needs a non-empty query")
@@ -223,19 +247,16 @@ def _compile_tree_sitter(spec: dict[str, Any], kinds: tuple[str, ...]) -> Callab
     inside = _str_list(spec, "inside")
     stop_at = _str_list(spec, "stop_at")
     capture = spec.get("capture", "match")
-    import tree_sitter
-
-    queries: dict[str, Any] = {}
-    for kind in kinds:
-        try:
-            queries[kind] = tree_sitter.Query(ts_language(kind), source)
-        except Exception as exc:  # tree_sitter.QueryError and friends: say which grammar rejected it
-            raise DetectorError(f"query: does not compile for {kind}: {exc}") from exc
+    if eager:  # team catalogs: a query that does not compile is reported when the catalog loads
+        for kind in kinds:
+            compile_query(kind, source)
 
     def run(ctx: ScanContext) -> list[Hit]:
-        query = queries.get(ctx.kind)
-        if query is None:
+        import tree_sitter
+
+        if ctx.kind not in kinds:
             return []
+        query = compile_query(ctx.kind, source)
         tree = ctx.ts_tree(ctx.kind)
         hits: dict[int, Hit] = {}
         for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):

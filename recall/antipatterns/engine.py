@@ -1,0 +1,199 @@
+"""The antipattern engine: static detections first, then catalog entries the question is about.
+
+`query(text, repo_path)`:
+1. loads the merged catalog (shipped + user + repository; invalid entries are skipped and reported),
+2. scans the files the question names and the working tree's changes with every detector,
+3. scores the rest of the question (file paths removed) against the catalog: Qdrant cosine similarity
+   of the offline embeddings blended with a BM25 lexical score,
+4. returns FederationResults (role `qdrant`, engine `recall-antipatterns`) carrying the origin's
+   AntipatternMatch fields as extras. Detections rank above purely semantic matches; a detection of an
+   entry the question is also about comes first of all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from recall.antipatterns.catalog import Antipattern, Catalog, load_catalog
+from recall.antipatterns.lexical import LexicalIndex, tokenize
+from recall.antipatterns.scan import Detection, ScanReport, git_toplevel, scan
+from recall.models import AntipatternMatch, BackendRole, FederationResult, content_hash
+
+ENGINE = "recall-antipatterns"
+SEMANTIC_WEIGHT = 0.5  # blended = w * cosine + (1 - w) * lexical
+MIN_SCORE = 0.30  # below this a catalog entry is not "about" the question
+MAX_LIMIT = 50
+_SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+@dataclass
+class SemanticMatch:
+    entry: Antipattern
+    similarity: float  # cosine, 0..1
+    lexical: float
+    blended: float
+
+
+def query(text: str, repo_path: str | None, *, limit: int = 5) -> list[FederationResult]:
+    """Antipatterns for a question; see the module docstring. Never raises for a bad catalog file."""
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    repo = _repo(repo_path)
+    catalog = load_catalog(repo)
+    report = scan(catalog, text, repo)
+    semantic, index = match_text(catalog, _strip_paths(text, report.query_paths))
+    return build_results(catalog, report, semantic, index, limit)
+
+
+def _repo(repo_path: str | None) -> Path | None:
+    if repo_path:
+        path = Path(repo_path).expanduser()
+        return (git_toplevel(path) or path).resolve() if path.is_dir() else None
+    return git_toplevel(Path.cwd())
+
+
+def _strip_paths(text: str, paths: list[str]) -> str:
+    for p in paths:
+        text = text.replace(p, " ")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def match_text(catalog: Catalog, text: str, *, use_semantic: bool = True) -> tuple[list[SemanticMatch], str]:
+    """Catalog entries the text is about, best first, above MIN_SCORE; and which index answered."""
+    if not catalog.entries or not tokenize(text):
+        return [], "none"
+    ids = sorted(catalog.entries)
+    lexical = dict(
+        zip(ids, LexicalIndex([catalog.entries[i].search_text() for i in ids]).scores(text), strict=True)
+    )
+    cosine: dict[str, float] = {}
+    index = "lexical-only"
+    if use_semantic:
+        from recall.antipatterns.semantic import score
+
+        sem = score(catalog, text)
+        cosine, index = sem.scores, sem.index
+    matches = []
+    for i in ids:
+        sim = cosine.get(i, 0.0)
+        blended = SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * lexical[i] if use_semantic else lexical[i]
+        matches.append(SemanticMatch(catalog.entries[i], sim, lexical[i], blended))
+    matches.sort(key=lambda m: (-m.blended, m.entry.id))
+    return [m for m in matches if m.blended >= MIN_SCORE], index
+
+
+def build_results(
+    catalog: Catalog, report: ScanReport, semantic: list[SemanticMatch], index: str, limit: int
+) -> list[FederationResult]:
+    about = {m.entry.id: m for m in semantic}
+    detections = sorted(
+        report.detections,
+        key=lambda d: (
+            d.entry.id not in about,
+            not d.named,
+            _SEVERITY_ORDER.get(d.entry.severity, 9),
+            d.path,
+            d.hits[0].line,
+        ),
+    )
+    detected_ids = {d.entry.id for d in detections}
+    rest = [m for m in semantic if m.entry.id not in detected_ids]
+    # detections rank first, but the best match for the question itself keeps a place in the answer
+    room_for_detections = limit - 1 if rest and len(detections) >= limit else limit
+    chosen: list[Detection | SemanticMatch] = [*detections[:room_for_detections]]
+    chosen += rest[: limit - len(chosen)]
+    results = []
+    for rank, item in enumerate(chosen):
+        if isinstance(item, Detection):
+            results.append(_detection_result(catalog, item, about.get(item.entry.id), rank, index))
+        else:
+            results.append(_semantic_result(catalog, item, rank, index))
+    if report.notes or catalog.errors:
+        results.append(_note_result(catalog, report, len(results)))
+    return results
+
+
+def _extras(
+    catalog: Catalog, entry: Antipattern, similarity: float, adjusted: float, explanation: str
+) -> dict:
+    match = AntipatternMatch(
+        antipattern_name=entry.name,
+        similarity_score=round(similarity, 4),
+        adjusted_score=round(adjusted, 4),
+        severity=entry.severity,
+        enforcement=entry.enforcement,
+        category=entry.category,
+        description=entry.description,
+        rationale=entry.rationale,
+        explanation=explanation,
+        source_ticket=entry.source_ticket,
+        registry_version=catalog.version,
+    )
+    return {
+        **match.model_dump(),
+        "antipattern_id": entry.id,
+        "languages": list(entry.languages),
+        "remedy": entry.remedy,
+        "catalog_origin": entry.origin,
+    }
+
+
+def _result(content: str, rank: int, extras: dict) -> FederationResult:
+    return FederationResult(
+        content=content,
+        source=BackendRole.QDRANT,
+        rank=rank,
+        content_hash=content_hash(content),
+        engine=ENGINE,
+        **extras,
+    )
+
+
+def _detection_result(
+    catalog: Catalog, d: Detection, also: SemanticMatch | None, rank: int, index: str
+) -> FederationResult:
+    first = d.hits[0]
+    more = [str(h.line) for h in d.hits[1:]]
+    where = f"{d.path}:{first.line}" + (
+        f" (also line{'s' if len(more) > 1 else ''} {', '.join(more[:8])})" if more else ""
+    )
+    detail = f" ({first.detail})" if first.detail else ""
+    content = f"Detected pattern: {d.entry.name} in {where} — `{first.snippet}`{detail}."
+    if d.entry.remedy:
+        content += f" Fix: {d.entry.remedy}"
+    explanation = f"{d.entry.id} detector matched {d.path}:{first.line}" + (
+        f"; the question is also about it (score {also.blended:.2f})" if also else ""
+    )
+    extras = _extras(catalog, d.entry, 1.0, 1.0, explanation)
+    extras |= {
+        "match_kind": "detection",
+        "file": d.path,
+        "line": first.line,
+        "lines": [h.line for h in d.hits],
+        "snippet": first.snippet,
+        "index": index,
+    }
+    return _result(content, rank, extras)
+
+
+def _semantic_result(catalog: Catalog, m: SemanticMatch, rank: int, index: str) -> FederationResult:
+    e = m.entry
+    content = f"Antipattern: {e.name} ({e.severity}, {e.category}) — {e.description}"
+    if e.remedy:
+        content += f" Fix: {e.remedy}"
+    explanation = (
+        f"matches the question: semantic {m.similarity:.2f}, lexical {m.lexical:.2f}, blended {m.blended:.2f}"
+    )
+    extras = _extras(catalog, e, m.similarity, m.blended, explanation)
+    extras |= {"match_kind": "semantic", "lexical_score": round(m.lexical, 4), "index": index}
+    return _result(content, rank, extras)
+
+
+def _note_result(catalog: Catalog, report: ScanReport, rank: int) -> FederationResult:
+    parts = [*report.notes, *(f"catalog error: {e}" for e in catalog.errors)]
+    shown = parts[:6] + ([f"… and {len(parts) - 6} more"] if len(parts) > 6 else [])
+    content = "Note (antipatterns): " + "; ".join(shown)
+    return _result(
+        content, rank, {"match_kind": "note", "notes": report.notes, "catalog_errors": catalog.errors}
+    )

@@ -1,0 +1,173 @@
+"""Which files to look at, and running every catalog detector over them.
+
+Files come from two places: paths named in the question (`app/run.py`, `src/api.ts:42`, absolute paths)
+and the working tree's changes (`git status`: modified, added, renamed and untracked files, not deleted
+ones). Files that are too big, unreadable or binary are skipped with a note; files no detector reads
+(images, lock files, ...) are ignored quietly.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall.antipatterns.catalog import Antipattern, Catalog
+from recall.antipatterns.detectors import Hit, ScanContext, file_kind
+
+MAX_FILE_BYTES = 1_000_000
+MAX_FILES = 200
+GIT_TIMEOUT_S = 5
+_PATH_TOKEN = re.compile(
+    r"(?:[A-Za-z]:)?[\w./~-]*[\w-]+\.[A-Za-z0-9]{1,10}|(?:[\w./-]*/)?(?:Dockerfile|Containerfile)[\w.-]*"
+)
+_LINE_SUFFIX = re.compile(r"(:\d+){1,2}$")
+
+
+@dataclass
+class Detection:
+    entry: Antipattern
+    path: str  # as shown: relative to the repository when inside it
+    hits: list[Hit]
+    named: bool  # the question named this file (rather than the working tree changing it)
+
+
+@dataclass
+class ScanReport:
+    detections: list[Detection] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    query_paths: list[str] = field(default_factory=list)  # the substrings of the question that named files
+
+
+def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
+    """Existing files the question names (relative to the repository, or absolute), and the matched text."""
+    found: list[Path] = []
+    spans: list[str] = []
+    for raw in _PATH_TOKEN.findall(text):
+        token = _LINE_SUFFIX.sub("", raw.strip(".,;:'\"`()[]"))
+        if not token:
+            continue
+        candidate = Path(token).expanduser()
+        options = (
+            [candidate] if candidate.is_absolute() else ([repo / candidate] if repo else []) + [candidate]
+        )
+        for option in options:
+            try:
+                if option.is_file():
+                    found.append(option.resolve())
+                    spans.append(raw)
+                    break
+            except OSError:
+                continue
+    return found, spans
+
+
+def changed_files(repo: Path) -> list[Path]:
+    """Modified, added, renamed and untracked files of a git working tree (empty if not a repository)."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    out: list[Path] = []
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        status, path = entry[:2], entry[3:]
+        if "R" in status or "C" in status:
+            i += 1  # the next field is the rename source
+        if "D" in status:
+            continue
+        out.append((repo / path).resolve())
+    return out
+
+
+def git_toplevel(start: Path) -> Path | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def _display(path: Path, repo: Path | None) -> str:
+    if repo is not None:
+        try:
+            return path.relative_to(repo.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def _read(path: Path, shown: str, notes: list[str]) -> str | None:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            notes.append(
+                f"skipped {shown}: {size / 1_000_000:.1f} MB is over the {MAX_FILE_BYTES // 1_000_000} MB limit"
+            )
+            return None
+        data = path.read_bytes()
+    except OSError as exc:
+        notes.append(f"skipped {shown}: cannot read ({exc.strerror or type(exc).__name__})")
+        return None
+    if b"\0" in data[:8192]:
+        notes.append(f"skipped {shown}: binary file")
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
+    """Run every detector of the catalog over the named and changed files."""
+    report = ScanReport()
+    named, report.query_paths = named_files(text, repo)
+    changed = changed_files(repo) if repo is not None else []
+    ordered: dict[Path, bool] = {p: True for p in named}
+    for p in changed:
+        ordered.setdefault(p, False)
+    candidates = [(p, is_named) for p, is_named in ordered.items() if file_kind(p) is not None]
+    if len(candidates) > MAX_FILES:
+        report.notes.append(f"scanned the first {MAX_FILES} of {len(candidates)} files")
+        candidates = candidates[:MAX_FILES]
+    detectors = [(entry, d) for entry in catalog.entries.values() for d in entry.detectors]
+    for path, is_named in candidates:
+        shown = _display(path, repo)
+        kind = file_kind(path)
+        content = _read(path, shown, report.notes)
+        if content is None or kind is None:
+            continue
+        report.files.append(shown)
+        ctx = ScanContext(content, kind, shown)
+        by_entry: dict[str, list[Hit]] = {}
+        for entry, det in detectors:
+            if not det.applies_to(kind):
+                continue
+            try:
+                hits = det.find(ctx)
+            except Exception as exc:  # one broken detector must not hide the others' findings
+                report.notes.append(f"detector of {entry.id} failed on {shown}: {type(exc).__name__}: {exc}")
+                continue
+            if hits:
+                by_entry.setdefault(entry.id, []).extend(hits)
+        for entry_id, hits in by_entry.items():
+            unique = sorted({h.line: h for h in hits}.values(), key=lambda h: h.line)
+            report.detections.append(Detection(catalog.entries[entry_id], shown, unique, is_named))
+    return report

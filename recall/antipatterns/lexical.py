@@ -13,12 +13,11 @@ import re
 from collections import Counter
 
 _TOKEN = re.compile(r"[a-z0-9_]+(?:[.:][a-z0-9_]+)*")
-_STOP = frozenset(
-    """a an the and or of to in on at for from by with without into is are was be been it its this that these
+_STOP_WORDS = """a an the and or of to in on at for from by with without into is are was be been it its this that these
     those my our your their i we you they he she them do does did how what why when where which who should can
     could would will not no yes use using used get code there here about some any all than then so if else
-    just only also very too more most much many such via per vs versus me us like want need make""".split()
-)
+    just only also very too more most much many such via per vs versus me us like want need make"""
+_STOP = frozenset(_STOP_WORDS.split())
 _K1, _B = 1.2, 0.75
 
 

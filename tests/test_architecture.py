@@ -261,8 +261,12 @@ def test_lookup_exact_qualified_and_unknown(py_repo: Path) -> None:
 def test_roles_restrict_the_answer(py_repo: Path) -> None:
     only_repowise = query("blast radius of shop.models", str(py_repo), roles={"repowise"})
     assert [r.source for r in only_repowise] == ["repowise"]
+    assert only_repowise[0].content.startswith("Blast radius of `shop.models`")
     assert "3 direct dependents" in only_repowise[0].content
-    assert query("circular imports", str(py_repo), roles={"repowise"}) == []
+    only_memgraph = query("shop.models", str(py_repo), roles={"memgraph"})
+    assert only_memgraph[0].source == "memgraph" and "Blast radius" in only_memgraph[0].content
+    cycles = query("circular imports", str(py_repo), roles={"repowise"})
+    assert cycles[0].source == "repowise" and "cycle_a.py" in cycles[0].content
     assert query("shop.models", str(py_repo), roles={"qdrant"}) == []
 
 

@@ -1,8 +1,9 @@
 """Answer one free-text question about a repository: understand → look up → query → render.
 
 Graph questions answer as role `memgraph`, symbol and file questions as role `repowise`. When the caller
-allows only `repowise` (the seed's `--scope architecture` forces it), a graph question still gets the
-subject's card, which carries the dependency counts and top dependents.
+allows only `repowise` (the seed's `--scope architecture` sends `force_backends=["repowise"]` although the
+scope means "Repowise + Memgraph"), a graph question is still answered, as role `repowise`; when it allows
+only `memgraph`, a lookup answers with the subject's blast radius.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def answer(
     roles = set(roles) if roles else {"memgraph", "repowise"}
     intent = understand(text)
     if intent.action == "cycles":
-        return _cycles(conn, root) if "memgraph" in roles else []
+        return _cycles(conn, root, _pick("memgraph", roles))
     if intent.action == "auto":
         return _auto(conn, root, intent, roles, limit)
     found = q.lookup(conn, intent.subject, root)
@@ -58,9 +59,16 @@ def _extras(target: q.Target, action: str) -> dict:
 
 
 def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
+    answer = _graph_or_card(conn, intent, target, roles)
+    if intent.action != "lookup" and "memgraph" not in roles:
+        # the seed's `--scope architecture` forces role repowise only: the graph answer it asked for is
+        # still the right content, so repowise carries it (the client asked repowise, not memgraph)
+        answer.role = "repowise"
+    return answer
+
+
+def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
     action = intent.action
-    if action != "lookup" and "memgraph" not in roles:
-        action = "lookup"  # repowise only: the card carries counts and top dependents
     if action == "lookup" and "repowise" not in roles:
         action = "blast"
     extras = _extras(target, action)
@@ -136,10 +144,10 @@ def card(conn: sqlite3.Connection, target: q.Target) -> str:
     )
 
 
-def _cycles(conn: sqlite3.Connection, root: Path) -> list[Answer]:
+def _cycles(conn: sqlite3.Connection, root: Path, role: str) -> list[Answer]:
     found = q.import_cycles(conn)
     total = q.cycle_component_count(conn) if found else 0
-    return [Answer(render.cycles(found, total, root.name), "memgraph", {"answer": "cycles", "cycles": total})]
+    return [Answer(render.cycles(found, total, root.name), role, {"answer": "cycles", "cycles": total})]
 
 
 def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:

@@ -102,7 +102,7 @@ def blast(t: Target, radius: list[Dependent], tests: list[Dependent], depth_limi
     if radius:
         lines.append(depth_counts(radius))
     if direct:
-        lines.append("Direct: " + _cap([dependent_label(d) for d in direct]))
+        lines.append("Direct: " + _cap([dependent_label(d) for d in direct], 12))
     deeper = [d for d in radius if d.depth > 1 and not d.is_test]
     if deeper:
         lines.append("Indirect: " + _cap([f"{d.path} (via {d.via.rsplit('/', 1)[-1]})" for d in deeper], 6))

@@ -316,3 +316,27 @@ def test_import_is_light() -> None:
     code = "import sys, recall.architecture; print('tree_sitter' in sys.modules, 'sqlite3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_interrupted_first_index_resumes_and_resolves(py_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall.architecture import graph, indexer
+
+    monkeypatch.setattr(indexer, "BATCH_FILES", 2)
+    real_parse = indexer._parse_file
+    calls = {"n": 0}
+
+    def flaky(*args):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return real_parse(*args)
+
+    monkeypatch.setattr(indexer, "_parse_file", flaky)
+    conn = graph.connect(graph.store_path(py_repo))
+    with pytest.raises(KeyboardInterrupt):
+        update(conn, py_repo)
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 4  # two committed batches kept
+    monkeypatch.setattr(indexer, "_parse_file", real_parse)
+    stats = update(conn, py_repo)
+    assert stats.parsed == 4 and stats.files == 8
+    assert ("src/shop/service.py", "src/shop/models.py") in _edges(conn)

@@ -15,6 +15,8 @@ import re
 import sqlite3
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from recall.architecture.resolve import (
 MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
 MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
 PROGRESS_MIN_FILES = 50
+BATCH_FILES = 300  # files parsed per committed transaction
 
 SKIP_DIRS = frozenset(
     {
@@ -345,7 +348,11 @@ def _resolve_edges(conn: sqlite3.Connection, only: set[int] | None) -> None:
 def update(
     conn: sqlite3.Connection, root: Path, *, progress: bool | None = None, force: bool = False
 ) -> IndexStats:
-    """Bring the store in line with the files on disk; returns what was done."""
+    """Bring the store in line with the files on disk; returns what was done.
+
+    Parsed files are committed in batches, so an interrupted first index (a query's deadline, Ctrl-C)
+    keeps its work and the next run continues; a `dirty` mark makes that next run resolve all imports.
+    """
     started = time.perf_counter()
     stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
     walked = walk(root)
@@ -361,71 +368,96 @@ def update(
     ]
     if walked.truncated:
         stats.notes.append(f"stopped at {MAX_FILES} files (RECALL_INDEX_MAX_FILES)")
-    if removed or todo or graph.get_meta(conn, "indexed_at") is None:
-        parsed = _parse_all(root, todo, known, force, progress)
-        _apply(conn, root, walked, known, removed, parsed)
-        stats.parsed = sum(1 for p in parsed if p.note != "unchanged")
+    dirty = graph.get_meta(conn, "dirty") == "1" or graph.get_meta(conn, "indexed_at") is None
+    if removed or todo or dirty:
+        graph.set_meta(conn, "dirty", "1")
+        set_changed, changed_ids, parsed = _parse_and_write(conn, root, todo, known, removed, force, progress)
+        _finish(conn, root, walked, changed_ids, set_changed or dirty)
+        stats.parsed = parsed
         stats.removed = len(removed)
     _fill_stats(conn, stats)
     stats.seconds = time.perf_counter() - started
     return stats
 
 
-def _parse_all(root: Path, todo, known, force: bool, progress: bool | None) -> list[Parsed]:
+def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: bool, progress: bool | None):
     def old_hash(path: str) -> str | None:
         row = known.get(path)
         return None if force or row is None or row["lang"] is None else row["hash"]
 
-    show = progress if progress is not None else sys.stderr.isatty()
-    if not show or len(todo) < PROGRESS_MIN_FILES:
-        return [_parse_file(root, p, m, s, old_hash(p)) for p, m, s in todo]
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    set_changed = bool(removed)
+    changed_ids: set[int] = set()
+    parsed_count = 0
+    if removed:
+        with _transaction(conn):
+            for i in range(0, len(removed), 500):
+                chunk = removed[i : i + 500]
+                conn.execute(f"DELETE FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+    show = (progress if progress is not None else sys.stderr.isatty()) and len(todo) >= PROGRESS_MIN_FILES
+    with _progress(show, root.name, len(todo)) as advance:
+        for i in range(0, len(todo), BATCH_FILES):
+            batch = []
+            for p, m, s in todo[i : i + BATCH_FILES]:
+                batch.append(_parse_file(root, p, m, s, old_hash(p)))
+                advance()
+            with _transaction(conn):
+                for p in batch:
+                    row = known.get(p.path)
+                    if p.note == "unchanged":  # touched, same content: remember the new stat only
+                        conn.execute(
+                            "UPDATE files SET mtime_ns=?, size=? WHERE id=?", (p.mtime_ns, p.size, row["id"])
+                        )
+                        continue
+                    parsed_count += 1
+                    new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
+                    if row is None or row["lang"] != p.lang or row["package"] != new_package:
+                        set_changed = True
+                    changed_ids.add(_write_parsed(conn, p, row["id"] if row is not None else None))
+    return set_changed, changed_ids, parsed_count
 
-    out = []
-    columns = (
-        TextColumn("indexing {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task(root.name, total=len(todo))
-        for p, m, s in todo:
-            out.append(_parse_file(root, p, m, s, old_hash(p)))
-            bar.advance(task)
-    return out
 
-
-def _apply(conn, root: Path, walked: WalkResult, known, removed: list[int], parsed: list[Parsed]) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if removed:
-            marks = ",".join("?" * len(removed))
-            conn.execute(f"DELETE FROM files WHERE id IN ({marks})", removed)
-        changed_ids: set[int] = set()
-        set_changed = bool(removed)
-        for p in parsed:
-            row = known.get(p.path)
-            if p.note == "unchanged":  # touched, same content: remember the new stat only
-                conn.execute(
-                    "UPDATE files SET mtime_ns=?, size=? WHERE id=?", (p.mtime_ns, p.size, row["id"])
-                )
-                continue
-            new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
-            if row is None or row["lang"] != p.lang or row["package"] != new_package:
-                set_changed = True
-            changed_ids.add(_write_parsed(conn, p, row["id"] if row is not None else None))
-        if set_changed or graph.get_meta(conn, "indexed_at") is None:
+def _finish(conn, root: Path, walked: WalkResult, changed_ids: set[int], everything: bool) -> None:
+    """Module names and import edges: all of them when the file set changed, else the changed files'."""
+    with _transaction(conn):
+        if everything:
             _refresh_modules(conn, root, walked.go_mods)
             _resolve_edges(conn, None)
         else:
             _resolve_edges(conn, changed_ids)
         graph.set_meta(conn, "indexed_at", str(time.time()))
         graph.set_meta(conn, "root", str(root))
-        conn.execute("COMMIT")
+        graph.set_meta(conn, "dirty", "0")
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
+def _progress(show: bool, name: str, total: int) -> Iterator[Callable[[], None]]:
+    """A rich progress bar on stderr when `show`, else a no-op advance()."""
+    if not show:
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("indexing {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(name, total=total)
+        yield lambda: bar.advance(task)
 
 
 def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:

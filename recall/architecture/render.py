@@ -143,9 +143,12 @@ def callers(t: Target, hits: list[CallHit]) -> str:
         f"{_code(t.display)} ({t.location}) — {_plural(len(hits), 'call site')} in "
         f"{_plural(len(files), 'file')} ({sure} resolved with confidence ≥ 0.5)"
     ]
-    shown = [f"{h.path}:{h.line} in {h.caller or '<module>'} ({h.confidence:.2f})" for h in hits]
+    confident = [h for h in hits if h.confidence >= 0.5]
+    shown = [f"{h.path}:{h.line} in {h.caller or '<module>'} ({h.confidence:.2f})" for h in confident or hits]
     if shown:
         lines.append(_cap(shown, 10))
+        if confident and len(hits) > len(confident):
+            lines.append(f"(+{len(hits) - len(confident)} more calls of the same name, confidence < 0.5)")
     else:
         lines.append("No call sites found (it may be used only through references or dynamic dispatch).")
     return "\n".join(lines)

@@ -35,7 +35,7 @@ def query(
     if not allowed or not text.strip():
         return []
     try:
-        conn, stats = open_index(repo_path, progress=False)
+        conn, stats = open_index(repo_path, progress=False, summary=False)
     except IndexError_ as exc:
         raise ValueError(str(exc)) from None
     try:

@@ -86,11 +86,13 @@ def connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     version = _schema_version(conn)
-    if version not in (None, SCHEMA_VERSION):  # an older layout: rebuild from scratch (it's a cache)
+    if version == SCHEMA_VERSION:  # the common case: read-only until something changed on disk
+        return conn
+    conn.execute("PRAGMA journal_mode=WAL")  # persistent: set once when the file is created
+    if version is not None:  # an older layout: rebuild from scratch (it's a cache)
         for table in ("calls", "edges", "imports", "symbols", "files", "meta"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.executescript(SCHEMA)

@@ -346,7 +346,12 @@ def _resolve_edges(conn: sqlite3.Connection, only: set[int] | None) -> None:
 
 
 def update(
-    conn: sqlite3.Connection, root: Path, *, progress: bool | None = None, force: bool = False
+    conn: sqlite3.Connection,
+    root: Path,
+    *,
+    progress: bool | None = None,
+    force: bool = False,
+    summary: bool = True,
 ) -> IndexStats:
     """Bring the store in line with the files on disk; returns what was done.
 
@@ -375,7 +380,8 @@ def update(
         _finish(conn, root, walked, changed_ids, set_changed or dirty)
         stats.parsed = parsed
         stats.removed = len(removed)
-    _fill_stats(conn, stats)
+    if summary:
+        _fill_stats(conn, stats)
     stats.seconds = time.perf_counter() - started
     return stats
 
@@ -476,9 +482,9 @@ def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
 
 
 def open_index(
-    repo_path: str | Path, *, progress: bool | None = None
+    repo_path: str | Path, *, progress: bool | None = None, summary: bool = True
 ) -> tuple[sqlite3.Connection, IndexStats]:
     """Open (creating or refreshing as needed) the index of the repository containing `repo_path`."""
     root = find_repo_root(repo_path)
     conn = graph.connect(graph.store_path(root))
-    return conn, update(conn, root, progress=progress)
+    return conn, update(conn, root, progress=progress, summary=summary)

@@ -80,7 +80,7 @@ def _setup_logging(level: str) -> None:
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter())
-    for name in ("recall.server", "recall.server.access", "uvicorn.error"):
+    for name in ("recall.server", "recall.server.access", "uvicorn.error", "psycopg.pool"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
         logger.setLevel(level.upper())

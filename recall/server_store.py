@@ -7,6 +7,7 @@ only in the store underneath. Store calls are blocking, so they run in worker th
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -38,13 +39,21 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     return (StoreError,)
 
 
-def _retrieve_function() -> Any:
-    """The learnings package's ranking over a store (`retrieval.retrieve(store, request)`)."""
-    try:
-        from recall.learnings.retrieval import retrieve
-    except ImportError as exc:
-        raise StoreUnavailable(f"learnings retrieval is not available in this build ({exc})") from exc
-    return retrieve
+def answer(store: Any, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
+    """The learnings node over a given store: the package's own ranking (`retrieval.retrieve`), wrapped
+    in the wire response exactly as `recall.learnings.execute_sync` does for the embedded store."""
+    from recall.learnings.retrieval import retrieve
+
+    started = time.perf_counter()
+    if request.error_text is None and not request.file_paths and not request.task_type:
+        return LearningRetrievalResponse(query_ms=0)  # nothing to match on (same rule as execute_sync)
+    result = retrieve(store, request)
+    return LearningRetrievalResponse(
+        matches=result.matches,
+        query_ms=max(0, int((time.perf_counter() - started) * 1000)),
+        error_matches_count=result.error_matches_count,
+        context_matches_count=result.context_matches_count,
+    )
 
 
 class SqliteBackend:
@@ -61,9 +70,8 @@ class SqliteBackend:
             raise StoreUnavailable(str(exc)) from exc
 
     async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
-        retrieve = _retrieve_function()
         try:
-            return await anyio.to_thread.run_sync(retrieve, self.store, request)
+            return await anyio.to_thread.run_sync(answer, self.store, request)
         except _store_errors() as exc:
             raise StoreUnavailable(str(exc)) from exc
 
@@ -92,13 +100,15 @@ class PostgresBackend:
         self.store = PgStore(url)
 
     async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
-        return await self._call(_retrieve_function(), self.store, request)
+        return await self._call(answer, self.store, request)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
         return await self._call(self.store.add, learning)
 
     async def health(self) -> dict[str, Any]:
-        count = await self._call(self.store.count)
+        count = await self._call(
+            self.store.count, 1.0
+        )  # health answers fast, even while the database is down
         return {"store": self.name, "database": self.store.safe_url, "learnings": count}
 
     async def _call(self, func: Any, *args: Any) -> Any:

@@ -8,12 +8,14 @@ read from the JSON in $RECALL_TEST_FAKE_ENGINES: {"architecture": {"memgraph": [
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,12 +83,67 @@ def start_server(
         if proc.poll() is not None:
             raise RuntimeError(f"recall serve exited with {proc.returncode}:\n{server.log()}")
         try:
-            if httpx.get(server.url + "/health", timeout=1).status_code in (200, 503):
+            if httpx.get(server.url + "/health", timeout=5).status_code in (200, 503):
                 return server
         except httpx.TransportError:
             time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"recall serve did not answer within {wait}s:\n{server.log()}")
+
+
+class TcpProxy:
+    """A loopback TCP relay to a real server; `down()` drops the listener and every open connection,
+    `up()` listens again on the same port — a network outage of the server behind it, for real."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        self.port = free_port()
+        self._socks: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def up(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            socks, self._socks = self._socks, []
+        for sock in [listener, *socks]:
+            if sock is None:
+                continue
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                return
+            upstream.settimeout(None)
+            with self._lock:
+                self._socks += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 def _fake_engines_main(argv: list[str]) -> int:

@@ -124,26 +124,29 @@ class PgStore:
             open=False,
             check=ConnectionPool.check_connection,  # a connection that died with the server is replaced
             kwargs={"connect_timeout": max(1, int(timeout)), "application_name": "recall"},
-            reconnect_timeout=0,  # never give up reconnecting: the database may come back in an hour
         )
         self._pool.open(wait=False)  # the server starts even while PostgreSQL is down
 
     # ------------------------------------------------------------------ plumbing
 
-    def _conn(self) -> Any:
+    def _conn(self, timeout: float | None = None) -> Any:
         """A pooled connection (context manager) with the schema migrated; DatabaseUnavailable if unreachable."""
-        self._ensure_schema()
-        return _Guarded(self)
+        self._ensure_schema(timeout or self._timeout)
+        return _Guarded(self, timeout or self._timeout)
 
-    def _ensure_schema(self) -> None:
+    def _ensure_schema(self, timeout: float) -> None:
         if self._schema_ready:
             return
-        with self._schema_lock:
-            if self._schema_ready:
-                return
-            with _Guarded(self) as conn:
-                migrate(conn)
-            self._schema_ready = True
+        # waiting callers give up after `timeout` instead of queueing behind a migrator stuck on a dead server
+        if not self._schema_lock.acquire(timeout=timeout):
+            raise DatabaseUnavailable(f"PostgreSQL at {self.safe_url} is unreachable (schema check pending)")
+        try:
+            if not self._schema_ready:
+                with _Guarded(self, timeout) as conn:
+                    migrate(conn)
+                self._schema_ready = True
+        finally:
+            self._schema_lock.release()
 
     def close(self) -> None:
         self._pool.close()
@@ -233,8 +236,8 @@ class PgStore:
             last = (keys[-1][1], keys[-1][0])
             yield from (c.learning for c in loaded)
 
-    def count(self) -> int:
-        with self._conn() as conn:
+    def count(self, timeout: float | None = None) -> int:
+        with self._conn(timeout) as conn:
             return int(conn.execute("SELECT count(*) FROM learnings").fetchone()[0])
 
     def adjust_confidence(self, learning_id: UUID | str, delta: float) -> float | None:
@@ -325,17 +328,18 @@ class PgStore:
 class _Guarded:
     """`with` a pooled connection; connection failures become DatabaseUnavailable with a readable message."""
 
-    def __init__(self, store: PgStore) -> None:
+    def __init__(self, store: PgStore, timeout: float) -> None:
         self.store = store
+        self.timeout = timeout
         self._cm: Any = None
 
     def __enter__(self) -> psycopg.Connection:
-        self._cm = self.store._pool.connection(timeout=self.store._timeout)
+        self._cm = self.store._pool.connection(timeout=self.timeout)
         try:
             return self._cm.__enter__()
         except PoolTimeout as exc:
             raise DatabaseUnavailable(
-                f"PostgreSQL at {self.store.safe_url} is unreachable (no connection within {self.store._timeout:g}s)"
+                f"PostgreSQL at {self.store.safe_url} is unreachable (no connection within {self.timeout:g}s)"
             ) from exc
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailable(

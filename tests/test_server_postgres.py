@@ -1,0 +1,277 @@
+"""Team storage against a real PostgreSQL (started by .ci/services; skipped only when
+RECALL_TEST_DATABASE_URL is unset). Each test gets its own fresh database.
+
+Outages are real: the server reaches PostgreSQL through a loopback TCP relay (tests/server_fixtures.py)
+that the test takes down and brings back.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import pytest
+from server_fixtures import RunningServer, TcpProxy, start_server
+
+from recall.learnings import signatures as sigs
+from recall.models import Learning
+
+PG_URL = os.environ.get("RECALL_TEST_DATABASE_URL", "")
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(not PG_URL, reason="RECALL_TEST_DATABASE_URL is unset (source .ci/services)"),
+]
+LEARN = "/v1/learnings"
+
+
+def _with_db(url: str, dbname: str, netloc: str | None = None) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + dbname, netloc=netloc or parts.netloc))
+
+
+@pytest.fixture
+def pg_url():
+    import psycopg
+
+    name = "recall_t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield _with_db(PG_URL, name)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_store(pg_url: str):
+    from recall.learnings.pg_store import PgStore
+
+    store = PgStore(pg_url)
+    yield store
+    store.close()
+
+
+def make(repo: str = "shop", error: str = "KeyError: 'user_id'", fix: str = "Use dict.get", **kw) -> Learning:
+    return Learning(repo=repo, error_signatures=[error] if error else [], resolution_summary=fix, **kw)
+
+
+# --------------------------------------------------------------------------- the store itself
+
+
+def test_store_crud_merge_and_conflict(pg_store) -> None:
+    first = make(file_paths_touched=["app/models.py"], ticket_id="T-1")
+    lid, merged = pg_store.add(first)
+    assert (lid, merged) == (first.id, False)
+    # same repo + same resolution (modulo case/space) + same fingerprint (line numbers normalize away) → merge
+    again = make(
+        error="KeyError: 'user_id'",
+        fix="  use DICT.get ",
+        file_paths_touched=["app/views.py"],
+        confidence=0.95,
+    )
+    assert pg_store.add(again) == (first.id, True)
+    stored = pg_store.get(first.id)
+    assert stored.file_paths_touched == ["app/models.py", "app/views.py"]
+    assert stored.confidence == 0.95 and stored.ticket_id == "T-1"
+    assert stored.error_signatures == ["KeyError: 'user_id'"]
+    assert pg_store.count() == 1
+    # other repo → a separate learning
+    assert pg_store.add(make(repo="billing"))[1] is False
+    with pytest.raises(ValueError, match="already exists"):
+        pg_store.add(make(id=first.id, fix="something else"))
+    assert pg_store.adjust_confidence(first.id, -2) == 0.0
+    assert pg_store.adjust_confidence(uuid.uuid4(), 0.1) is None
+    assert sorted(x.repo for x in pg_store.iter_all(batch=1)) == ["billing", "shop"]
+    assert pg_store.delete(first.id) is True and pg_store.delete(first.id) is False
+    assert pg_store.count() == 1
+
+
+def test_candidates_match_the_sqlite_store(pg_store, isolated_recall_env: Path) -> None:
+    """Both stores generate the same candidates for the same data: one ranking gives one answer."""
+    from recall.learnings.store import open_store
+
+    data = [
+        make(
+            error="ModuleNotFoundError: No module named 'yaml'",
+            fix="pip install pyyaml",
+            file_paths_touched=["pyproject.toml"],
+            task_type="dependency",
+        ),
+        make(
+            error="TypeError: 'NoneType' object is not subscriptable",
+            fix="guard None",
+            file_paths_touched=["app/views.py"],
+            task_type="bug_fix",
+        ),
+        make(
+            error="ImportError: cannot import name 'Foo' from 'pkg.models'",
+            fix="break the cycle",
+            file_paths_touched=["pkg/models.py"],
+            task_type="refactor",
+        ),
+        make(repo="billing", error="ModuleNotFoundError: No module named 'requests'", fix="add requests"),
+    ]
+    with open_store(isolated_recall_env) as lite:
+        for item in data:
+            lite.add(item)
+            pg_store.add(item)
+        fp = sigs.fingerprint("ModuleNotFoundError: No module named 'yaml'")
+        queries = [
+            ("fingerprint", lambda s: s.candidates_by_fingerprint([fp], 5)),
+            ("terms", lambda s: s.candidates_by_terms(["modulenotfounderror", "yaml"], 5)),
+            ("terms-none", lambda s: s.candidates_by_terms(["zzzunknown"], 5)),
+            ("context-file", lambda s: s.candidates_by_context("shop", ["src/APP/views.py"], None, 5)),
+            ("context-type", lambda s: s.candidates_by_context("shop", [], "refactor", 5)),
+        ]
+        for label, query in queries:
+            got_pg = {c.learning.id for c in query(pg_store)}
+            got_lite = {c.learning.id for c in query(lite)}
+            assert got_pg == got_lite, label
+        assert {c.learning.id for c in pg_store.candidates_by_terms(["modulenotfounderror", "yaml"], 5)} >= {
+            data[0].id
+        }
+        cand = pg_store.candidates_by_fingerprint([fp], 5)[0]
+        assert cand.signatures[0].fingerprint == fp and cand.signatures[0].row_id is not None
+        pg_store.record_access([data[0].id])
+        assert pg_store.get(data[0].id).access_count == 1
+
+
+def test_concurrent_writers_store_exactly_every_learning(pg_store) -> None:
+    def writer(w: int) -> list[bool]:
+        return [pg_store.add(make(error=f"E{w}x{i}: boom", fix=f"fix {w}-{i}"))[1] for i in range(50)]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        merged = [m for batch in pool.map(writer, range(8)) for m in batch]
+    assert merged.count(False) == 400
+    assert pg_store.count() == 400
+
+
+def test_concurrent_duplicates_merge_into_one(pg_store) -> None:
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: pg_store.add(make()), range(16)))
+    assert len({lid for lid, _ in results}) == 1
+    assert [m for _, m in results].count(False) == 1
+    assert pg_store.count() == 1
+
+
+def test_newer_schema_is_refused(pg_url: str) -> None:
+    import psycopg
+
+    from recall.learnings.pg_store import PgStore
+    from recall.learnings.types import StoreError
+
+    with PgStore(pg_url) as store:
+        store.count()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO recall_schema VALUES (99, now())")
+    with PgStore(pg_url) as store, pytest.raises(StoreError, match="newer than this recall supports"):
+        store.count()
+
+
+# --------------------------------------------------------------------------- the server on PostgreSQL
+
+
+def test_server_writes_learnings_to_postgresql(
+    tmp_path: Path, pg_url: str, isolated_recall_env: Path
+) -> None:
+    srv = start_server(tmp_path, env={"RECALL_DATABASE_URL": pg_url})
+    try:
+        health = httpx.get(srv.url + "/health").json()
+        assert health["store"] == "postgresql" and health["learnings"] == 0
+        r = httpx.post(
+            srv.url + LEARN,
+            json={
+                "repo": "shop",
+                "resolution_summary": "pin urllib3<2",
+                "error_signatures": ["ImportError: urllib3 v2"],
+            },
+        )
+        assert r.status_code == 201 and r.json()["merged"] is False
+        assert httpx.get(srv.url + "/health").json()["learnings"] == 1
+    finally:
+        srv.stop()
+    from recall.learnings.pg_store import PgStore
+
+    with PgStore(pg_url) as store:
+        assert store.get(r.json()["id"]).resolution_summary == "pin urllib3<2"
+    assert not (isolated_recall_env / "learnings.db").exists()  # nothing went to the embedded store
+
+
+def _post_until_acknowledged(url: str, body: dict, deadline: float) -> int:
+    while time.monotonic() < deadline:
+        try:
+            r = httpx.post(url + LEARN, json=body, timeout=10)
+        except httpx.TransportError:
+            time.sleep(0.2)
+            continue
+        if r.status_code != 503:
+            return r.status_code
+        time.sleep(0.2)
+    return 0
+
+
+def test_postgresql_outage_is_503_then_recovers_without_losing_acknowledged_writes(
+    tmp_path: Path, pg_url: str
+) -> None:
+    target = urlsplit(pg_url)
+    proxy = TcpProxy(target.hostname or "127.0.0.1", target.port or 5432)
+    proxy.up()
+    via_proxy = _with_db(pg_url, target.path.lstrip("/"), netloc=f"{target.username}@127.0.0.1:{proxy.port}")
+    srv: RunningServer = start_server(tmp_path, env={"RECALL_DATABASE_URL": via_proxy})
+    acknowledged: list[str] = []
+    try:
+        for i in range(5):
+            r = httpx.post(srv.url + LEARN, json={"repo": "shop", "resolution_summary": f"before {i}"})
+            assert r.status_code == 201
+            acknowledged.append(r.json()["id"])
+
+        proxy.down()
+        down = httpx.post(srv.url + LEARN, json={"repo": "shop", "resolution_summary": "during"}, timeout=20)
+        assert down.status_code == 503
+        assert "PostgreSQL at" in down.json()["detail"] and "unreachable" in down.json()["detail"]
+        assert down.headers["retry-after"] == "5"
+        health = httpx.get(srv.url + "/health", timeout=20)
+        assert health.status_code == 503 and health.json()["status"] == "unavailable"
+        query = httpx.post(
+            srv.url + "/v1/nodes/node_agent_learning_retrieval_effect/execute",
+            json={"repo": "shop", "error_text": "KeyError: x"},
+            timeout=20,
+        )
+        assert query.status_code == 503
+
+        proxy.up()
+        deadline = time.monotonic() + 30
+        for i in range(5):
+            body = {"repo": "shop", "resolution_summary": f"after {i}", "id": str(uuid.uuid4())}
+            assert _post_until_acknowledged(srv.url, body, deadline) == 201, srv.log()
+            acknowledged.append(body["id"])
+        assert httpx.get(srv.url + "/health").json()["learnings"] == 10
+    finally:
+        srv.stop()
+        proxy.down()
+    from recall.learnings.pg_store import PgStore
+
+    with PgStore(pg_url) as store:
+        stored = {str(x.id) for x in store.iter_all()}
+        assert set(acknowledged) <= stored
+        assert "during" not in {x.resolution_summary for x in store.iter_all()}
+
+
+def test_server_starts_while_postgresql_is_down_and_serves_once_it_is_up(tmp_path: Path, pg_url: str) -> None:
+    target = urlsplit(pg_url)
+    proxy = TcpProxy(target.hostname or "127.0.0.1", target.port or 5432)  # not up yet
+    via_proxy = _with_db(pg_url, target.path.lstrip("/"), netloc=f"{target.username}@127.0.0.1:{proxy.port}")
+    srv = start_server(tmp_path, env={"RECALL_DATABASE_URL": via_proxy})
+    try:
+        assert httpx.get(srv.url + "/health", timeout=20).status_code == 503
+        proxy.up()
+        body = {"repo": "shop", "resolution_summary": "late start"}
+        assert _post_until_acknowledged(srv.url, body, time.monotonic() + 30) == 201, srv.log()
+        assert httpx.get(srv.url + "/health").json()["learnings"] == 1
+    finally:
+        srv.stop()
+        proxy.down()

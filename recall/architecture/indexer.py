@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.architecture import graph
-from recall.architecture.languages import language_for
+from recall.architecture.languages import BY_SUFFIX, language_for
 from recall.architecture.resolve import (
     FileRow,
     Resolver,
@@ -146,45 +146,57 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
 
 
 def walk(root: Path) -> WalkResult:
-    """Stat every source file under `root` that recall would parse (no file is read here)."""
+    """Stat every source file under `root` that recall would parse (no file is read here).
+
+    (A `git ls-files` listing was measured slower than this scandir walk on django: git must walk the
+    tree anyway for untracked files.)
+    """
+    return _scandir_walk(root)
+
+
+def _scandir_walk(root: Path) -> WalkResult:
     result = WalkResult(files={})
+    suffixes = BY_SUFFIX
     stack: list[tuple[str, list[tuple[str, object]]]] = [("", [])]
+    base = str(root)
     while stack:
         rel_dir, specs = stack.pop()
-        abs_dir = os.path.join(root, rel_dir) if rel_dir else str(root)
-        spec = _load_gitignore(abs_dir)
-        if spec is not None:
-            specs = [*specs, (rel_dir, spec)]
+        abs_dir = f"{base}/{rel_dir}" if rel_dir else base
         try:
-            entries = list(os.scandir(abs_dir))
+            with os.scandir(abs_dir) as it:
+                entries = list(it)
         except OSError:
             continue
+        if any(e.name == ".gitignore" for e in entries):
+            spec = _load_gitignore(abs_dir)
+            if spec is not None:
+                specs = [*specs, (rel_dir, spec)]
+        prefix = f"{rel_dir}/" if rel_dir else ""
         for entry in entries:
             name = entry.name
-            rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
-                if entry.is_symlink():
-                    continue
                 if entry.is_dir(follow_symlinks=False):
-                    if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"):
+                    if name[0] == "." or name in SKIP_DIRS or name.endswith(".egg-info"):
                         continue
                     if name == "target" and _is_build_output(abs_dir):
                         continue
-                    if specs and _ignored(rel, True, specs):
+                    if specs and _ignored(prefix + name, True, specs):
                         continue
-                    stack.append((rel, specs))
+                    stack.append((prefix + name, specs))
                     continue
-                if name == "go.mod":
-                    result.go_mods.append(rel)
+                dot = name.rfind(".")
+                if dot <= 0 or name[dot:].lower() not in suffixes:
+                    if name == "go.mod":
+                        result.go_mods.append(prefix + name)
                     continue
-                if language_for(name) is None or not entry.is_file(follow_symlinks=False):
-                    continue  # sockets, FIFOs and devices are never read
-                if specs and _ignored(rel, False, specs):
+                if not entry.is_file(follow_symlinks=False):
+                    continue  # symlinks, sockets, FIFOs and devices are never read
+                if specs and _ignored(prefix + name, False, specs):
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            result.files[rel] = (st.st_mtime_ns, st.st_size)
+            result.files[prefix + name] = (st.st_mtime_ns, st.st_size)
             if len(result.files) >= MAX_FILES:
                 result.truncated = True
                 return result

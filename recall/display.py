@@ -30,11 +30,30 @@ SCOPE_SECTIONS = {
 REASON_MAX = 300
 
 
+def _bytecode_cache():
+    """Compiled templates cached under $RECALL_HOME/cache/templates (saves ~15-50 ms per cold call)."""
+    from jinja2 import FileSystemBytecodeCache
+
+    from recall.config import recall_home
+
+    folder = recall_home() / "cache" / "templates"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # read-only home: compile every time, still correct
+    return FileSystemBytecodeCache(str(folder))
+
+
 @cache
 def _env():
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=False, undefined=StrictUndefined)
+    return Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=False,
+        undefined=StrictUndefined,
+        bytecode_cache=_bytecode_cache(),
+    )
 
 
 def _render(name: str, **values: Any) -> str:

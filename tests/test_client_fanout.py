@@ -4,6 +4,7 @@ missing, raise or block (the budget must still hold)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import time
 import types
@@ -133,3 +134,46 @@ def test_skipped_backend_is_not_called(monkeypatch) -> None:
     outcomes = fanout.run({"federation": None})
     assert outcomes["federation"].failure["kind"] == "skipped"
     assert outcomes["federation"].response is None and outcomes["federation"].transport == "in-process"
+
+
+def test_mixed_http_and_blocking_in_process_node(httpx_mock, monkeypatch) -> None:
+    """One backend over HTTP (anyio path), the other in-process and blocking: both budgets hold."""
+
+    async def blocking_execute(payload):
+        time.sleep(5)
+        return {"matches": [], "query_ms": 5000}
+
+    _fake_node(monkeypatch, "client_test_blocking_node_2", blocking_execute)
+    monkeypatch.setattr(fanout, "REQUEST_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("KNOWLEDGE_FEDERATION_URL", F_URL)
+    httpx_mock.add_response(url=F_URL, json=F_RESPONSE)
+    start = time.monotonic()
+    outcomes = fanout.run({"learnings": L_PAY, "federation": F_PAY})
+    assert time.monotonic() - start < 2
+    assert (outcomes["learnings"].transport, outcomes["federation"].transport) == ("in-process", "http")
+    assert outcomes["learnings"].failure == {"kind": "timeout", "message": "timeout after 0.5 s"}
+    assert outcomes["federation"].response == F_RESPONSE
+
+
+def test_process_exits_at_the_budget_with_a_hung_in_process_node(tmp_path) -> None:
+    """A real process whose learnings node never returns: the answer is printed and the process ends."""
+    code = (
+        "import sys, time, types\n"
+        "node = types.ModuleType('client_test_hung_node')\n"
+        "async def execute(payload):\n"
+        "    time.sleep(60)\n"
+        "node.execute = execute\n"
+        "sys.modules['client_test_hung_node'] = node\n"
+        "from recall import fanout\n"
+        "fanout.NODES['learnings'] = 'client_test_hung_node'\n"
+        "fanout.REQUEST_TIMEOUT_S = 1.0\n"
+        "from recall.client import main\n"
+        "sys.exit(main(['--scope', 'learnings', 'boom']))\n"
+    )
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 0, proc.stderr
+    assert "[Learnings] unavailable (timeout after 1 s). Partial results shown." in proc.stdout

@@ -251,3 +251,20 @@ def test_help_is_useful(client_env, recall_cmd, tmp_path: Path) -> None:
         "--",
     ):
         assert needle in proc.stdout
+
+
+def test_double_dash_forces_a_query_that_starts_with_a_subcommand(
+    http_backend, client_env, recall_cmd, tmp_path: Path
+) -> None:
+    client_env["AGENT_LEARNING_RETRIEVAL_URL"] = http_backend.url("empty", "learnings")
+    proc = subprocess.run(
+        [*recall_cmd, "--", "learn", "--help"],
+        cwd=tmp_path,
+        env=dict(client_env, KNOWLEDGE_FEDERATION_URL=http_backend.url("empty", "federation")),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("## Recall Results — scope: all")
+    posted = dict(http_backend.requests)
+    assert posted["/empty" + LEARNINGS_PATH]["error_text"] == "learn --help"

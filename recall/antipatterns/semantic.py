@@ -1,7 +1,12 @@
 """Semantic matching of a question against the catalog, with vectors kept in Qdrant.
 
-- Local mode (default): `QdrantClient(path=$RECALL_HOME/qdrant)`, in-process, no server.
-  With `QDRANT_URL` set: that Qdrant server (`QDRANT_API_KEY` optional).
+Where the vectors live (`RECALL_ANTIPATTERNS_INDEX`, QDRANT_URL always wins):
+- `QDRANT_URL` set: that Qdrant server (`QDRANT_API_KEY` optional) — the team-scale setup.
+- `qdrant`: Qdrant local mode, `QdrantClient(path=$RECALL_HOME/qdrant)`, in-process, no server.
+- `memory` (default without QDRANT_URL): the catalog's vectors are scored in-process with numpy.
+  Measured (bench/bench_antipatterns.py): importing qdrant-client alone takes ~2 s idle and 6-7 s on a
+  loaded 2-core machine, which pushed a cold `recall --scope antipatterns` past the client's 9 s budget;
+  the catalog is a few hundred vectors at most, so an exact in-process cosine gives the same scores.
 - One collection per merged catalog + embedding model: its name carries a hash of both
   (`recall_antipatterns_<hash>`), so the catalog is embedded and indexed only when it (or the model)
   changes. In local mode older `recall_antipatterns_*` collections are dropped; a shared server keeps them,
@@ -26,6 +31,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 COLLECTION_PREFIX = "recall_antipatterns_"
+ENV_INDEX = "RECALL_ANTIPATTERNS_INDEX"  # "memory" (default) or "qdrant" (local mode); QDRANT_URL wins
+DEFAULT_INDEX = "memory"
+INDEX_CHOICES = ("memory", "qdrant")
 ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
 SERVER_TIMEOUT_S = 5
 _local_lock = threading.Lock()  # one local-mode client per process at a time (Qdrant's own rule)
@@ -73,6 +81,8 @@ def score(catalog: Catalog, text: str) -> SemanticScores:
         return SemanticScores({}, "none")
     query_vec = embed([text])[0]
     url = os.environ.get("QDRANT_URL")
+    if not url and index_mode() == "memory":
+        return SemanticScores(_score_memory(catalog, query_vec), "memory")
     try:
         if url:
             return SemanticScores(
@@ -86,6 +96,12 @@ def score(catalog: Catalog, text: str) -> SemanticScores:
                 client.close()
     except _IndexUnavailable as exc:
         return SemanticScores(_score_memory(catalog, query_vec), f"memory ({exc})")
+
+
+def index_mode() -> str:
+    """The local index choice; an unknown value falls back to the default rather than failing a query."""
+    value = os.environ.get(ENV_INDEX, DEFAULT_INDEX).strip().lower()
+    return value if value in INDEX_CHOICES else DEFAULT_INDEX
 
 
 class _IndexUnavailable(Exception):

@@ -149,11 +149,35 @@ def test_learn_block_passes_error_and_resolution_unchanged(tmp_path: Path, clien
     argv = json.loads(dump.read_text())
     assert argv == [
         "learn",
-        "--error",
-        NASTY,
-        "--resolution",
-        resolution,
+        "--error=" + NASTY,
+        "--resolution=" + resolution,
         "--file",
         "path/to/the/changed/file",
     ]
     assert list(work.iterdir()) == []
+
+
+def test_learn_then_recall_end_to_end(tmp_path: Path, client_env, fake_path, git_repo: Path) -> None:
+    """The skill's two blocks with the real recall: record a fix, then an agent hitting the same error
+    gets it back from the in-process learnings node (SQLite under this test's RECALL_HOME)."""
+    _, body = frontmatter(SKILL)
+    error = "ModuleNotFoundError: No module named 'yaml'"
+    fix = (
+        "PyYAML was missing from the runtime dependencies. Added pyyaml>=6 to pyproject.toml and reinstalled."
+    )
+    learn = bash_blocks(body)[1]
+    learn = learn.replace("<the error text: the line that names the cause, as printed>", error)
+    learn = learn.replace(
+        "<2-3 precise sentences: the cause, the change that fixed it, and how it was verified>", fix
+    )
+    learn = learn.replace("path/to/the/changed/file", "pyproject.toml")
+    env = dict(client_env, PATH=f"{fake_path}{os.pathsep}{client_env['PATH']}")
+    stored = run_block(learn, git_repo, env)
+    assert stored.returncode == 0, stored.stderr
+    asked = run_block(bash_blocks(render(body, "--scope learnings " + error))[0], git_repo, env)
+    assert asked.returncode == 0, asked.stderr
+    out = asked.stdout
+    assert out.startswith("## Recall Results — scope: learnings\n\n### [Learnings] Match 1 (")
+    assert "**Source:** agent_learnings | **Repo:** omnibase_infra" in out
+    assert f"**Resolution:** {fix}" in out
+    assert "**Files:** pyproject.toml" in out

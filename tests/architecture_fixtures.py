@@ -83,6 +83,14 @@ MULTI_REPO = {
     "c/lib/math.h": "int add(int a, int b);\n",
     "c/lib/math.c": '#include "math.h"\nint add(int a, int b) { return a + b; }\n',
     "c/main.c": '#include <stdio.h>\n#include "lib/math.h"\nint main(void) { return add(1, 2); }\n',
+    # C++ and TSX
+    "cpp/net/socket.hpp": "namespace net {\nclass Socket {\n public:\n  void open();\n};\n}\n",
+    "cpp/net/socket.cpp": '#include "socket.hpp"\nnamespace net {\nvoid Socket::open() { connect(); }\n}\n',
+    "cpp/main.cpp": '#include "net/socket.hpp"\nint main() { net::Socket s; s.open(); return 0; }\n',
+    "web/src/Button.tsx": (
+        "import { fmt } from './util';\n"
+        "export function Button(): JSX.Element { return <button>{fmt(2)}</button>; }\n"
+    ),
     # C#
     "cs/Models/User.cs": 'namespace Acme.Models {\n  public class User { public string Name() { return ""; } }\n}\n',
     "cs/Program.cs": (

@@ -75,6 +75,9 @@ def test_every_language_extracts_symbols_and_resolves_imports(multi_repo: Path) 
         ("rb/app.rb", "rb/lib/greeter.rb"),
         ("php/index.php", "php/src/Mailer.php"),
         ("kt/src/com/acme/Main.kt", "kt/src/com/acme/Repo.kt"),
+        ("cpp/main.cpp", "cpp/net/socket.hpp"),
+        ("cpp/net/socket.cpp", "cpp/net/socket.hpp"),
+        ("web/src/Button.tsx", "web/src/util.ts"),
     }
     assert expected <= edges, expected - edges
     symbols = {tuple(r) for r in conn.execute("SELECT qualname, kind FROM symbols")}
@@ -89,6 +92,8 @@ def test_every_language_extracts_symbols_and_resolves_imports(multi_repo: Path) 
         ("Greeter.greet", "method"),
         ("Mailer.send", "method"),
         ("Repo.load", "method"),
+        ("net.Socket.open", "method"),
+        ("Button", "function"),
     ]:
         assert sym in symbols
     assert set(stats.languages) >= {"typescript", "javascript", "go", "rust", "java", "c", "csharp", "ruby"}
@@ -279,6 +284,8 @@ def test_free_text_error_finds_the_files_it_names(py_repo: Path) -> None:
     assert results[0].content.startswith("`shop.service` — python module")
     assert any(r.content.startswith("`shop.models.Order`") for r in results)
     assert query("how do I make coffee today", str(py_repo)) == []
+    elsewhere = 'File "/usr/lib/python3/site-packages/shop/models.py", line 3, in total'
+    assert query(elsewhere, str(py_repo))[0].content.startswith("`shop.models` — python module")
 
 
 def test_multi_language_queries(multi_repo: Path) -> None:

@@ -170,7 +170,8 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
             stack.append((-neg_end, recv, "class"))
             continue
         if "::" in name:  # C++ out-of-class definition: void Client::send()
-            parent_q, name = name.rsplit("::", 1)[0].replace("::", "."), name.rsplit("::", 1)[1]
+            scope, name = name.rsplit("::", 1)[0].replace("::", "."), name.rsplit("::", 1)[1]
+            parent_q = f"{parent_q}.{scope}" if parent_q else scope
             parent_kind = "class"
         if recv:  # Go method: its receiver type is the parent
             parent_q, parent_kind = recv, "class"

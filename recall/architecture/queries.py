@@ -130,12 +130,22 @@ def _by_path(conn, subject: str) -> list[Target]:
     path = re.sub(r":\d+(:\d+)?$", "", subject)
     if "/" not in path and not _SUFFIX.search(path):
         return []
-    rows = conn.execute(
-        f"SELECT {_FILE_COLS} FROM files f WHERE f.lang IS NOT NULL AND (f.path = ? OR f.path LIKE ? ESCAPE '\\')"
-        " ORDER BY length(f.path) LIMIT 10",
-        (path, "%/" + _like_escape(path)),
-    ).fetchall()
-    return [_file_target(r) for r in rows]
+    parts = path.strip("/").split("/")
+    # an absolute path from elsewhere (a traceback into site-packages): try its trailing components
+    tails = (
+        [path]
+        if not path.startswith("/")
+        else ["/".join(parts[i:]) for i in range(max(0, len(parts) - 4), len(parts) - 1)]
+    )
+    for tail in tails:
+        rows = conn.execute(
+            f"SELECT {_FILE_COLS} FROM files f WHERE f.lang IS NOT NULL AND (f.path = ? OR f.path LIKE ? ESCAPE '\\')"
+            " ORDER BY length(f.path) LIMIT 10",
+            (tail, "%/" + _like_escape(tail)),
+        ).fetchall()
+        if rows:
+            return [_file_target(r) for r in rows]
+    return []
 
 
 def _like_escape(text: str) -> str:

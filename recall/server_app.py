@@ -168,13 +168,18 @@ def _visible(result: LearningRetrievalResponse, principal: Principal) -> Learnin
 def _federation_repos(
     requested: str | None, configured: list[str], principal: Principal | None
 ) -> list[str] | None:
-    """The repositories a federation request may look at, or 403. None = the node's own resolution."""
+    """The repositories a federation request may look at, or 403. None = the node's own resolution.
+
+    A client sends its own checkout path; on a team server that path rarely exists, so a configured
+    repository with the same folder name stands in for it."""
     if requested:
         path = str(Path(requested).expanduser().resolve())
-        if configured and not any(path == r or path.startswith(r.rstrip("/") + "/") for r in configured):
-            raise HTTPException(
-                403, f"forbidden: repo_path {requested!r} is not one of this server's repositories"
-            )
+        if configured:
+            path = _configured_match(path, configured) or ""
+            if not path:
+                raise HTTPException(
+                    403, f"forbidden: repo_path {requested!r} is not one of this server's repositories"
+                )
         if principal and not principal.may_see_repo(path):
             raise HTTPException(
                 403, f"forbidden: token '{principal.name}' may not read repo_path {requested!r}"
@@ -188,6 +193,14 @@ def _federation_repos(
             )
         return allowed
     return configured or None
+
+
+def _configured_match(path: str, configured: list[str]) -> str | None:
+    for repo in configured:
+        if path == repo or path.startswith(repo.rstrip("/") + "/"):
+            return path
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return next((repo for repo in configured if repo.rstrip("/").rsplit("/", 1)[-1] == name), None)
 
 
 def _redacted(learning: Learning) -> Learning:

@@ -251,6 +251,12 @@ def test_federation_route_serves_the_node(tmp_path: Path) -> None:
         outside = httpx.post(srv.url + DEFAULT_FEDERATION_PATH, json={"query": "x", "repo_path": "/etc"})
         assert outside.status_code == 403
         assert "not one of this server's repositories" in outside.json()["detail"]
+        # a client's checkout elsewhere with the same folder name stands for the configured repository
+        same_name = httpx.post(
+            srv.url + DEFAULT_FEDERATION_PATH, json={"query": "class", "repo_path": "/home/alice/src/shop"}
+        )
+        assert same_name.status_code == 200
+        assert same_name.json()["results"][0]["content"] == f"class Learning (repo={repo})"
         inside = httpx.post(
             srv.url + DEFAULT_FEDERATION_PATH, json={"query": "class", "repo_path": str(repo)}
         )

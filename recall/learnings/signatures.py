@@ -1,30 +1,364 @@
-"""Error-signature normalization and fingerprinting (first cut; refined in a later commit)."""
+"""Error-signature normalization and fingerprinting: keep what identifies the cause, fold the instance.
+
+`normalize(text)` turns raw tool output into a short, stable signature of a few lines:
+
+1. Clean: ANSI colour/charset codes, carriage-return progress redraws, CI log prefixes (ISO/syslog
+   timestamps, host + PID, log levels) are removed; whitespace is collapsed.
+2. Select the *cause lines*: for Python, every exception line of the (possibly chained) traceback plus up to
+   two continuation lines of its message (plain tracebacks, pytest `E` lines and the `FAILED ... - X: msg`
+   summary all give the same lines); for other tools (pytest usage errors, mypy/ruff/tsc/eslint/gcc/rustc
+   diagnostics, pip/npm/cargo/go, git, shells, HTTP and database clients) the lines that say what went
+   wrong, without locations, source excerpts, hints, notes, progress and summaries.
+3. Fold instance values (Sentry's placeholders): paths become their basename, and `<url>`, `<email>`,
+   `<uuid>`, `<sha>`, `<hex>`, `<ip>`, `<date>`, `<time>`, `<duration>`, `<version>`, `<float>`, `<int>`,
+   `<tmp>` replace the values; unquoted and quoted values right after `=` become `<value>`. Quoted names
+   (the missing module, the key, the attribute) are kept: they *are* the cause. HTTP status codes and errno
+   numbers are kept.
+4. Add the innermost application frame (`at <module>`) as context.
+
+`fingerprint(text)` hashes the cause lines only, so the same error raised from another checkout, line,
+runner or colour setting gets the same fingerprint. When the cause lines are *generic* (no quoted name,
+identifier or code in them, e.g. `IndexError: list index out of range`), the innermost frame is hashed too:
+otherwise every IndexError anywhere would look like the same problem (Sentry's over-grouping failure).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
 
-NORMALIZER_VERSION = 1
+NORMALIZER_VERSION = 2
+MAX_CAUSE_LINES = 6
+MAX_LINE = 300
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.~-]*/)+([\w.-]+)")
-_NUM = re.compile(r"\b\d+\b")
+# --------------------------------------------------------------------------- cleaning
+
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>NOc]"
+)
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_LOG_PREFIXES = [
+    # 2026-11-29T21:03:11.1234567Z / 2026-11-29 21:03:11,123 (+ optional level / [pid])
+    re.compile(
+        r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*"
+        r"(?:\[?(?:pid[ =:]?)?\d+\]?\s*)?"
+        r"(?:\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?:?\s+)?"
+    ),
+    # syslog: Nov 29 21:03:11 host prog[1234]:
+    re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w./-]+(?:\[\d+\])?:\s?"),
+    # [21:03:11] / 21:03:11.123 at the start of a line
+    re.compile(r"^\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s+"),
+    # a bare level or [pid 1234] prefix left over
+    re.compile(r"^\[(?:pid[ =:]?)?\d+\]\s*"),
+]
+
+
+def _clean_line(line: str) -> str:
+    if "\r" in line:  # progress bars redraw with \r: keep what was last drawn
+        line = line.rstrip("\r").rsplit("\r", 1)[-1]
+    for rx in _LOG_PREFIXES:
+        line = rx.sub("", line, count=1)
+    return line.rstrip()
+
+
+def clean(text: str) -> list[str]:
+    """Raw output -> lines without colour codes, control characters and log prefixes."""
+    text = _CTRL.sub("", _ANSI.sub("", text.replace("\r\n", "\n")))
+    return [_clean_line(line) for line in text.split("\n")]
+
+
+# --------------------------------------------------------------------------- folding instance values
+
+_PROTECT = [
+    re.compile(r"\bHTTP Error \d{3}\b"),
+    re.compile(r"\b[1-5]\d\d (?:[A-Z][a-z]+|OK)(?: [A-Z][a-z]+)*\b"),  # 404 Not Found
+    re.compile(r"\bstatus(?: code)?[ :=]+[1-5]\d\d\b", re.IGNORECASE),
+    re.compile(r"\[Errno \d+\]"),
+    re.compile(r"\berrno[ :=]+\d+\b", re.IGNORECASE),
+    re.compile(r"\b[A-Z]{1,4}\d{3,5}\b"),  # error codes: E0382, F401, TS2345, C4996
+]
+_FOLDS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"), "<url>"),
+    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
+    (
+        re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+        "<uuid>",
+    ),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
+    (re.compile(r"\b[0-9a-f]{40}\b|\b[0-9a-f]{64}\b"), "<sha>"),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+        ),
+        "<date>",
+    ),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"), "<ip>"),
+    (
+        re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|local|internal))(?::\d+)\b"),
+        "<host>",
+    ),
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|secs|minutes|min|µs|us|ns)\b"), "<duration>"),
+    (re.compile(r"\bv?\d+\.\d+\.\d+(?:[-+.][\w.]+)?\b"), "<version>"),
+]
+_TEMP_NAMES = re.compile(
+    r"\b(?:tmp[\w-]{5,}|cc\w{6}\.o|pytest-\d+|pytest-of-\w+|\w+-[a-z0-9_]{8}(?=/)|[0-9a-f]{12,})\b"
+)
+# a path: absolute, ~/ or ./ relative, drive letter, or word/word with at least one slash
+_PATH = re.compile(
+    r"(?<![\w<>/.:-])(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\\/])+([\w.@+-]+)(?![\w/\\])"
+)
+_ASSIGN_QUOTED = re.compile(r"""(=)\s?(['"])(?:(?!\2).){0,200}\2""")
+# unquoted values after `=` are folded when they carry digits (pid=42, --cov=main_68, ==2.1); bare words
+# such as type=int_parsing usually name the cause and stay
+_ASSIGN_BARE = re.compile(r"(?<=[\w\]=-])=(?=[^\s,'\")\]=]*\d)([^\s,'\")\]=]+)")
+_DATA_LITERAL = re.compile(
+    r"((?:invalid literal for \w+\(\) with base \d+|could not convert string to \w+|"
+    r"invalid decimal literal|Invalid isoformat string)):\s*(['\"]).*?\2"
+)
+_GIT_REMOTE = re.compile(r"(failed to push some refs to|repository|from|to) '[^']*[/:][^']*'")
+_FLOAT = re.compile(r"(?<![\w<.])\d+\.\d+(?![\w>.])")
+_INT = re.compile(r"(?<![\w<])\d+(?![\w>])")
+
+
+def fold(line: str) -> str:
+    """Replace instance values in one cleaned line by placeholders (cause-bearing values are kept)."""
+    kept: list[str] = []
+
+    def protect(m: re.Match[str]) -> str:
+        kept.append(m.group(0))
+        return f"\x00{_letters(len(kept) - 1)}\x00"  # no digits: the number folds must not touch it
+
+    for rx in _PROTECT:
+        line = rx.sub(protect, line)
+    for rx, placeholder in _FOLDS:
+        line = rx.sub(placeholder, line)
+    line = _DATA_LITERAL.sub(r"\1: <value>", line)
+    line = _ASSIGN_QUOTED.sub(r"\1<value>", line)
+    line = _ASSIGN_BARE.sub("=<value>", line)
+    line = _GIT_REMOTE.sub(r"\1 '<remote>'", line)
+    line = _PATH.sub(_fold_path, line)
+    line = _TEMP_NAMES.sub("<tmp>", line)
+    line = _FLOAT.sub("<float>", line)
+    line = _INT.sub("<int>", line)
+    line = re.sub(r"\x00([A-Z]+)\x00", lambda m: kept[_unletters(m.group(1))], line)
+    return " ".join(line.split())[:MAX_LINE]
+
+
+def _fold_path(m: re.Match[str]) -> str:
+    """A path becomes its basename; an absolute path to a directory (no extension) becomes <dir>."""
+    path = m.group(0)
+    base = _basename(path)
+    absolute = path.startswith(("/", "~", "\\")) or re.match(r"[A-Za-z]:[\\/]", path)
+    return "<dir>" if absolute and "." not in base.lstrip(".") else base
+
+
+def _letters(n: int) -> str:
+    out = ""
+    while True:
+        out = chr(65 + n % 26) + out
+        n = n // 26 - 1
+        if n < 0:
+            return out
+
+
+def _unletters(text: str) -> int:
+    n = 0
+    for ch in text:
+        n = n * 26 + (ord(ch) - 64)
+    return n - 1
+
+
+def _basename(path: str) -> str:
+    return re.split(r"[\\/]", path.rstrip("/\\"))[-1]
+
+
+# --------------------------------------------------------------------------- python tracebacks
+
+_PY_EXC = re.compile(
+    r"^(?:E\s+)?(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
+    r"|KeyError|StopIteration|StopAsyncIteration|GeneratorExit|ExceptionGroup|BaseExceptionGroup))"
+    r"(?::\s?(?P<msg>.*))?$"
+)
+_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
+_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:]+\.py):\d+: (?P<type>[A-Z]\w*)$")
+_PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
+_PY_CHAIN = re.compile(
+    r"^(?:The above exception was the direct cause|During handling of the above exception)"
+)
+_LIBRARY_PATH = re.compile(r"site-packages|dist-packages|[\\/]lib[\\/]python\d|^<frozen |^<string>|importlib")
+_MSG_NOISE = re.compile(r"^(?:For further information visit|For more information|Traceback \(most recent)")
+
+
+def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
+    """Exception lines (with up to two continuation lines each) and the innermost app module, if Python."""
+    is_python = any(
+        ln.startswith("Traceback (most recent call last)") or _PYTEST_LOC.match(ln.strip()) for ln in lines
+    ) or any(_PYTEST_FAILED.match(ln) or (_PY_EXC.match(ln) and "." in ln.split(":", 1)[0]) for ln in lines)
+    if not is_python:
+        return [], None
+    causes: list[str] = []
+    frame: str | None = None
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        line = raw.strip()
+        fm = _PY_FRAME.match(raw)
+        loc = _PYTEST_LOC.match(line)
+        failed = _PYTEST_FAILED.match(line)
+        if fm and not _LIBRARY_PATH.search(fm.group("path")):
+            frame = _module_of(fm.group("path"))
+        elif loc and not _LIBRARY_PATH.search(loc.group("path")):
+            frame = _module_of(loc.group("path"))
+        if failed:
+            exc = _PY_EXC.match(failed.group("rest").strip())
+            if exc:
+                causes.append(_exc_line(exc))
+        elif (exc := _PY_EXC.match(line)) and (not raw.startswith(" ") or line.startswith("E ")):
+            causes.append(_exc_line(exc))
+            for extra in _continuation(lines, i + 1):
+                causes.append(extra)
+        i += 1
+    return causes, frame
+
+
+def _exc_line(m: re.Match[str]) -> str:
+    exc_type = m.group("type").rsplit(".", 1)[-1]  # pytest, plain python and logs qualify differently
+    msg = (m.group("msg") or "").strip()
+    return f"{exc_type}: {msg}" if msg else exc_type
+
+
+def _continuation(lines: list[str], start: int) -> list[str]:
+    """Up to two message lines following an exception line (pydantic, psycopg and friends span lines)."""
+    out = []
+    for raw in lines[start : start + 4]:
+        text = raw.strip()
+        if text.startswith("E "):
+            text = text[1:].strip()
+        elif raw.startswith(("  ", "\t")) and not text.startswith(("File ", "^", "~")):
+            pass
+        elif text and not raw.startswith(" ") and not _PY_EXC.match(text) and not _PY_CHAIN.match(text):
+            if _PYTEST_LOC.match(text) or text.startswith(("=", "_", "FAILED", "Traceback")):
+                break
+        else:
+            break
+        if not text or _PY_EXC.match(text) or _MSG_NOISE.match(text) or _PYTEST_LOC.match(text):
+            break
+        out.append(text)
+        if len(out) == 2:
+            break
+    return out
+
+
+def _module_of(path: str) -> str:
+    name = _basename(path)
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+# --------------------------------------------------------------------------- other tools
+
+_ERRORISH = re.compile(
+    r"(?i)\b(?:error|errors|fatal|failed|failure|panic(?:ked)?|exception|denied|not found|no such|undefined|"
+    r"undeclared|cannot|can't|could not|couldn't|unable|refused|rejected|conflict|missing|invalid|"
+    r"unrecognized|unknown|not a |timed out|timeout|not allowed|forbidden|unauthorized|mismatched|"
+    r"incompatible|has no attribute|is not|does not|did not|not supported|aborted|killed|segmentation)\b"
+    r"|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
+)
+_NOISE = re.compile(
+    r"(?i)^(?:hint|note|help|warning: \d+ warnings? emitted)\b|^For more information|A complete log of this run|"
+    r"^\s*\||^\s*\d+\s*\||^\s*-->|^\s*[\^~]+|^Found \d+ errors?|could not compile|aborting due to|"
+    r"ld returned \d+ exit status|^Node\.js v|^\s*at |short test summary|^=+|^_+|^\[\*\]|fixable with|"
+    r"^Run with --|^To see a list of|^Require stack|^- |^Looking in links|^\s*throw |^\s*\}$|^\s*code: |"
+    r"^\s*requireStack|^npm (?:error|ERR!)\s*$|^npm (?:error|ERR!) (?:A complete log|Log files)|"
+    r"^Compiling |^\s*Finished |^\s*Running |^Checked \d+ source|^Success: no issues|^\d+ (?:failed|passed|error)|"
+    r"^(?:FAILED|PASSED|ERROR)\s*$|^In function|^In file included from|^compilation terminated"
+)
+_LOCATION_PREFIX = re.compile(r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?::\d+){1,2}:?\s+")
+_NPM_PREFIX = re.compile(r"^npm (?:error|ERR!|WARN|warn)(?=\s|$)")
+_JS_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<path>[^()\s]+?):\d+:\d+\)?$")
+
+
+def _tool_causes(lines: list[str]) -> list[str]:
+    causes = []
+    for raw in lines:
+        text = raw.strip()
+        if not text or _NOISE.search(text):
+            continue
+        npm = _NPM_PREFIX.match(text)
+        if npm:  # every npm line says "error": judge the content
+            text = text[npm.end() :].strip()
+            if not text or _NOISE.search(text) or not _ERRORISH.search(text):
+                continue
+            causes.append("npm error " + text)
+        elif _ERRORISH.search(text):
+            causes.append(_LOCATION_PREFIX.sub("", text))
+    return causes
+
+
+def _js_frame(lines: list[str]) -> str | None:
+    for raw in lines:
+        m = _JS_FRAME.match(raw)
+        if m and not m.group("path").startswith("node:") and "node_modules" not in m.group("path"):
+            return _module_of(m.group("path"))
+    return None
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _signature(text: str) -> tuple[list[str], str | None]:
+    lines = clean(text)
+    causes, frame = _python_causes(lines)
+    if not causes:
+        causes = _tool_causes(lines)
+    frame = frame or _js_frame(lines)
+    if not causes:  # nothing error-like: Sentry's fallback, the first two non-empty lines
+        causes = [ln.strip() for ln in lines if ln.strip()][:2]
+    folded: list[str] = []
+    for cause in causes:
+        f = fold(cause)
+        if f and f not in folded:
+            folded.append(f)
+        if len(folded) == MAX_CAUSE_LINES:
+            break
+    return folded, (fold(frame) if frame else None)
 
 
 def normalize(text: str) -> str:
-    text = _ANSI.sub("", text)
-    text = _PATH.sub(r"\1", text)
-    text = _NUM.sub("<int>", text)
-    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+    """The normalized signature: cause lines, then `at <innermost app module>` when known."""
+    causes, frame = _signature(text)
+    return "\n".join(causes + ([f"at {frame}"] if frame else []))
+
+
+def is_generic(cause_lines: list[str]) -> bool:
+    """True when the cause lines name nothing specific (no quoted value, identifier-like name or code)."""
+    body = " ".join(line.split(":", 1)[-1] for line in cause_lines)
+    return not re.search(r"['\"`‘’]|\b[A-Z]{1,4}\d{3,5}\b|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\[[a-z-]+\]", body)
 
 
 def fingerprint(text: str) -> str:
-    return hashlib.sha256(normalize(text).encode()).hexdigest()[:32]
+    """Stable id of the error's cause (32 hex chars); equal fingerprints mean "the same error"."""
+    causes, frame = _signature(text)
+    key = "\n".join(causes)
+    if frame and is_generic(causes):
+        key += f"\nat {frame}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|<\w+>")
+def fingerprint_normalized(normalized: str) -> str:
+    """fingerprint() for text that is already normalize()d (avoids normalizing twice)."""
+    lines = normalized.split("\n")
+    causes = [ln for ln in lines if not ln.startswith("at ")]
+    frames = [ln for ln in lines if ln.startswith("at ")]
+    key = "\n".join(causes)
+    if frames and is_generic(causes):
+        key += "\n" + frames[0]
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+_TOKEN = re.compile(r"<\w+>|[A-Za-z_][A-Za-z0-9_]*|\d+")
 
 
 def tokens(normalized: str) -> list[str]:
+    """Lowercased word tokens of a normalized signature (placeholders kept as one token each)."""
     return [t.lower() for t in _TOKEN.findall(normalized)]

@@ -203,39 +203,46 @@ class LearningStore:
         """Store a learning. Same repo + same resolution + a shared signature fingerprint (or, for learnings
         without error signatures, same repo + same resolution) merges into the existing learning: its file
         paths and signatures are unioned, confidence is the max. Returns (id, merged)."""
+        with self._write("add a learning") as conn:
+            return self._add(conn, learning)
+
+    def add_many(self, learnings: Sequence[Learning]) -> list[tuple[UUID, bool]]:
+        """add() for many learnings in one transaction (all or nothing)."""
+        with self._write("add learnings") as conn:
+            return [self._add(conn, learning) for learning in learnings]
+
+    def _add(self, conn: sqlite3.Connection, learning: Learning) -> tuple[UUID, bool]:
         rows = _signature_rows(learning.error_signatures)
         key = resolution_key(learning.resolution_summary)
-        with self._write("add a learning") as conn:
-            existing = self._find_merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
-            if existing is not None:
-                self._merge_into(conn, existing, learning, rows)
-                return UUID(existing), True
-            if conn.execute("SELECT 1 FROM learnings WHERE id = ?", (str(learning.id),)).fetchone():
-                raise ValueError(f"a different learning with id {learning.id} already exists")
-            now = _iso(_now())
-            conn.execute(
-                "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
-                " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-                " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    str(learning.id),
-                    learning.session_id,
-                    learning.repo,
-                    json.dumps(_dedupe(learning.file_paths_touched)),
-                    learning.resolution_summary,
-                    key,
-                    learning.ticket_id,
-                    learning.task_type.value,
-                    learning.confidence,
-                    learning.access_count,
-                    _iso(learning.last_accessed_at),
-                    _iso(learning.created_at),
-                    now,
-                ),
-            )
-            self._insert_signatures(conn, str(learning.id), rows, start=0)
-            self._insert_files(conn, str(learning.id), _dedupe(learning.file_paths_touched))
-            return learning.id, False
+        existing = self._find_merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
+        if existing is not None:
+            self._merge_into(conn, existing, learning, rows)
+            return UUID(existing), True
+        if conn.execute("SELECT 1 FROM learnings WHERE id = ?", (str(learning.id),)).fetchone():
+            raise ValueError(f"a different learning with id {learning.id} already exists")
+        conn.execute(
+            "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
+            " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
+            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                str(learning.id),
+                learning.session_id,
+                learning.repo,
+                json.dumps(_dedupe(learning.file_paths_touched)),
+                learning.resolution_summary,
+                key,
+                learning.ticket_id,
+                learning.task_type.value,
+                learning.confidence,
+                learning.access_count,
+                _iso(learning.last_accessed_at),
+                _iso(learning.created_at),
+                _iso(_now()),
+            ),
+        )
+        self._insert_signatures(conn, str(learning.id), rows, start=0)
+        self._insert_files(conn, str(learning.id), _dedupe(learning.file_paths_touched))
+        return learning.id, False
 
     def get(self, learning_id: UUID | str) -> Learning | None:
         lid = str(parse_id(learning_id))
@@ -496,10 +503,11 @@ def _signature_rows(texts: list[str]) -> list[SignatureRow]:
     for text in texts:
         if not text.strip():
             continue
-        fp = sigs.fingerprint(text)
+        normalized = sigs.normalize(text)
+        fp = sigs.fingerprint_normalized(normalized)
         if fp not in seen:
             seen.add(fp)
-            rows.append(SignatureRow(text=text, normalized=sigs.normalize(text), fingerprint=fp))
+            rows.append(SignatureRow(text=text, normalized=normalized, fingerprint=fp))
     return rows
 
 
@@ -644,10 +652,10 @@ def _renormalize_if_needed(store: LearningStore) -> None:
     if row and row[0] == str(sigs.NORMALIZER_VERSION):
         return
     with store._write("re-normalize signatures") as conn:
-        updates = [
-            (sigs.normalize(text), sigs.fingerprint(text), rid)
-            for rid, text in conn.execute("SELECT rowid, text FROM signatures").fetchall()
-        ]
+        updates = []
+        for rid, text in conn.execute("SELECT rowid, text FROM signatures").fetchall():
+            normalized = sigs.normalize(text)
+            updates.append((normalized, sigs.fingerprint_normalized(normalized), rid))
         conn.executemany(
             "UPDATE signatures SET normalized = ?, fingerprint = ?, embedding = NULL, embedding_model = NULL"
             " WHERE rowid = ?",

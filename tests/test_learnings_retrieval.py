@@ -1,0 +1,225 @@
+"""The learnings node end to end in-process: execute() over a real SQLite store under RECALL_HOME."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from recall.learnings import StoreError, execute, retrieval
+from recall.learnings.store import open_store
+from recall.models import Learning, LearningRetrievalRequest
+
+TB = """Traceback (most recent call last):
+  File "{root}/run.py", line 4, in <module>
+    main()
+  File "{root}/acme/worker.py", line {line}, in main
+    import redis
+ModuleNotFoundError: No module named 'redis'"""
+
+
+def tb(root: str = "/home/alice/acme", line: int = 45) -> str:
+    return TB.format(root=root, line=line)
+
+
+def learn(**kw) -> Learning:
+    data = {"repo": "acme", "error_signatures": [tb()], "resolution_summary": "pip install redis"}
+    data.update(kw)
+    learning = Learning(**data)
+    open_store().add(learning)
+    return learning
+
+
+def run(req: dict) -> dict:
+    return asyncio.run(execute(req)).model_dump(mode="json")
+
+
+def test_same_error_from_another_checkout_is_found_first_with_similarity_one() -> None:
+    target = learn()
+    learn(error_signatures=[tb().replace("redis", "celery")], resolution_summary="pip install celery")
+    res = run({"error_text": tb("/tmp/ci-81/build/acme", 97), "repo": "acme"})
+    assert res["query_ms"] >= 0
+    assert [m["learning_id"] for m in res["matches"]] == [str(target.id)]
+    top = res["matches"][0]
+    assert top["similarity"] == 1.0 and top["match_type"] == "error_signature"
+    assert top["resolution_summary"] == "pip install redis"
+    assert top["freshness_score"] == pytest.approx(1.0, abs=1e-3)
+    assert top["combined_score"] == pytest.approx(1.0 * 1.0 * (0.5 + 0.5 * 0.8), abs=1e-3)
+    assert top["score"] == top["combined_score"]
+    assert res["error_matches_count"] == 1
+
+
+def test_near_miss_is_not_a_match_at_the_default_threshold() -> None:
+    learn()
+    res = run({"error_text": tb().replace("redis", "celery"), "repo": "acme"})
+    assert res["matches"] == []
+    # the lexical evidence is still there below the threshold
+    res = run({"error_text": tb().replace("redis", "celery"), "repo": "acme", "min_similarity_error": 0.3})
+    assert len(res["matches"]) == 1 and res["matches"][0]["similarity"] < 0.85
+
+
+def test_similar_but_not_identical_error_scores_between() -> None:
+    learn(
+        error_signatures=["error: could not find `Cargo.toml` in `/w` or any parent directory"],
+        resolution_summary="cd into the crate",
+    )
+    res = run(
+        {
+            "error_text": "error: could not find `Cargo.toml` in `/x/y` or any parent dir (cargo build)",
+            "repo": "acme",
+            "min_similarity_error": 0.5,
+        }
+    )
+    sim = res["matches"][0]["similarity"]
+    assert 0.5 <= sim < 1.0
+
+
+def test_freshness_and_age() -> None:
+    learn(created_at=datetime.now(UTC) - timedelta(days=28))
+    m = run({"error_text": tb(), "repo": "acme"})["matches"][0]
+    assert m["age_days"] == 28
+    assert m["freshness_score"] == pytest.approx(0.657, abs=0.002)
+    assert m["combined_score"] == pytest.approx(0.657 * 0.9, abs=0.003)
+
+
+def test_repo_scoping() -> None:
+    other = learn(repo="billing")
+    # clearly the same error (exact fingerprint, specific cause): found from another repo, ranked lower
+    res = run({"error_text": tb("/x"), "repo": "acme"})
+    assert [m["learning_id"] for m in res["matches"]] == [str(other.id)]
+    assert res["matches"][0]["combined_score"] == pytest.approx(0.9 * 0.9, abs=1e-3)
+    mine = learn(resolution_summary="add redis to requirements.txt")
+    res = run({"error_text": tb("/x"), "repo": "acme"})
+    assert [m["learning_id"] for m in res["matches"]] == [str(mine.id), str(other.id)]
+    # a merely similar error from another repo is not offered
+    generic = 'Traceback (most recent call last):\n  File "/a/p.py", line 3, in f\nIndexError: list index out of range'
+    learn(repo="billing", error_signatures=[generic], resolution_summary="guard the index")
+    res = run({"error_text": generic.replace("/a/", "/b/"), "repo": "acme", "min_similarity_error": 0.5})
+    assert all(m["repo"] == "acme" for m in res["matches"])
+
+
+def test_task_context_and_auto() -> None:
+    a = learn(file_paths_touched=["src/acme/worker.py"], task_type="dependency")
+    b = learn(
+        error_signatures=["fatal: refusing to merge unrelated histories"],
+        resolution_summary="allow it",
+        file_paths_touched=["docs/index.md"],
+        task_type="docs",
+    )
+    res = run(
+        {"match_type": "task_context", "repo": "acme", "file_paths": ["other/checkout/src/acme/worker.py"]}
+    )
+    assert [m["learning_id"] for m in res["matches"]] == [str(a.id)]
+    assert res["matches"][0]["match_type"] == "task_context"
+    assert res["context_matches_count"] == 1 and res["error_matches_count"] == 0
+    # same basename elsewhere is weaker evidence: below the default 0.70, found with a lower threshold
+    assert (
+        run({"match_type": "task_context", "repo": "acme", "file_paths": ["lib/worker.py"]})["matches"] == []
+    )
+    res = run(
+        {
+            "match_type": "task_context",
+            "repo": "acme",
+            "file_paths": ["lib/worker.py"],
+            "min_similarity_context": 0.5,
+        }
+    )
+    assert res["matches"][0]["similarity"] == pytest.approx(0.85 * 0.7, abs=1e-3)
+    res = run({"match_type": "task_context", "repo": "elsewhere", "file_paths": ["src/acme/worker.py"]})
+    assert res["matches"] == []
+    res = run(
+        {
+            "match_type": "auto",
+            "repo": "acme",
+            "error_text": "fatal: refusing to merge unrelated histories",
+            "file_paths": ["src/acme/worker.py"],
+            "task_type": "dependency",
+        }
+    )
+    assert {m["learning_id"] for m in res["matches"]} == {str(a.id), str(b.id)}
+    assert res["error_matches_count"] == 1 and res["context_matches_count"] == 1
+    scores = [m["combined_score"] for m in res["matches"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_thresholds_and_max_results_come_from_the_request() -> None:
+    for i in range(4):
+        learn(resolution_summary=f"fix {i}")
+    assert len(run({"error_text": tb(), "repo": "acme", "max_results": 2})["matches"]) == 2
+    assert len(run({"error_text": tb(), "repo": "acme"})["matches"]) == 4
+
+
+def test_retrieval_records_access() -> None:
+    target = learn()
+    run({"error_text": tb(), "repo": "acme"})
+    run({"error_text": tb(), "repo": "acme"})
+    got = open_store().get(target.id)
+    assert got.access_count == 2 and got.last_accessed_at is not None
+
+
+def test_bad_requests_raise_validation_errors() -> None:
+    for bad in (
+        {"repo": "acme", "error_text": "x" * 4001},
+        {"repo": ""},
+        {"repo": "acme", "unknown": 1},
+        {"repo": "acme", "max_results": 0},
+        {"repo": "acme", "min_similarity_error": 1.5},
+        {"repo": "acme", "match_type": "fuzzy"},
+    ):
+        with pytest.raises(ValidationError):
+            run(bad)
+
+
+def test_empty_store_answers_without_creating_files(isolated_recall_env: Path) -> None:
+    res = run({"error_text": tb(), "repo": "acme"})
+    assert res["matches"] == [] and res["query_ms"] >= 0
+    assert not (isolated_recall_env / "learnings.db").exists()
+
+
+def test_broken_store_raises_a_clear_error(isolated_recall_env: Path) -> None:
+    learn()
+    with sqlite3.connect(isolated_recall_env / "learnings.db") as raw:
+        raw.execute("PRAGMA user_version = 42")
+    with pytest.raises(StoreError, match="newer than this recall supports"):
+        run({"error_text": tb(), "repo": "acme"})
+
+
+def test_request_model_instance_is_accepted() -> None:
+    target = learn()
+    res = asyncio.run(execute(LearningRetrievalRequest(error_text=tb("/y"), repo="acme")))
+    assert res.matches[0].learning_id == target.id
+
+
+def test_dense_is_not_loaded_on_the_default_path_and_blends_when_enabled() -> None:
+    learn()
+    code = (
+        "import asyncio, json, sys\n"
+        "from recall.learnings import execute\n"
+        f"r = asyncio.run(execute({{'error_text': {tb('/q')!r}, 'repo': 'acme'}}))\n"
+        "print(json.dumps([len(r.matches), 'numpy' in sys.modules, 'recall.embeddings' in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [1, False, False]
+    # with dense evidence on, an undecided lexical score gets blended with the cosine
+    store = open_store()
+    q = "error: could not find `Cargo.toml` in `/x/y` or any parent dir (cargo build)"
+    store.add(
+        Learning(
+            repo="acme",
+            error_signatures=["error: could not find `Cargo.toml` in `/w` or any parent directory"],
+            resolution_summary="cd into the crate",
+        )
+    )
+    req = LearningRetrievalRequest(error_text=q, repo="acme", min_similarity_error=0.1)
+    dense = retrieval.DenseScorer()
+    res = retrieval.retrieve(store, req, dense_weight=0.5, dense=dense)
+    assert dense.calls == 1 and res.dense_used
+    lexical_only = retrieval.retrieve(store, req, dense_weight=0.0)
+    assert res.matches[0].similarity != lexical_only.matches[0].similarity

@@ -347,3 +347,29 @@ def test_interrupted_first_index_resumes_and_resolves(py_repo: Path, monkeypatch
     stats = update(conn, py_repo)
     assert stats.parsed == 4 and stats.files == 8
     assert ("src/shop/service.py", "src/shop/models.py") in _edges(conn)
+
+
+def test_js_workspace_packages_and_tsconfig_paths(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path / "mono",
+        {
+            "packages/ui/package.json": '{"name": "@acme/ui", "main": "dist/index.js", "source": "src/index.ts"}',
+            "packages/ui/src/index.ts": "export { Button } from './button';\n",
+            "packages/ui/src/button.ts": "export function Button() { return 1; }\n",
+            "apps/web/tsconfig.json": (
+                '{\n  // comments are allowed here\n  "compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["src/*"]},},\n}\n'
+            ),
+            "apps/web/src/lib/api.ts": "export function get() { return 1; }\n",
+            "apps/web/src/page.tsx": (
+                "import { Button } from '@acme/ui';\nimport { Button as B } from '@acme/ui/button';\n"
+                "import { get } from '@/lib/api';\nimport React from 'react';\n"
+            ),
+        },
+    )
+    conn, _ = open_index(repo)
+    edges = _edges(conn)
+    assert ("apps/web/src/page.tsx", "packages/ui/src/index.ts") in edges
+    assert ("apps/web/src/page.tsx", "packages/ui/src/button.ts") in edges
+    assert ("apps/web/src/page.tsx", "apps/web/src/lib/api.ts") in edges
+    assert ("packages/ui/src/index.ts", "packages/ui/src/button.ts") in edges
+    assert "External: react" in _one("what does apps/web/src/page.tsx depend on", repo)

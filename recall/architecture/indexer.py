@@ -10,6 +10,7 @@ a note so the next walk does not look at them again until they change.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sqlite3
@@ -27,6 +28,7 @@ from recall.architecture.resolve import (
     Resolver,
     file_module,
     go_module_roots,
+    js_config,
     python_module_names,
 )
 
@@ -34,6 +36,7 @@ MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
 MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
 PROGRESS_MIN_FILES = 50
 BATCH_FILES = 300  # files parsed per committed transaction
+MANIFESTS = frozenset({"go.mod", "package.json", "tsconfig.json", "jsconfig.json"})
 
 SKIP_DIRS = frozenset(
     {
@@ -69,7 +72,7 @@ class IndexError_(Exception):
 @dataclass
 class WalkResult:
     files: dict[str, tuple[int, int]]  # path -> (mtime_ns, size)
-    go_mods: list[str] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)  # go.mod, package.json, tsconfig/jsconfig.json
     truncated: bool = False
 
 
@@ -186,8 +189,8 @@ def _scandir_walk(root: Path) -> WalkResult:
                     continue
                 dot = name.rfind(".")
                 if dot <= 0 or name[dot:].lower() not in suffixes:
-                    if name == "go.mod":
-                        result.go_mods.append(prefix + name)
+                    if name in MANIFESTS:
+                        result.manifests.append(prefix + name)
                     continue
                 if not entry.is_file(follow_symlinks=False):
                     continue  # symlinks, sockets, FIFOs and devices are never read
@@ -306,25 +309,31 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed, file_id: int | None) -> i
     return file_id
 
 
-def _refresh_modules(conn: sqlite3.Connection, root: Path, go_mods: list[str]) -> None:
-    rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
-    py_names = python_module_names([r["path"] for r in rows if r["lang"] == "python"])
-    go_texts = {}
-    for rel in go_mods:
+def _read_manifests(root: Path, paths: list[str]) -> dict[str, str]:
+    texts = {}
+    for rel in paths:
         try:
-            go_texts[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+            texts[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")[:200_000]
         except OSError:
             continue
-    roots = go_module_roots(go_texts)
+    return texts
+
+
+def _refresh_modules(conn: sqlite3.Connection, root: Path, manifests: list[str]) -> None:
+    rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
+    py_names = python_module_names([r["path"] for r in rows if r["lang"] == "python"])
+    go_mods = [m for m in manifests if m.rpartition("/")[2] == "go.mod"]
+    roots = go_module_roots(_read_manifests(root, go_mods))
     updates = []
     for r in rows:
         module = file_module(r["path"], r["lang"], r["package"], py_names, roots)
         if module != r["module"]:
             updates.append((module, r["id"]))
     conn.executemany("UPDATE files SET module=? WHERE id=?", updates)
+    graph.set_meta(conn, "manifests", json.dumps(sorted(manifests)))
 
 
-def _resolve_edges(conn: sqlite3.Connection, only: set[int] | None) -> None:
+def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) -> None:
     rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
     files = [FileRow(r["id"], r["path"], r["lang"], r["package"]) for r in rows]
     modules = {r["id"]: r["module"] for r in rows}
@@ -334,7 +343,9 @@ def _resolve_edges(conn: sqlite3.Connection, only: set[int] | None) -> None:
         " WHERE f.lang IN ('java', 'kotlin') AND instr(s.qualname, '.') = 0"
     ):
         top_level.setdefault(fid, []).append(name)
-    resolver = Resolver(files, modules, top_level)
+    manifests = json.loads(graph.get_meta(conn, "manifests") or "[]")
+    js_manifests = [m for m in manifests if m.rpartition("/")[2] != "go.mod"]
+    resolver = Resolver(files, modules, top_level, js_config(_read_manifests(root, js_manifests)))
     by_id = {f.id: f for f in files}
     if only is None:
         conn.execute("DELETE FROM edges")
@@ -385,7 +396,11 @@ def update(
     ]
     if walked.truncated:
         stats.notes.append(f"stopped at {MAX_FILES} files (RECALL_INDEX_MAX_FILES)")
-    dirty = graph.get_meta(conn, "dirty") == "1" or graph.get_meta(conn, "indexed_at") is None
+    dirty = (
+        graph.get_meta(conn, "dirty") == "1"
+        or graph.get_meta(conn, "indexed_at") is None
+        or graph.get_meta(conn, "manifests") != json.dumps(sorted(walked.manifests))
+    )
     if removed or todo or dirty:
         graph.set_meta(conn, "dirty", "1")
         set_changed, changed_ids, parsed = _parse_and_write(conn, root, todo, known, removed, force, progress)
@@ -438,10 +453,10 @@ def _finish(conn, root: Path, walked: WalkResult, changed_ids: set[int], everyth
     """Module names and import edges: all of them when the file set changed, else the changed files'."""
     with _transaction(conn):
         if everything:
-            _refresh_modules(conn, root, walked.go_mods)
-            _resolve_edges(conn, None)
+            _refresh_modules(conn, root, walked.manifests)
+            _resolve_edges(conn, root, None)
         else:
-            _resolve_edges(conn, changed_ids)
+            _resolve_edges(conn, root, changed_ids)
         graph.set_meta(conn, "indexed_at", str(time.time()))
         graph.set_meta(conn, "root", str(root))
         graph.set_meta(conn, "dirty", "0")

@@ -2,7 +2,8 @@
 
 Python: absolute and relative imports against the repository's package roots (the parent of the topmost
 folder with an `__init__.py`, which covers `src/` layouts), `from pkg import submodule` included.
-JS/TS: relative specifiers with the usual suffix / `index` probing (and `.js` written for a `.ts` file).
+JS/TS: relative specifiers with the usual suffix / `index` probing (and `.js` written for a `.ts` file),
+tsconfig/jsconfig `paths` and `baseUrl`, and workspace packages imported by their package.json name.
 Go: import paths under the module paths of the repository's `go.mod` files. Java/Kotlin: fully qualified
 class names and `pkg.*`. C#: `using Namespace`. Rust: `mod x;`, `crate::`/`self::`/`super::` paths. C/C++,
 Ruby, PHP: relative paths, then the shortest repository path ending with the written one (best effort).
@@ -11,10 +12,11 @@ Anything else (the standard library, third-party packages) stays unresolved: an 
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PY_SUFFIXES = (".py", ".pyi")
 JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
@@ -78,6 +80,52 @@ def file_module(path: str, lang: str, package: str, py_names: dict[str, str], go
     return path.rsplit(".", 1)[0]
 
 
+@dataclass
+class JsConfig:
+    """Workspace packages (package.json `name` → folder, entry files) and tsconfig/jsconfig path aliases."""
+
+    packages: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    aliases: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (base folder, pattern, targets)
+
+
+def _loose_json(text: str) -> dict:
+    """tsconfig.json allows comments and trailing commas."""
+    text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
+    text = re.sub(r",\s*([}\]])", r"\1", text)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def js_config(texts: dict[str, str]) -> JsConfig:
+    config = JsConfig()
+    for path, text in sorted(texts.items()):
+        folder = posixpath.dirname(path)
+        data = _loose_json(text)
+        if posixpath.basename(path) == "package.json":
+            name = data.get("name")
+            if isinstance(name, str) and name:
+                entries = [
+                    data[k] for k in ("source", "module", "main", "types") if isinstance(data.get(k), str)
+                ]
+                config.packages[name] = (folder, entries)
+            continue
+        options = data.get("compilerOptions") or {}
+        if not isinstance(options, dict):
+            continue
+        base = posixpath.normpath(posixpath.join(folder, str(options.get("baseUrl") or ".")))
+        paths = options.get("paths") or {}
+        if isinstance(paths, dict):
+            for pattern, targets in paths.items():
+                if isinstance(targets, list):
+                    config.aliases.append((base, str(pattern), [str(t) for t in targets]))
+        if options.get("baseUrl"):
+            config.aliases.append((base, "*", ["*"]))
+    return config
+
+
 class Resolver:
     """Resolves the imports of any file of one repository snapshot."""
 
@@ -86,7 +134,9 @@ class Resolver:
         files: list[FileRow],
         modules: dict[int, str],
         top_level: dict[int, list[str]],
+        js: JsConfig | None = None,
     ) -> None:
+        self.js = js or JsConfig()
         self.by_path = {f.path: f for f in files}
         self.py_modules: dict[str, int] = {}
         self.go_packages: dict[str, list[int]] = defaultdict(list)
@@ -178,9 +228,49 @@ class Resolver:
 
     # -- JavaScript / TypeScript
     def _js(self, src_path: str, spec: str) -> int | None:
-        if not spec.startswith("."):
-            return None
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(src_path), spec))
+        if spec.startswith("."):
+            return self._js_probe(posixpath.normpath(posixpath.join(posixpath.dirname(src_path), spec)))
+        for base, pattern, targets in self.js.aliases:  # tsconfig paths / baseUrl
+            prefix, star, suffix = pattern.partition("*")
+            if (
+                star
+                and spec.startswith(prefix)
+                and spec.endswith(suffix)
+                and len(spec) >= len(prefix + suffix)
+            ):
+                middle = spec[len(prefix) : len(spec) - len(suffix)]
+            elif not star and spec == pattern:
+                middle = ""
+            else:
+                continue
+            for target in targets:
+                hit = self._js_probe(posixpath.normpath(posixpath.join(base, target.replace("*", middle))))
+                if hit is not None:
+                    return hit
+        return self._js_package(spec)
+
+    def _js_package(self, spec: str) -> int | None:
+        """A workspace package of this repository imported by name (`@acme/ui`, `@acme/ui/button`)."""
+        name = spec
+        while name:
+            entry = self.js.packages.get(name)
+            if entry is not None:
+                folder, entries = entry
+                sub = spec[len(name) :].lstrip("/")
+                bases = (
+                    [f"{folder}/{sub}", f"{folder}/src/{sub}", f"{folder}/lib/{sub}"]
+                    if sub
+                    else [f"{folder}/{e}" for e in entries] + [f"{folder}/src/index", f"{folder}/index"]
+                )
+                for base in bases:
+                    hit = self._js_probe(posixpath.normpath(base.lstrip("/")))
+                    if hit is not None:
+                        return hit
+                return None
+            name = name.rpartition("/")[0]
+        return None
+
+    def _js_probe(self, base: str) -> int | None:
         candidates = [base]
         stem, dot, ext = base.rpartition(".")
         if dot and ext in ("js", "jsx", "mjs", "cjs"):  # TS sources import './x.js' meaning './x.ts'

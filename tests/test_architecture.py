@@ -373,3 +373,20 @@ def test_js_workspace_packages_and_tsconfig_paths(tmp_path: Path) -> None:
     assert ("apps/web/src/page.tsx", "apps/web/src/lib/api.ts") in edges
     assert ("packages/ui/src/index.ts", "packages/ui/src/button.ts") in edges
     assert "External: react" in _one("what does apps/web/src/page.tsx depend on", repo)
+
+
+def test_recall_scope_architecture_end_to_end(py_repo: Path, recall_cmd: list[str], subprocess_env) -> None:
+    """The done-criterion path: the real client, federation and engine in one `recall` process."""
+    git_init(py_repo)
+    out = subprocess.run(
+        [*recall_cmd, "--scope", "architecture", "blast radius of shop.models"],
+        cwd=py_repo / "src",
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Blast radius of `shop.models` (src/shop/models.py): 3 direct dependents" in out.stdout
+    assert "src/shop/service.py (Order, make_order)" in out.stdout
+    assert "recall-index" in out.stdout

@@ -224,6 +224,9 @@ def _first_line(text: str) -> str:
         line = line.strip().strip("/*#!-").strip()
         if line.startswith("@") or not line:  # javadoc tags, blank comment lines
             continue
+        sentence = line.find(". ")
+        if sentence > 0:
+            line = line[: sentence + 1]
         return line if len(line) <= DOC_MAX else line[: DOC_MAX - 1] + "…"
     return ""
 

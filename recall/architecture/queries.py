@@ -307,12 +307,15 @@ def direct_dependents(conn: sqlite3.Connection, target: Target) -> list[Dependen
         for hit in callers(conn, target):
             if hit.confidence >= 0.5 and hit.file_id != target.file_id and hit.file_id not in out:
                 out[hit.file_id] = Dependent(hit.file_id, hit.path, 1, "calls", hit.is_test)
-    return sorted(out.values(), key=lambda d: (d.is_test, d.path))
+    reach = fan_in(conn, list(out))  # most depended-upon dependents first: they carry the blast further
+    return sorted(out.values(), key=lambda d: (d.is_test, -reach.get(d.file_id, 0), d.path))
 
 
 def blast_radius(conn: sqlite3.Connection, target: Target, max_depth: int = MAX_DEPTH) -> list[Dependent]:
     """Every file that depends on the target, directly or through others, with its shortest depth."""
-    found: dict[int, Dependent] = {d.file_id: d for d in direct_dependents(conn, target)}
+    direct = direct_dependents(conn, target)
+    order = {d.file_id: i for i, d in enumerate(direct)}
+    found: dict[int, Dependent] = {d.file_id: d for d in direct}
     found.pop(target.file_id, None)
     frontier = list(found)
     depth = 1
@@ -330,7 +333,7 @@ def blast_radius(conn: sqlite3.Connection, target: Target, max_depth: int = MAX_
             path, is_test = info[src]
             found[src] = Dependent(src, path, depth, "", is_test, found[via].path)
         frontier = list(nxt)
-    return sorted(found.values(), key=lambda d: (d.depth, d.is_test, d.path))
+    return sorted(found.values(), key=lambda d: (d.depth, d.is_test, order.get(d.file_id, 0), d.path))
 
 
 def fan_in(conn: sqlite3.Connection, file_ids: list[int]) -> dict[int, int]:

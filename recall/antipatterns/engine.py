@@ -59,8 +59,15 @@ def _strip_paths(text: str, paths: list[str]) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def match_text(catalog: Catalog, text: str, *, use_semantic: bool = True) -> tuple[list[SemanticMatch], str]:
+def match_text(catalog: Catalog, text: str) -> tuple[list[SemanticMatch], str]:
     """Catalog entries the text is about, best first, above MIN_SCORE; and which index answered."""
+    ranked, index = rank_entries(catalog, text)
+    return [m for m in ranked if m.blended >= MIN_SCORE], index
+
+
+def rank_entries(catalog: Catalog, text: str, mode: str = "blended") -> tuple[list[SemanticMatch], str]:
+    """Every entry scored against the text, best first. `mode`: blended (the engine), lexical or semantic
+    (the benchmark's baselines)."""
     if not catalog.entries or not tokenize(text):
         return [], "none"
     ids = sorted(catalog.entries)
@@ -69,7 +76,7 @@ def match_text(catalog: Catalog, text: str, *, use_semantic: bool = True) -> tup
     )
     cosine: dict[str, float] = {}
     index = "lexical-only"
-    if use_semantic:
+    if mode != "lexical":
         from recall.antipatterns.semantic import score
 
         sem = score(catalog, text)
@@ -77,10 +84,14 @@ def match_text(catalog: Catalog, text: str, *, use_semantic: bool = True) -> tup
     matches = []
     for i in ids:
         sim = cosine.get(i, 0.0)
-        blended = SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * lexical[i] if use_semantic else lexical[i]
+        blended = {
+            "blended": SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * lexical[i],
+            "lexical": lexical[i],
+            "semantic": sim,
+        }[mode]
         matches.append(SemanticMatch(catalog.entries[i], sim, lexical[i], blended))
     matches.sort(key=lambda m: (-m.blended, m.entry.id))
-    return [m for m in matches if m.blended >= MIN_SCORE], index
+    return matches, index
 
 
 def build_results(

@@ -259,6 +259,8 @@ def _blocking_in_async(m: PyModule) -> list[Hit]:
         if not isinstance(fn, ast.AsyncFunctionDef):
             continue
         for stmt in fn.body:
+            if isinstance(stmt, _FUNCS):  # a nested (sync) def runs wherever it is called, not here
+                continue
             for call in m.calls(stmt, into_functions=False):
                 name = m.qualname(call.func)
                 if name in _BLOCKING_EXACT or _is_requests_call(name):

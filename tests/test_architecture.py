@@ -126,10 +126,7 @@ def test_gitignore_is_respected_and_subfolder_finds_the_root(tmp_path: Path) -> 
     assert "pkg/sub/kept.py (run)" in _one("what imports pkg.core", repo)
 
 
-def test_bad_files_are_survived_and_noted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from recall.architecture import indexer
-
-    monkeypatch.setattr(indexer, "MAX_FILE_BYTES", 200_000)
+def test_bad_files_are_survived_and_noted(tmp_path: Path) -> None:
     repo = write(
         tmp_path / "bad",
         {
@@ -137,10 +134,11 @@ def test_bad_files_are_survived_and_noted(tmp_path: Path, monkeypatch: pytest.Mo
             "broken.py": "def half(:\n    pass\n\nclass StillFound:\n    def m(self):\n        pass\n",
             "latin1.py": b"# caf\xe9 \xff\xfe\ndef weird_bytes():\n    return '\xe9'\n",
             "blob.py": b"\x00\x01\x02binary\x00" * 100,
-            "huge.py": "x = 1\n" * 60_000,
             "app.min.js": "function a(){}",
         },
     )
+    with open(repo / "huge.py", "wb") as fh:  # a 50 MB generated file (sparse: cheap to make)
+        fh.truncate(50_000_000)
     (repo / "loop").symlink_to(repo, target_is_directory=True)  # a symlink loop must not hang the walk
     os.mkfifo(repo / "pipe.py")  # reading a FIFO would block forever
     conn, stats = open_index(repo)
@@ -148,11 +146,12 @@ def test_bad_files_are_survived_and_noted(tmp_path: Path, monkeypatch: pytest.Mo
     assert {"fine", "StillFound", "m", "weird_bytes"} <= names
     notes = dict(conn.execute("SELECT path, note FROM files WHERE note != ''"))
     assert notes["blob.py"] == "skipped: binary"
-    assert "limit" in notes["huge.py"]
+    assert notes["huge.py"] == "skipped: 50.0 MB is over the 1.0 MB limit"
     assert notes["app.min.js"] == "skipped: minified"
     assert "syntax errors" in notes["broken.py"]
     assert not any(p.startswith("loop/") for p in notes)
-    assert stats.files == 3
+    assert stats.files == 3 and stats.skipped == 3
+    assert "huge.py: skipped: 50.0 MB is over the 1.0 MB limit" in stats.notes
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")

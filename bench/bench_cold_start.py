@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -65,13 +66,17 @@ def installed_script() -> str | None:
     return found if found and "shims" not in found else None
 
 
-def time_once(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+def time_once(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms = user + sys of the child). CPU time is what machine load distorts least."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[:300]}")
-    return elapsed
+    return elapsed, cpu
 
 
 def import_breakdown(cmd: list[str], env: dict[str, str], cwd: Path) -> dict:
@@ -119,13 +124,14 @@ def node_cost(env: dict[str, str], cwd: Path) -> dict:
     }
 
 
-def summarize(samples: list[float]) -> dict:
-    ordered = sorted(samples)
+def summarize(samples: list[tuple[float, float]]) -> dict:
+    walls = sorted(s[0] for s in samples)
     return {
         "runs": len(samples),
-        "median_ms": round(statistics.median(samples), 1),
-        "min_ms": round(ordered[0], 1),
-        "p90_ms": round(ordered[max(0, int(len(ordered) * 0.9) - 1)], 1),
+        "median_ms": round(statistics.median(walls), 1),
+        "min_ms": round(walls[0], 1),
+        "p90_ms": round(walls[max(0, int(len(walls) * 0.9) - 1)], 1),
+        "cpu_median_ms": round(statistics.median(s[1] for s in samples), 1),
     }
 
 
@@ -149,9 +155,9 @@ def main() -> int:
         if script:
             commands['recall --scope learnings "x" (installed script)'] = [script, *query]
         http_env = dict(env, AGENT_LEARNING_RETRIEVAL_URL="http://127.0.0.1:9/v1/nodes/x/execute")
-        samples: dict[str, list[float]] = {name: [] for name in commands}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         samples['python -m recall --scope learnings "x" (HTTP, refused)'] = []
-        for name, cmd in commands.items():  # warm the page cache and the template cache
+        for cmd in commands.values():  # warm the page cache and the template cache
             time_once(cmd, env, cwd)
         for _ in range(runs):
             for name, cmd in commands.items():
@@ -161,17 +167,20 @@ def main() -> int:
             )
         rows = {name: summarize(values) for name, values in samples.items()}
         baseline = rows["python -c pass"]["median_ms"]
+        cpu_baseline = rows["python -c pass"]["cpu_median_ms"]
         for row in rows.values():
             row["over_python_ms"] = round(row["median_ms"] - baseline, 1)
+            row["cpu_over_python_ms"] = round(row["cpu_median_ms"] - cpu_baseline, 1)
         breakdown = import_breakdown(commands['python -m recall --scope learnings "x"'], env, cwd)
         http_breakdown = import_breakdown(commands['python -m recall --scope learnings "x"'], http_env, cwd)
         node = node_cost(env, cwd)
 
     target = rows['python -m recall --scope learnings "x"']["median_ms"]
-    print(f"{'command':58} {'median':>8} {'min':>8} {'p90':>8} {'+python':>8}")
+    print(f"{'command (ms)':58} {'median':>8} {'min':>8} {'p90':>8} {'+python':>8} {'cpu':>8} {'+py cpu':>8}")
     for name, row in rows.items():
         print(
-            f"{name:58} {row['median_ms']:8.1f} {row['min_ms']:8.1f} {row['p90_ms']:8.1f} {row['over_python_ms']:8.1f}"
+            f"{name:58} {row['median_ms']:8.1f} {row['min_ms']:8.1f} {row['p90_ms']:8.1f} "
+            f"{row['over_python_ms']:8.1f} {row['cpu_median_ms']:8.1f} {row['cpu_over_python_ms']:8.1f}"
         )
     print(f"\ngoal <= {GOAL_MS:.0f} ms wall: {'met' if target <= GOAL_MS else 'NOT met'} ({target:.1f} ms)")
     print("in-process path, cumulative import ms:", breakdown["cumulative_ms"])

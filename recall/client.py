@@ -89,6 +89,9 @@ def run(args: query.Args) -> int:
     federation = payloads.get("federation")
     if federation is not None and ctx.repo_root and not fanout.backend_url("federation"):
         federation["repo_path"] = str(ctx.repo_root)  # in-process only: the wire payload stays the seed's
+    # recall installs no pydantic plugins; skipping pydantic's scan of every installed distribution's entry
+    # points saves ~30 ms on the in-process path (PYDANTIC_DISABLE_PLUGINS is pydantic's own switch)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     outcomes = fanout.run(payloads)
     if args.format == "json":
         info = {

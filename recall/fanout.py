@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -69,6 +70,10 @@ def _auth_headers() -> dict[str, str]:
 
 
 async def post_json(url: str, payload: dict) -> Any:
+    if "httpx" not in sys.modules:
+        # httpx's __init__ imports its own CLI (click + rich, ~190 ms) and falls back cleanly when that
+        # import fails; recall never uses it, so block it for this process.
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     import httpx
 
     try:

@@ -10,7 +10,6 @@ This package's import stays light (no numpy, no embedding model): heavy modules 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,8 @@ async def execute(
     request: LearningRetrievalRequest | dict[str, Any], *, home: Path | None = None
 ) -> LearningRetrievalResponse:
     """Retrieve learnings for an error and/or a task context (see module docstring)."""
+    import asyncio
+
     if not isinstance(request, LearningRetrievalRequest):
         request = LearningRetrievalRequest.model_validate(request)  # fail fast, before the thread hop
     return await asyncio.to_thread(execute_sync, request, home=home)

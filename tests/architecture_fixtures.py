@@ -51,7 +51,11 @@ PY_REPO = {
     "src/shop/cycle_a.py": "from shop import cycle_b\n\n\ndef a():\n    return cycle_b.b()\n",
     "src/shop/cycle_b.py": "from shop.cycle_a import a\n\n\ndef b():\n    return 1\n",
     "tests/test_service.py": "from shop.service import checkout\n\n\ndef test_checkout():\n    assert checkout([])\n",
-    "tests/test_models.py": "from shop.models import Order\n\n\ndef test_order():\n    Order([]).total()\n",
+    "tests/test_models.py": (
+        "from shop.models import Order\nfrom tests.helpers import sample\n\n\n"
+        "def test_order():\n    Order(sample()).total()\n"
+    ),
+    "tests/helpers.py": "def sample():\n    return [1, 2]\n",
 }
 
 MULTI_REPO = {

@@ -54,10 +54,11 @@ def test_python_modules_and_imports_resolve_in_src_layout(py_repo: Path) -> None
     assert ("src/shop/service.py", "src/shop/cycle_a.py") in edges  # from . import submodule
     assert ("src/shop/api.py", "src/shop/service.py") in edges  # absolute: from shop.service import
     assert ("tests/test_models.py", "src/shop/models.py") in edges
+    assert ("tests/test_models.py", "tests/helpers.py") in edges  # tests/ has no __init__.py
     assert not any(dst.endswith("decimal.py") for _, dst in edges)  # stdlib stays external
     sym = conn.execute("SELECT kind, signature, doc FROM symbols WHERE qualname = 'Order.total'").fetchone()
     assert tuple(sym) == ("method", "def total(self) -> Decimal", "Sum of item prices.")
-    assert stats.files == 8
+    assert stats.files == 9
 
 
 def test_every_language_extracts_symbols_and_resolves_imports(multi_repo: Path) -> None:
@@ -165,7 +166,7 @@ def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
 
 def test_incremental_update_parses_only_what_changed(py_repo: Path) -> None:
     conn, first = open_index(py_repo)
-    assert first.parsed == 8
+    assert first.parsed == 9
     again = update(conn, py_repo)
     assert again.parsed == 0
     models = py_repo / "src/shop/models.py"
@@ -227,7 +228,7 @@ def test_callers_and_callees_resolve_with_confidence(py_repo: Path) -> None:
     assert "src/shop/service.py:6 in checkout (0.90)" in callers
     total = _one("who calls Order.total", py_repo)
     assert "src/shop/service.py:7 in checkout" in total
-    assert "tests/test_models.py:5 in test_order" in total
+    assert "tests/test_models.py:6 in test_order" in total
     callees = _one("what does checkout call", py_repo)
     assert "make_order → src/shop/models.py:19" in callees
 
@@ -300,9 +301,9 @@ def test_multi_language_queries(multi_repo: Path) -> None:
 def test_recall_index_command(py_repo: Path, recall_cmd: list[str]) -> None:
     out = subprocess.run([*recall_cmd, "index", str(py_repo)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "8 files parsed" in out.stdout and "python 8" in out.stdout
+    assert "9 files parsed" in out.stdout and "python 9" in out.stdout
     again = subprocess.run([*recall_cmd, "index", str(py_repo), "--json"], capture_output=True, text=True)
-    assert '"parsed": 0' in again.stdout and '"files": 8' in again.stdout
+    assert '"parsed": 0' in again.stdout and '"files": 9' in again.stdout
     asked = subprocess.run(
         [*recall_cmd, "index", str(py_repo), "--query", "who calls make_order"],
         capture_output=True,
@@ -344,7 +345,7 @@ def test_interrupted_first_index_resumes_and_resolves(py_repo: Path, monkeypatch
     assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 4  # two committed batches kept
     monkeypatch.setattr(indexer, "_parse_file", real_parse)
     stats = update(conn, py_repo)
-    assert stats.parsed == 4 and stats.files == 8
+    assert stats.parsed == 5 and stats.files == 9
     assert ("src/shop/service.py", "src/shop/models.py") in _edges(conn)
 
 

@@ -161,6 +161,12 @@ class Resolver:
                     self.namespaces[f.package].append(f.id)
             elif f.lang in ("csharp", "php") and f.package:
                 self.namespaces[f.package].append(f.id)
+        for f in files:  # namespace packages (no __init__.py): the dotted path from the root, or from src/
+            if f.lang == "python":
+                dotted = f.path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
+                self.py_modules.setdefault(dotted, f.id)
+                if dotted.startswith("src."):
+                    self.py_modules.setdefault(dotted[4:], f.id)
 
     def resolve(self, src: FileRow, module: str, spec: str, names: list[str]) -> list[tuple[int, str]]:
         """(target file id, imported names) for one import of `src`; [] when external or unknown."""

@@ -75,6 +75,22 @@ def _context_line(args: query.Args, ctx, error_text: str) -> str:
     return f"Query: none given and no recent error found; auto mode for repo {ctx.repo}."
 
 
+def _redact_outgoing(payloads: dict, fanout) -> None:
+    """Text that leaves the process (HTTP backends) goes through recall.redact first; in-process, the
+    query is neither stored nor sent, so it is left as typed."""
+    if not any(payload and fanout.backend_url(name) for name, payload in payloads.items()):
+        return
+    try:
+        from recall.redact import redact
+    except ImportError:
+        return
+    for name, payload in payloads.items():
+        if payload and fanout.backend_url(name):
+            for key in ("error_text", "query"):
+                if isinstance(payload.get(key), str):
+                    payload[key] = redact(payload[key])
+
+
 def _write(text: str) -> None:
     sys.stdout.buffer.write(text.encode("utf-8", "replace"))
     sys.stdout.flush()
@@ -84,8 +100,9 @@ def run(args: query.Args) -> int:
     from recall import context, display, fanout
 
     ctx = context.detect(session_id=args.session, want_error=not args.query)
-    error_text = args.query or ctx.last_error or ""
+    error_text = args.query or query.clean_text(ctx.last_error or "")
     payloads = query.build_payloads(args, ctx.repo, error_text)
+    _redact_outgoing(payloads, fanout)
     federation = payloads.get("federation")
     if federation is not None and ctx.repo_root and not fanout.backend_url("federation"):
         federation["repo_path"] = str(ctx.repo_root)  # in-process only: the wire payload stays the seed's

@@ -207,3 +207,20 @@ def test_invalid_utf8_in_argv(http_backend, client_env, recall_cmd, tmp_path):
     assert proc.returncode == 0, proc.stderr
     posted = dict(http_backend.requests)
     assert posted["/empty" + DEFAULT_RETRIEVAL_PATH]["error_text"] == "KeyError: \ufffd\ufffd"
+
+
+def test_secrets_are_redacted_before_leaving_the_process(http_backend, client_env, recall_cmd, tmp_path):
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    proc, _ = run_recall(
+        recall_cmd,
+        client_env,
+        tmp_path,
+        f"401 Unauthorized: Authorization: Bearer {secret} rejected",
+        learnings=http_backend.url("empty", "learnings"),
+        federation=http_backend.url("empty", "federation"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    posted = dict(http_backend.requests)
+    for body in posted.values():
+        text = json.dumps(body)
+        assert secret not in text and "<redacted:" in text and "401 Unauthorized" in text

@@ -224,3 +224,61 @@ def test_secrets_are_redacted_before_leaving_the_process(http_backend, client_en
     for body in posted.values():
         text = json.dumps(body)
         assert secret not in text and "<redacted:" in text and "401 Unauthorized" in text
+
+
+@pytest.mark.slow
+def test_against_the_real_recall_server(client_env, recall_cmd, git_repo: Path, tmp_path: Path):
+    """`recall serve` on 127.0.0.1 and the client over HTTP: a stored learning and the repo's index answer."""
+    import urllib.request
+
+    (git_repo / "billing.py").write_text("class InvoiceTotals:\n    def total(self):\n        return 0\n")
+    env = dict(client_env)
+    error = "ZeroDivisionError: division by zero in InvoiceTotals.total"
+    fix = "Empty invoices have no lines. Return Decimal(0) before dividing and cover it with a unit test."
+    learned = subprocess.run(
+        [*recall_cmd, "learn", f"--error={error}", f"--resolution={fix}", "--file", "billing.py"],
+        cwd=git_repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert learned.returncode == 0, learned.stderr
+    port = int(closed_port_url("").rsplit(":", 1)[1])
+    server = subprocess.Popen(
+        [*recall_cmd, "serve", "--port", str(port), "--repo", str(git_repo)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/health", timeout=1) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"recall serve did not start: {server.stderr.read().decode()[-500:]}")
+                time.sleep(0.2)
+        proc, _ = run_recall(
+            recall_cmd,
+            env,
+            git_repo,
+            error,
+            learnings=base + DEFAULT_RETRIEVAL_PATH,
+            federation=base + DEFAULT_FEDERATION_PATH,
+            timeout=60,
+        )
+        out = proc.stdout.decode()
+        assert proc.returncode == 0, proc.stderr
+        assert out.startswith("## Recall Results — scope: all\n\n### [Learnings] Match 1 (")
+        assert "**Source:** agent_learnings | **Repo:** omnibase_infra" in out
+        assert f"**Resolution:** {fix}" in out
+        assert "### [Architecture] Result 1" in out and "InvoiceTotals" in out
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

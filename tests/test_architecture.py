@@ -45,6 +45,7 @@ def _one(text: str, repo: Path, **kw) -> str:
 
 
 def test_python_modules_and_imports_resolve_in_src_layout(py_repo: Path) -> None:
+    write(py_repo, {"scripts/json.py": "def dumps():\n    pass\n", "scripts/run.py": "import json\n"})
     conn, stats = open_index(py_repo)
     modules = dict(conn.execute("SELECT path, module FROM files"))
     assert modules["src/shop/models.py"] == "shop.models"
@@ -55,10 +56,12 @@ def test_python_modules_and_imports_resolve_in_src_layout(py_repo: Path) -> None
     assert ("src/shop/api.py", "src/shop/service.py") in edges  # absolute: from shop.service import
     assert ("tests/test_models.py", "src/shop/models.py") in edges
     assert ("tests/test_models.py", "tests/helpers.py") in edges  # tests/ has no __init__.py
+    assert ("src/shop/api.py", "scripts/json.py") not in edges  # a loose script does not shadow json
+    assert ("scripts/run.py", "scripts/json.py") in edges  # ... except for its neighbours
     assert not any(dst.endswith("decimal.py") for _, dst in edges)  # stdlib stays external
     sym = conn.execute("SELECT kind, signature, doc FROM symbols WHERE qualname = 'Order.total'").fetchone()
     assert tuple(sym) == ("method", "def total(self) -> Decimal", "Sum of item prices.")
-    assert stats.files == 9
+    assert stats.files == 11
 
 
 def test_every_language_extracts_symbols_and_resolves_imports(multi_repo: Path) -> None:

@@ -139,6 +139,7 @@ class Resolver:
         self.js = js or JsConfig()
         self.by_path = {f.path: f for f in files}
         self.py_modules: dict[str, int] = {}
+        self.local_dirs: dict[int, str] = {}
         self.go_packages: dict[str, list[int]] = defaultdict(list)
         self.jvm_names: dict[str, list[int]] = defaultdict(list)
         self.namespaces: dict[str, list[int]] = defaultdict(list)
@@ -150,6 +151,10 @@ class Resolver:
                 # a .py wins over its .pyi stub
                 if module not in self.py_modules or f.path.endswith(".py"):
                     self.py_modules[module] = f.id
+                folder = posixpath.dirname(f.path)
+                if "." not in module and folder not in ("", "src"):
+                    # a loose script (scripts/logging.py): importable only by its neighbours, not repo-wide
+                    self.local_dirs[f.id] = folder
             elif f.lang == "go" and not f.path.endswith("_test.go"):
                 self.go_packages[module].append(f.id)
             elif f.lang in ("java", "kotlin"):
@@ -222,7 +227,12 @@ class Resolver:
             fid = self._longest_module(base)
             if fid is not None:
                 out[fid].extend(leftover)
-        return [(fid, ",".join(n)) for fid, n in out.items() if fid != src.id]
+        return [
+            (fid, ",".join(n))
+            for fid, n in out.items()
+            if fid != src.id
+            and (fid not in self.local_dirs or src.path.startswith(self.local_dirs[fid] + "/"))
+        ]
 
     def _longest_module(self, dotted: str) -> int | None:
         while dotted:

@@ -337,3 +337,16 @@ def test_cli_reports_shell_true_in_the_working_tree(
     )
     assert proc.returncode == 0, proc.stderr
     assert "Detected pattern: subprocess with shell=True on a built command in app.py:7" in proc.stdout
+
+
+def test_catalog_files_are_not_scanned_and_test_files_rank_last(repo: Path) -> None:
+    catalog_copy = (
+        Path(__file__).resolve().parent.parent / "recall" / "antipatterns" / "catalog" / "docker_ci.yaml"
+    )
+    (repo / "rules.yaml").write_text(catalog_copy.read_text())  # full of bad examples, on purpose
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_conn.py").write_text('DB_PASSWORD = "fixture-pass-123"\n')
+    (repo / "settings.py").write_text('DB_PASSWORD = "real-pass-123456"\n')
+    results = query("anything to fix?", str(repo))
+    files = [extras(r).get("file") for r in results if extras(r).get("match_kind") == "detection"]
+    assert files == ["settings.py", "tests/test_conn.py"]

@@ -133,6 +133,7 @@ class ScanContext:
     _py_tree: ast.Module | None = None
     _py_failed: bool = False
     _ts_trees: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)  # per-file analysis shared by rules (rules.PyModule)
 
     def python_ast(self) -> ast.Module | None:
         if self._py_tree is None and not self._py_failed:

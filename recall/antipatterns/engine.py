@@ -18,7 +18,7 @@ from pathlib import Path
 
 from recall.antipatterns.catalog import Antipattern, Catalog, load_catalog
 from recall.antipatterns.lexical import LexicalIndex, tokenize
-from recall.antipatterns.scan import Detection, ScanReport, git_toplevel, scan
+from recall.antipatterns.scan import Detection, ScanReport, git_toplevel, is_test_path, scan
 from recall.models import AntipatternMatch, BackendRole, FederationResult, content_hash
 
 ENGINE = "recall-antipatterns"
@@ -101,8 +101,9 @@ def build_results(
     detections = sorted(
         report.detections,
         key=lambda d: (
-            d.entry.id not in about,
             not d.named,
+            d.entry.id not in about,
+            is_test_path(d.path),  # findings in tests (fixtures full of fake secrets) come after real code
             _SEVERITY_ORDER.get(d.entry.severity, 9),
             d.path,
             d.hits[0].line,

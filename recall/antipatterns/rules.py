@@ -43,7 +43,11 @@ class PyModule:
         self.tree = tree
         self.aliases: dict[str, str] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(tree):
+        self.all_calls: list[ast.Call] = []
+        self.nodes = list(ast.walk(tree))
+        for node in self.nodes:
+            if isinstance(node, ast.Call):
+                self.all_calls.append(node)
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
             if isinstance(node, ast.Import):
@@ -74,6 +78,9 @@ class PyModule:
         return Hit(line, snippet_at(self.ctx.text, line), detail)
 
     def calls(self, root: ast.AST | None = None, *, into_functions: bool = True) -> Iterator[ast.Call]:
+        if root is None and into_functions:
+            yield from self.all_calls
+            return
         for node in _walk(root or self.tree, into_functions):
             if isinstance(node, ast.Call):
                 yield node
@@ -96,10 +103,13 @@ def _walk(root: ast.AST, into_functions: bool = True) -> Iterator[ast.AST]:
 
 def _python(func: Callable[[PyModule], list[Hit]]) -> Callable[[ScanContext], list[Hit]]:
     def run(ctx: ScanContext) -> list[Hit]:
-        tree = ctx.python_ast()
-        if tree is None:
-            return []
-        hits = func(PyModule(ctx, tree))
+        module = ctx.cache.get("pymodule")
+        if module is None:
+            tree = ctx.python_ast()
+            if tree is None:
+                return []
+            module = ctx.cache["pymodule"] = PyModule(ctx, tree)
+        hits = func(module)
         unique = {h.line: h for h in sorted(hits, key=lambda h: h.line, reverse=True)}
         return sorted(unique.values(), key=lambda h: h.line)
 
@@ -175,7 +185,7 @@ def _mutable_default(m: PyModule) -> list[Hit]:
         "collections.deque",
         "collections.OrderedDict",
     }
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         if isinstance(node, _FUNCS):
             for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
                 literal = isinstance(
@@ -215,7 +225,7 @@ def _swallows(body: list[ast.stmt]) -> bool:
 def _broad_except_swallow(m: PyModule) -> list[Hit]:
     return [
         m.hit(h, "broad except discards the error")
-        for h in ast.walk(m.tree)
+        for h in m.nodes
         if isinstance(h, ast.ExceptHandler) and _broad_handler(m, h) and _swallows(h.body)
     ]
 
@@ -224,7 +234,7 @@ def _broad_except_swallow(m: PyModule) -> list[Hit]:
 @_python
 def _bare_except(m: PyModule) -> list[Hit]:
     hits = []
-    for h in ast.walk(m.tree):
+    for h in m.nodes:
         if isinstance(h, ast.ExceptHandler) and h.type is None:
             reraises = any(isinstance(n, ast.Raise) and n.exc is None for n in ast.walk(h))
             if not reraises:
@@ -255,7 +265,7 @@ def _is_requests_call(name: str) -> bool:
 @_python
 def _blocking_in_async(m: PyModule) -> list[Hit]:
     hits = []
-    for fn in ast.walk(m.tree):
+    for fn in m.nodes:
         if not isinstance(fn, ast.AsyncFunctionDef):
             continue
         for stmt in fn.body:
@@ -324,7 +334,7 @@ _SQL_WORDS = re.compile(r"\b(select|insert|update|delete|where|values|from)\b", 
 @_python
 def _sql_string_format(m: PyModule) -> list[Hit]:
     hits = []
-    for scope in ast.walk(m.tree):
+    for scope in m.nodes:
         if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         built: dict[str, ast.AST] = {}  # names assigned a dynamic SQL string in this scope
@@ -376,7 +386,7 @@ def _secret_literal(name: str, value: ast.AST | None) -> bool:
 @_python
 def _hardcoded_secret(m: PyModule) -> list[Hit]:
     hits = []
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         pairs: list[tuple[str, ast.AST | None, ast.AST]] = []
         if isinstance(node, ast.Assign):
             pairs = [(_name_of(t), node.value, node) for t in node.targets]
@@ -472,7 +482,7 @@ def _is_retry_loop(loop: ast.For | ast.While | ast.AsyncFor) -> ast.Try | None:
 @_python
 def _retry_without_backoff(m: PyModule) -> list[Hit]:
     hits = []
-    for loop in ast.walk(m.tree):
+    for loop in m.nodes:
         retry = isinstance(loop, ast.For | ast.While | ast.AsyncFor) and _is_retry_loop(loop)
         if retry and not _calls_sleep_with_backoff(m, loop):
             hits.append(m.hit(loop, "retry loop without a growing (jittered) delay"))
@@ -498,7 +508,7 @@ def _db_call(m: PyModule, call: ast.Call) -> bool:
 @_python
 def _n_plus_one(m: PyModule) -> list[Hit]:
     hits = []
-    for loop in ast.walk(m.tree):
+    for loop in m.nodes:
         if isinstance(loop, ast.For | ast.AsyncFor):
             for stmt in loop.body:
                 for call in m.calls(stmt, into_functions=False):
@@ -582,7 +592,7 @@ _SECRETISH = re.compile(
 @_python
 def _random_for_secrets(m: PyModule) -> list[Hit]:
     hits = []
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         names: list[str] = []
         value: ast.AST | None = None
         if isinstance(node, ast.Assign):
@@ -628,7 +638,7 @@ def _fast_hash_password(m: PyModule) -> list[Hit]:
 @_python
 def _task_reference_dropped(m: PyModule) -> list[Hit]:
     hits = []
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             name = m.qualname(node.value.func)
             receiver = name.rsplit(".", 1)[0] if "." in name else ""
@@ -658,7 +668,7 @@ def _debug_mode_on(m: PyModule) -> list[Hit]:
             and _is_const(_kw(call, "debug"), True)
         ):
             hits.append(m.hit(call, "debug server/interactive debugger enabled"))
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         debug = isinstance(node, ast.Assign) and _is_const(node.value, True)
         if debug and any(isinstance(t, ast.Name) and t.id == "DEBUG" for t in node.targets):
             hits.append(m.hit(node, "DEBUG = True in settings"))
@@ -670,7 +680,7 @@ def _debug_mode_on(m: PyModule) -> list[Hit]:
 def _wildcard_import(m: PyModule) -> list[Hit]:
     return [
         m.hit(n, f"`from {n.module} import *`")
-        for n in ast.walk(m.tree)
+        for n in m.nodes
         if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
     ]
 
@@ -680,7 +690,7 @@ def _wildcard_import(m: PyModule) -> list[Hit]:
 def _cache_on_method(m: PyModule) -> list[Hit]:
     caches = {"functools.lru_cache", "functools.cache", "lru_cache", "cache"}
     hits = []
-    for cls in ast.walk(m.tree):
+    for cls in m.nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
         for fn in cls.body:
@@ -734,7 +744,7 @@ _USES = {
 @_python
 def _check_then_use(m: PyModule) -> list[Hit]:
     hits = []
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         if not isinstance(node, ast.If):
             continue
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) else node.test
@@ -758,7 +768,7 @@ _LOCAL_URL = re.compile(
 @_python
 def _hardcoded_service_url(m: PyModule) -> list[Hit]:
     hits = []
-    for node in ast.walk(m.tree):
+    for node in m.nodes:
         if not (_is_str(node) and _LOCAL_URL.match(node.value)):  # type: ignore[attr-defined]
             continue
         parent = m.parents.get(node)

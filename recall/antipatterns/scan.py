@@ -23,6 +23,16 @@ _PATH_TOKEN = re.compile(
     r"(?:[A-Za-z]:)?[\w./~-]*[\w-]+\.[A-Za-z0-9]{1,10}|(?:[\w./-]*/)?(?:Dockerfile|Containerfile)[\w.-]*"
 )
 _LINE_SUFFIX = re.compile(r"(:\d+){1,2}$")
+_CATALOG_FILE = re.compile(
+    r"^antipatterns:\s*$", re.MULTILINE
+)  # catalog data: its bad examples are on purpose
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|fixtures?)/|(^|/)test_[^/]*$|_test\.\w+$|\.(spec|test)\.\w+$"
+)
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
 
 
 @dataclass
@@ -153,6 +163,8 @@ def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
         kind = file_kind(path)
         content = _read(path, shown, report.notes)
         if content is None or kind is None:
+            continue
+        if kind == "yaml" and _CATALOG_FILE.search(content):
             continue
         report.files.append(shown)
         ctx = ScanContext(content, kind, shown)

@@ -43,6 +43,20 @@ WATCH = (
 )
 
 
+STUB_NODE = (
+    "import sys, types\n"
+    "node = types.ModuleType('bench_stub_node')\n"
+    "async def execute(payload):\n"
+    "    return {'matches': [], 'query_ms': 0}\n"
+    "node.execute = execute\n"
+    "sys.modules['bench_stub_node'] = node\n"
+    "from recall import fanout\n"
+    "fanout.NODES['learnings'] = 'bench_stub_node'\n"
+    "from recall.client import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
 def clean_env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     for var in (
@@ -151,6 +165,8 @@ def main() -> int:
             "python -m recall --help": [sys.executable, "-m", "recall", "--help"],
             'python -m recall --scope learnings "x"': [sys.executable, "-m", "recall", *query],
         }
+        # the client's own cost: same command, the learnings node replaced by one that answers at once
+        commands["client only (instant stub node)"] = [sys.executable, "-c", STUB_NODE, *query]
         script = installed_script()
         if script:
             commands['recall --scope learnings "x" (installed script)'] = [script, *query]

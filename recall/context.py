@@ -37,9 +37,19 @@ class Context:
 
 def git_toplevel(cwd: Path) -> Path | None:
     for folder in (cwd, *cwd.parents):
-        if (folder / ".git").exists():
-            return folder
+        try:
+            if (folder / ".git").exists():
+                return folder
+        except OSError:  # an unreadable parent: keep walking up
+            continue
     return None
+
+
+def current_dir() -> Path:
+    try:
+        return Path.cwd().resolve()
+    except OSError:  # the working directory was deleted under us
+        return Path(os.environ.get("PWD") or "/")
 
 
 def repo_name(cwd: Path, root: Path | None) -> str:
@@ -150,7 +160,7 @@ def _recorded_error(session_id: str | None, cwd: Path) -> str | None:
 
 
 def detect(cwd: Path | None = None, session_id: str | None = None, want_error: bool = True) -> Context:
-    cwd = (cwd or Path.cwd()).resolve()
+    cwd = cwd.resolve() if cwd else current_dir()
     root = git_toplevel(cwd)
     session_id = session_id or os.environ.get("CLAUDE_SESSION_ID") or None
     error, source = None, None

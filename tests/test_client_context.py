@@ -157,3 +157,30 @@ def test_big_transcript_is_read_from_the_end_within_a_bound(tmp_path: Path) -> N
 def test_bad_session_ids_do_not_escape(tmp_path: Path, bad_id: str) -> None:
     (tmp_path / "projects").mkdir()
     assert context.find_transcript(tmp_path, bad_id or None, tmp_path / "projects") is None
+
+
+def test_in_process_federation_gets_the_repo_path(recall_cmd, client_env, git_repo: Path) -> None:
+    """Nothing configured: the real in-process federation node answers about this checkout."""
+    (git_repo / "billing.py").write_text("class InvoiceTotals:\n    def total(self):\n        return 0\n")
+    sub = git_repo / "docs"
+    sub.mkdir()
+    proc = subprocess.run(
+        [*recall_cmd, "--format", "json", "--scope", "architecture", "InvoiceTotals"],
+        cwd=sub,
+        env=client_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    federation = doc["federation"]
+    assert federation["transport"] == "in-process"
+    assert federation["payload"] == {
+        "query": "InvoiceTotals",
+        "force_backends": ["repowise"],
+        "repo_path": str(git_repo),
+    }
+    assert federation["failure"] is None, federation["failure"]
+    assert any("InvoiceTotals" in r["content"] for r in federation["response"]["results"])
+    assert doc["learnings"]["queried"] is False

@@ -145,8 +145,7 @@ def card(conn: sqlite3.Connection, target: q.Target) -> str:
 
 
 def _cycles(conn: sqlite3.Connection, root: Path, role: str) -> list[Answer]:
-    found = q.import_cycles(conn)
-    total = q.cycle_component_count(conn) if found else 0
+    found, total = q.import_cycles(conn)
     return [Answer(render.cycles(found, total, root.name), role, {"answer": "cycles", "cycles": total})]
 
 

@@ -496,8 +496,9 @@ def _resolve_callee(conn, file_id: int, imported: set[int], name: str, line: int
 # --------------------------------------------------------------------------- cycles
 
 
-def import_cycles(conn: sqlite3.Connection, limit: int = 5) -> list[list[str]]:
-    """Import cycles: one concrete cycle per strongly connected component of the file graph, biggest first."""
+def import_cycles(conn: sqlite3.Connection, limit: int = 5) -> tuple[list[list[str]], int]:
+    """Import cycles: one concrete cycle per strongly connected component of the file graph, biggest first,
+    and how many such components there are."""
     graph: dict[int, set[int]] = defaultdict(set)
     for src, dst in conn.execute("SELECT DISTINCT src, dst FROM edges WHERE src != dst"):
         graph[src].add(dst)
@@ -508,14 +509,7 @@ def import_cycles(conn: sqlite3.Connection, limit: int = 5) -> list[list[str]]:
     for comp in components[:limit]:
         cycle = _cycle_in(graph, set(comp))
         cycles.append([names[n][0] for n in cycle] + [f"(component of {len(comp)} files)"])
-    return cycles
-
-
-def cycle_component_count(conn: sqlite3.Connection) -> int:
-    graph: dict[int, set[int]] = defaultdict(set)
-    for src, dst in conn.execute("SELECT DISTINCT src, dst FROM edges WHERE src != dst"):
-        graph[src].add(dst)
-    return sum(1 for c in _tarjan(graph) if len(c) > 1)
+    return cycles, len(components)
 
 
 def _tarjan(graph: dict[int, set[int]]) -> list[list[int]]:

@@ -124,8 +124,9 @@ def _run_node_in_thread(name: str, payload: dict, box: dict) -> None:
     except BackendFailure as exc:
         box["error"] = exc
     except Exception as exc:  # the node raised: its own failure, shown as such
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        box["error"] = BackendFailure("error", f"{type(exc).__name__}: {first}"[:400])
+        # a validation error names the model on line 1 and the field on lines 2-3: keep those
+        head = "; ".join(line.strip() for line in str(exc).strip().splitlines()[:3])
+        box["error"] = BackendFailure("error", f"{type(exc).__name__}: {head}"[:400])
 
 
 def _start_node(outcome: BackendOutcome) -> dict[str, Any]:

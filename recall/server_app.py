@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -16,7 +17,7 @@ from uuid import UUID
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model, model_validator
 
 import recall
 from recall import federation
@@ -46,6 +47,44 @@ class Settings:
     require_auth: bool = False
     max_body: int = MAX_BODY
     body_timeout: float = BODY_TIMEOUT
+
+
+_NUMBER = (int, float)
+_STRING = (datetime, datetime | None, UUID, UUID | None)
+
+
+def _strict_json_types(model: type[BaseModel]) -> Any:
+    """`model`, except that numbers must be JSON numbers and timestamps/ids JSON strings: pydantic's lax
+    mode would read `false` or `"5"` as a number and `0` as a date, and a wrong type must be a 422 that
+    names the field."""
+    numbers = sorted(n for n, f in model.model_fields.items() if f.annotation in _NUMBER)
+    strings = sorted(n for n, f in model.model_fields.items() if f.annotation in _STRING)
+
+    def json_types(cls: type, data: Any) -> Any:
+        if isinstance(data, dict):
+            bad = [
+                n
+                for n in numbers
+                if n in data and (isinstance(data[n], bool) or not isinstance(data[n], _NUMBER))
+            ]
+            bad += [n for n in strings if data.get(n) is not None and not isinstance(data[n], str)]
+            if bad:
+                raise ValueError(
+                    "; ".join(f"{n}: must be a JSON {'number' if n in numbers else 'string'}" for n in bad)
+                )
+        return data
+
+    strict = create_model(
+        model.__name__,
+        __base__=model,
+        __validators__={"json_types": model_validator(mode="before")(classmethod(json_types))},
+    )
+    strict.__doc__ = model.__doc__
+    return strict
+
+
+RetrievalBody = _strict_json_types(LearningRetrievalRequest)
+LearningBody = _strict_json_types(Learning)
 
 
 class LearningWritten(BaseModel):
@@ -102,7 +141,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         responses=_ERRORS,
         summary="Learnings node: prior fixes for an error or a task context",
     )
-    async def retrieval_execute(body: LearningRetrievalRequest, request: Request) -> Response:
+    async def retrieval_execute(body: RetrievalBody, request: Request) -> Response:
         principal = _principal(request)
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not read repo '{body.repo}'")
@@ -129,7 +168,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         responses=_ERRORS | {409: {"model": Problem, "description": "Id already used by another learning"}},
         summary="Record a learning (redacted before it is stored; merged into an identical one)",
     )
-    async def learnings_add(body: Learning, request: Request) -> Response:
+    async def learnings_add(body: LearningBody, request: Request) -> Response:
         principal = _principal(request)
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
@@ -255,6 +294,8 @@ def _describe(error: dict[str, Any]) -> str:
     where = ".".join(loc) or "body"
     if error.get("type") == "extra_forbidden":
         return f"{where}: unknown field"
+    if error.get("type") == "value_error" and not loc:
+        return str(error.get("msg", "")).removeprefix("Value error, ")
     if error.get("type") in ("model_attributes_type", "dict_type") and not loc:
         return "body: expected a JSON object"
     return f"{where}: {error.get('msg')}"

@@ -393,3 +393,23 @@ def test_recall_scope_architecture_end_to_end(py_repo: Path, recall_cmd: list[st
     assert "Blast radius of `shop.models` (src/shop/models.py): 3 direct dependents" in out.stdout
     assert "src/shop/service.py (Order, make_order)" in out.stdout
     assert "recall-index" in out.stdout
+
+
+def test_folder_cache_still_sees_new_changed_and_ignored_files(py_repo: Path) -> None:
+    """Folders untouched for a while are listed from the cache; what changes inside them is still seen."""
+    (py_repo / ".gitignore").write_text("*.tmp\n")
+    old = time.time_ns() - 3600 * 10**9
+    for folder in [py_repo, *(p for p in py_repo.rglob("*") if p.is_dir())]:
+        os.utime(folder, ns=(old, old))
+    conn, _ = open_index(py_repo)
+    cached = conn.execute("SELECT count(*) FROM dirs WHERE mtime_ns > 0").fetchone()[0]
+    assert cached == 4  # root, src, src/shop, tests
+    write(py_repo, {"src/shop/extra.py": "from shop.models import Order\n"})  # folder mtime moves
+    assert "src/shop/extra.py" in _one("what imports shop.models", py_repo)
+    service = py_repo / "src/shop/service.py"  # edited in place: the folder mtime does not move
+    service.write_text(service.read_text() + "\n\ndef audit():\n    return make_order([])\n")
+    os.utime(service.parent, ns=(old, old))
+    assert "in audit" in _one("who calls make_order", py_repo)
+    (py_repo / ".gitignore").write_text("tests/\n")  # edited in place: rules apply on the next walk
+    os.utime(py_repo, ns=(old, old))
+    assert "tests/test_models.py" not in _one("what imports shop.models", py_repo)

@@ -2,7 +2,7 @@
 
 Tables: `files` (one row per source file seen, with the stat and content hash that drive incremental
 updates), `symbols`, `imports` (raw, as written) and `edges` (imports resolved to files), `calls` (raw call
-sites; resolved to definitions at query time, see queries.py). No server: plain sqlite3 in WAL mode.
+sites; resolved to definitions at query time, see queries.py), `dirs` (the walk's folder listings). No server: plain sqlite3 in WAL mode.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from recall.config import recall_home
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -70,6 +70,13 @@ CREATE TABLE IF NOT EXISTS calls (
     line INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS calls_name ON calls(name);
+CREATE TABLE IF NOT EXISTS dirs (   -- the walk's folder listings, valid while the folder's mtime holds
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    subdirs TEXT NOT NULL,          -- NUL separated names
+    files TEXT NOT NULL,
+    gitignore INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
 """
 
@@ -93,7 +100,7 @@ def connect(path: Path) -> sqlite3.Connection:
         return conn
     conn.execute("PRAGMA journal_mode=WAL")  # persistent: set once when the file is created
     if version is not None:  # an older layout: rebuild from scratch (it's a cache)
-        for table in ("calls", "edges", "imports", "symbols", "files", "meta"):
+        for table in ("dirs", "calls", "edges", "imports", "symbols", "files", "meta"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.executescript(SCHEMA)
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))

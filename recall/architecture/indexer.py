@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +38,9 @@ MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
 PROGRESS_MIN_FILES = 50
 BATCH_FILES = 300  # files parsed per committed transaction
 MANIFESTS = frozenset({"go.mod", "package.json", "tsconfig.json", "jsconfig.json"})
+# folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore); mtime 0 = rescan
+DirCache = dict[str, tuple[int, list[str], list[str], bool]]
+RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
 
 SKIP_DIRS = frozenset(
     {
@@ -73,6 +77,8 @@ class IndexError_(Exception):
 class WalkResult:
     files: dict[str, tuple[int, int]]  # path -> (mtime_ns, size)
     manifests: list[str] = field(default_factory=list)  # go.mod, package.json, tsconfig/jsconfig.json
+    dirs: DirCache = field(default_factory=dict)
+    dirs_changed: bool = False
     truncated: bool = False
 
 
@@ -148,62 +154,92 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
     return False
 
 
-def walk(root: Path) -> WalkResult:
+def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
     """Stat every source file under `root` that recall would parse (no file is read here).
 
-    (A `git ls-files` listing was measured slower than this scandir walk on django: git must walk the
-    tree anyway for untracked files.)
+    A folder whose mtime is unchanged since the last walk has the same entries, so its cached listing
+    replaces the scandir (files are still stat'ed one by one: contents change without touching the
+    folder). `.gitignore` rules are applied on every walk. The new listing is in `result.dirs`.
     """
-    return _scandir_walk(root)
-
-
-def _scandir_walk(root: Path) -> WalkResult:
     result = WalkResult(files={})
-    suffixes = BY_SUFFIX
     stack: list[tuple[str, list[tuple[str, object]]]] = [("", [])]
     base = str(root)
+    now = time.time_ns()
     while stack:
         rel_dir, specs = stack.pop()
         abs_dir = f"{base}/{rel_dir}" if rel_dir else base
         try:
-            with os.scandir(abs_dir) as it:
-                entries = list(it)
+            mtime = os.stat(abs_dir).st_mtime_ns
         except OSError:
             continue
-        if any(e.name == ".gitignore" for e in entries):
+        cached = cache.get(rel_dir) if cache else None
+        if cached is not None and cached[0] == mtime and mtime:
+            listing = cached
+        else:
+            listing = _list_folder(abs_dir, mtime if now - mtime > RACY_NS else 0)
+            if listing is None:
+                continue
+            result.dirs_changed = True
+        result.dirs[rel_dir] = listing
+        _, subdirs, files, has_gitignore = listing
+        if has_gitignore:
             spec = _load_gitignore(abs_dir)
             if spec is not None:
                 specs = [*specs, (rel_dir, spec)]
         prefix = f"{rel_dir}/" if rel_dir else ""
-        for entry in entries:
-            name = entry.name
+        for name in subdirs:
+            if not (specs and _ignored(prefix + name, True, specs)):
+                stack.append((prefix + name, specs))
+        for name in files:
+            rel = prefix + name
+            if name in MANIFESTS:
+                result.manifests.append(rel)
+                continue
+            if specs and _ignored(rel, False, specs):
+                continue
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if name[0] == "." or name in SKIP_DIRS or name.endswith(".egg-info"):
-                        continue
-                    if name == "target" and _is_build_output(abs_dir):
-                        continue
-                    if specs and _ignored(prefix + name, True, specs):
-                        continue
-                    stack.append((prefix + name, specs))
-                    continue
-                dot = name.rfind(".")
-                if dot <= 0 or name[dot:].lower() not in suffixes:
-                    if name in MANIFESTS:
-                        result.manifests.append(prefix + name)
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue  # symlinks, sockets, FIFOs and devices are never read
-                if specs and _ignored(prefix + name, False, specs):
-                    continue
-                st = entry.stat(follow_symlinks=False)
+                st = os.lstat(f"{abs_dir}/{name}")
             except OSError:
                 continue
-            result.files[prefix + name] = (st.st_mtime_ns, st.st_size)
+            if not stat.S_ISREG(st.st_mode):
+                continue  # symlinks, sockets, FIFOs and devices are never read
+            result.files[rel] = (st.st_mtime_ns, st.st_size)
             if len(result.files) >= MAX_FILES:
                 result.truncated = True
                 return result
+    result.dirs_changed = result.dirs_changed or (cache is not None and len(cache) != len(result.dirs))
     return result
+
+
+def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], bool] | None:
+    """A folder's sub-folders worth entering and its files worth a stat (by name and type only)."""
+    try:
+        with os.scandir(abs_dir) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    subdirs: list[str] = []
+    files: list[str] = []
+    has_gitignore = False
+    for entry in entries:
+        name = entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if name[0] == "." or name in SKIP_DIRS or name.endswith(".egg-info"):
+                    continue
+                if name == "target" and _is_build_output(abs_dir):
+                    continue
+                subdirs.append(name)
+                continue
+        except OSError:
+            continue
+        if name == ".gitignore":
+            has_gitignore = True
+            continue
+        dot = name.rfind(".")
+        if (dot > 0 and name[dot:].lower() in BY_SUFFIX) or name in MANIFESTS:
+            files.append(name)
+    return mtime, subdirs, files, has_gitignore
 
 
 def _is_build_output(folder: str) -> bool:
@@ -309,6 +345,24 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed, file_id: int | None) -> i
     return file_id
 
 
+def _load_dirs(conn: sqlite3.Connection) -> DirCache:
+    return {
+        path: (mtime, subdirs.split("\0") if subdirs else [], files.split("\0") if files else [], bool(gi))
+        for path, mtime, subdirs, files, gi in conn.execute(
+            "SELECT path, mtime_ns, subdirs, files, gitignore FROM dirs"
+        )
+    }
+
+
+def _save_dirs(conn: sqlite3.Connection, dirs: DirCache) -> None:
+    with _transaction(conn):
+        conn.execute("DELETE FROM dirs")
+        conn.executemany(
+            "INSERT INTO dirs(path, mtime_ns, subdirs, files, gitignore) VALUES (?,?,?,?,?)",
+            [(p, m, "\0".join(d), "\0".join(f), int(g)) for p, (m, d, f, g) in dirs.items()],
+        )
+
+
 def _read_manifests(root: Path, paths: list[str]) -> dict[str, str]:
     texts = {}
     for rel in paths:
@@ -383,7 +437,7 @@ def update(
     """
     started = time.perf_counter()
     stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
-    walked = walk(root)
+    walked = walk(root, _load_dirs(conn))
     known = {
         r["path"]: r
         for r in conn.execute("SELECT id, path, mtime_ns, size, hash, package, lang FROM files").fetchall()
@@ -407,6 +461,8 @@ def update(
         _finish(conn, root, walked, changed_ids, set_changed or dirty)
         stats.parsed = parsed
         stats.removed = len(removed)
+    if walked.dirs_changed and not walked.truncated:
+        _save_dirs(conn, walked.dirs)
     if summary:
         _fill_stats(conn, stats)
     stats.seconds = time.perf_counter() - started

@@ -2,7 +2,7 @@
 
 Tables: `files` (one row per source file seen, with the stat and content hash that drive incremental
 updates), `symbols`, `imports` (raw, as written) and `edges` (imports resolved to files), `calls` (raw call
-sites; resolved to definitions at query time, see queries.py), `dirs` (the walk's folder listings). No server: plain sqlite3 in WAL mode.
+sites; resolved to definitions at query time, see queries.py); `meta` also keeps the walk's folder listings. No server: plain sqlite3 in WAL mode.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from recall.config import recall_home
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -70,13 +70,6 @@ CREATE TABLE IF NOT EXISTS calls (
     line INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS calls_name ON calls(name);
-CREATE TABLE IF NOT EXISTS dirs (   -- the walk's folder listings, valid while the folder's mtime holds
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    subdirs TEXT NOT NULL,          -- NUL separated names
-    files TEXT NOT NULL,
-    gitignore INTEGER NOT NULL
-) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
 """
 

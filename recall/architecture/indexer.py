@@ -346,21 +346,12 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed, file_id: int | None) -> i
 
 
 def _load_dirs(conn: sqlite3.Connection) -> DirCache:
-    return {
-        path: (mtime, subdirs.split("\0") if subdirs else [], files.split("\0") if files else [], bool(gi))
-        for path, mtime, subdirs, files, gi in conn.execute(
-            "SELECT path, mtime_ns, subdirs, files, gitignore FROM dirs"
-        )
-    }
+    raw = graph.get_meta(conn, "dirs")
+    return json.loads(raw) if raw else {}
 
 
 def _save_dirs(conn: sqlite3.Connection, dirs: DirCache) -> None:
-    with _transaction(conn):
-        conn.execute("DELETE FROM dirs")
-        conn.executemany(
-            "INSERT INTO dirs(path, mtime_ns, subdirs, files, gitignore) VALUES (?,?,?,?,?)",
-            [(p, m, "\0".join(d), "\0".join(f), int(g)) for p, (m, d, f, g) in dirs.items()],
-        )
+    graph.set_meta(conn, "dirs", json.dumps(dirs, separators=(",", ":")))
 
 
 def _read_manifests(root: Path, paths: list[str]) -> dict[str, str]:

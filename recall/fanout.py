@@ -71,9 +71,11 @@ def _auth_headers() -> dict[str, str]:
 
 async def post_json(url: str, payload: dict) -> Any:
     if "httpx" not in sys.modules:
-        # httpx's __init__ imports its own CLI (click + rich, ~190 ms) and falls back cleanly when that
-        # import fails; recall never uses it, so block it for this process.
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+        # Two optional imports recall never uses, blocked for this process (both packages fall back
+        # cleanly on ImportError): httpx's own CLI (click + rich, ~190 ms) and trio, which httpcore imports
+        # eagerly whenever it is installed (~100 ms); this fan-out runs on asyncio.
+        for optional in ("httpx._main", "trio"):
+            sys.modules.setdefault(optional, None)  # type: ignore[arg-type]
     import httpx
 
     try:

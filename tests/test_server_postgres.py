@@ -275,3 +275,33 @@ def test_server_starts_while_postgresql_is_down_and_serves_once_it_is_up(tmp_pat
     finally:
         srv.stop()
         proxy.down()
+
+
+def test_add_many_and_bulk_load(pg_store) -> None:
+    results = pg_store.add_many(
+        [make(error=f"E{i}: x", fix=f"fix {i}") for i in range(5)] + [make(error="E0: x", fix="FIX 0")]
+    )
+    assert [m for _, m in results] == [False] * 5 + [True]
+    assert results[5][0] == results[0][0]
+    fresh = [
+        make(error=f"ValueError: bad '{i}_thing'", fix=f"bulk {i}", file_paths_touched=[f"src/m{i}.py"])
+        for i in range(50)
+    ]
+    assert pg_store.bulk_load(fresh) == 50
+    assert pg_store.count() == 55
+    got = pg_store.get(fresh[7].id)
+    assert got.error_signatures == ["ValueError: bad '7_thing'"] and got.file_paths_touched == ["src/m7.py"]
+    # the bulk rows are indexed like added ones: found by fingerprint, terms and context
+    assert fresh[7].id in {
+        c.learning.id for c in pg_store.candidates_by_terms(sigs.tokens("ValueError: bad '7_thing'"), 5)
+    }
+    assert [
+        c.learning.id
+        for c in pg_store.candidates_by_fingerprint([sigs.fingerprint("ValueError: bad '7_thing'")], 5)
+    ] == [fresh[7].id]
+    assert [c.learning.id for c in pg_store.candidates_by_context("shop", ["m7.py"], None, 5)] == [
+        fresh[7].id
+    ]
+    with pytest.raises(ValueError, match="already stored"):
+        pg_store.bulk_load([make(id=fresh[0].id, fix="again")])
+    assert pg_store.count() == 55

@@ -162,44 +162,54 @@ class PgStore:
     def add(self, learning: Learning) -> tuple[UUID, bool]:
         """Store a learning, or merge it into the same repo + resolution + shared fingerprint (store.py's rule).
         Returns (id, merged) once the transaction has committed."""
-        rows = _signature_rows(learning.error_signatures)
-        key = resolution_key(learning.resolution_summary)
-        paths = _dedupe(learning.file_paths_touched)
         with self._conn() as conn, conn.transaction():
-            # concurrent writers of the same resolution serialize here, so a duplicate merges, never forks
+            return _add(conn, learning)
+
+    def add_many(self, learnings: Sequence[Learning]) -> list[tuple[UUID, bool]]:
+        """add() for many learnings in one transaction (all or nothing): bulk imports, benchmarks."""
+        with self._conn() as conn, conn.transaction():
+            return [_add(conn, learning) for learning in learnings]
+
+    def bulk_load(self, learnings: Sequence[Learning]) -> int:
+        """Insert learnings known to be new (an import into a fresh team store, a benchmark's setup) with
+        COPY, ~50x faster than add_many: no merging. An id already stored raises ValueError and nothing
+        is written."""
+        now = _now()
+        with self._conn() as conn, conn.transaction():
             conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{learning.repo}\n{key}",)
+                "CREATE TEMP TABLE sig_stage (learning_id uuid, position integer, text text, normalized text,"
+                " fingerprint text, tokens text[]) ON COMMIT DROP"
             )
-            target = _merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
-            if target is not None:
-                _merge_into(conn, target, learning, rows, paths)
-                return target, True
-            if conn.execute("SELECT 1 FROM learnings WHERE id = %s", (learning.id,)).fetchone():
-                raise ValueError(f"a different learning with id {learning.id} already exists")
-            now = _now()
+            cur = conn.cursor()
+            try:
+                with cur.copy(
+                    "COPY learnings (id, session_id, repo, file_paths_touched, resolution_summary, resolution_key,"
+                    " ticket_id, task_type, confidence, access_count, last_accessed_at, created_at, updated_at)"
+                    " FROM STDIN"
+                ) as copy:
+                    for item in learnings:
+                        copy.write_row(_learning_row(item, now))
+            except psycopg.errors.UniqueViolation as exc:
+                raise ValueError(f"bulk_load: a learning id is already stored ({_first_line(exc)})") from exc
+            with cur.copy("COPY sig_stage FROM STDIN") as copy:
+                for item in learnings:
+                    for i, row in enumerate(_signature_rows(item.error_signatures)):
+                        copy.write_row(
+                            (item.id, i, row.text, row.normalized, row.fingerprint, _terms(row.normalized))
+                        )
+            with cur.copy("COPY files (learning_id, path, basename) FROM STDIN") as copy:
+                for item in learnings:
+                    for path in _dedupe(item.file_paths_touched):
+                        copy.write_row((item.id, path, _basename(path)))
             conn.execute(
-                "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
-                " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-                " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (
-                    learning.id,
-                    learning.session_id,
-                    learning.repo,
-                    Jsonb(paths),
-                    learning.resolution_summary,
-                    key,
-                    learning.ticket_id,
-                    learning.task_type.value,
-                    learning.confidence,
-                    learning.access_count,
-                    _aware(learning.last_accessed_at),
-                    _aware(learning.created_at) or now,
-                    now,
-                ),
+                "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv)"
+                " SELECT learning_id, position, text, normalized, fingerprint, array_to_tsvector(tokens) FROM sig_stage"
             )
-            _insert_signatures(conn, learning.id, rows, start=0)
-            _insert_files(conn, learning.id, paths)
-            return learning.id, False
+            conn.execute(
+                "INSERT INTO signature_terms (term, df) SELECT t, count(*) FROM sig_stage, unnest(tokens) AS t"
+                " GROUP BY t ORDER BY t ON CONFLICT (term) DO UPDATE SET df = signature_terms.df + EXCLUDED.df"
+            )
+        return len(learnings)
 
     def get(self, learning_id: UUID | str) -> Learning | None:
         lid = parse_id(learning_id)
@@ -418,6 +428,47 @@ def _rarest(conn: psycopg.Connection, terms: list[str]) -> list[str]:
         (terms, MAX_QUERY_TERMS),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
+    return (
+        learning.id,
+        learning.session_id,
+        learning.repo,
+        Jsonb(_dedupe(learning.file_paths_touched)),
+        learning.resolution_summary,
+        resolution_key(learning.resolution_summary),
+        learning.ticket_id,
+        learning.task_type.value,
+        learning.confidence,
+        learning.access_count,
+        _aware(learning.last_accessed_at),
+        _aware(learning.created_at) or now,
+        now,
+    )
+
+
+def _add(conn: psycopg.Connection, learning: Learning) -> tuple[UUID, bool]:
+    rows = _signature_rows(learning.error_signatures)
+    key = resolution_key(learning.resolution_summary)
+    paths = _dedupe(learning.file_paths_touched)
+    # concurrent writers of the same resolution serialize here, so a duplicate merges, never forks
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{learning.repo}\n{key}",))
+    target = _merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
+    if target is not None:
+        _merge_into(conn, target, learning, rows, paths)
+        return target, True
+    if conn.execute("SELECT 1 FROM learnings WHERE id = %s", (learning.id,)).fetchone():
+        raise ValueError(f"a different learning with id {learning.id} already exists")
+    conn.execute(
+        "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
+        " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
+        " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+        _learning_row(learning, _now()),
+    )
+    _insert_signatures(conn, learning.id, rows, start=0)
+    _insert_files(conn, learning.id, paths)
+    return learning.id, False
 
 
 def _merge_target(conn: psycopg.Connection, repo: str, key: str, fps: list[str]) -> UUID | None:

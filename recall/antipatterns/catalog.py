@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ class Catalog:
     errors: list[str]
     files: list[Path]
 
-    @property
+    @cached_property
     def digest(self) -> str:
         """sha256 over the merged entries' content: the semantic index is rebuilt only when it changes."""
         payload = json.dumps([self.entries[k].raw for k in sorted(self.entries)], sort_keys=True, default=str)

@@ -65,15 +65,27 @@ def match_text(catalog: Catalog, text: str) -> tuple[list[SemanticMatch], str]:
     return [m for m in ranked if m.blended >= MIN_SCORE], index
 
 
+_lexical_indexes: dict[str, LexicalIndex] = {}
+
+
+def _lexical_index(catalog: Catalog) -> LexicalIndex:
+    """BM25 statistics of the catalog, built once per catalog version in a process."""
+    index = _lexical_indexes.get(catalog.digest)
+    if index is None:
+        index = LexicalIndex([catalog.entries[i].search_text() for i in sorted(catalog.entries)])
+        if len(_lexical_indexes) >= 16:  # a server answering for many repositories: forget the oldest
+            _lexical_indexes.pop(next(iter(_lexical_indexes)))
+        _lexical_indexes[catalog.digest] = index
+    return index
+
+
 def rank_entries(catalog: Catalog, text: str, mode: str = "blended") -> tuple[list[SemanticMatch], str]:
     """Every entry scored against the text, best first. `mode`: blended (the engine), lexical or semantic
     (the benchmark's baselines)."""
     if not catalog.entries or not tokenize(text):
         return [], "none"
     ids = sorted(catalog.entries)
-    lexical = dict(
-        zip(ids, LexicalIndex([catalog.entries[i].search_text() for i in ids]).scores(text), strict=True)
-    )
+    lexical = dict(zip(ids, _lexical_index(catalog).scores(text), strict=True))
     cosine: dict[str, float] = {}
     index = "lexical-only"
     if mode != "lexical":

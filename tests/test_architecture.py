@@ -414,3 +414,30 @@ def test_folder_cache_still_sees_new_changed_and_ignored_files(py_repo: Path) ->
     (py_repo / ".gitignore").write_text("tests/\n")  # edited in place: rules apply on the next walk
     os.utime(py_repo, ns=(old, old))
     assert "tests/test_models.py" not in _one("what imports shop.models", py_repo)
+
+
+def test_concurrent_first_indexes_agree(multi_repo: Path, recall_cmd: list[str]) -> None:
+    procs = [
+        subprocess.Popen([*recall_cmd, "index", str(multi_repo), "--json"], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0]
+    conn, stats = open_index(multi_repo)
+    assert stats.parsed == 0
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == len(
+        {r[0] for r in conn.execute("SELECT path FROM files")}
+    )
+    assert ("cmd/main.go", "util/util.go") in _edges(conn)
+    assert all('"files": ' in out for out in outputs)
+
+
+def test_unwritable_home_is_one_line(py_repo: Path, recall_cmd: list[str], tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    env = {**os.environ, "RECALL_HOME": str(blocker / "home")}
+    out = subprocess.run([*recall_cmd, "index", str(py_repo)], capture_output=True, text=True, env=env)
+    assert out.returncode == 1
+    assert (
+        out.stderr.startswith("recall index: cannot open the index store") and "Traceback" not in out.stderr
+    )

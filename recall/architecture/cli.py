@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 
 
@@ -37,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     except IndexError_ as exc:
         print(f"recall index: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"recall index: cannot open the index store: {exc}", file=sys.stderr)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"recall index: cannot open the index store under $RECALL_HOME: {exc}", file=sys.stderr)
         return 1
     try:
         stats = update(conn, root, progress=False if args.quiet else None, force=args.full)
@@ -51,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("recall index: interrupted (the index keeps what was committed)", file=sys.stderr)
         return 130
+    except (OSError, sqlite3.Error) as exc:
+        print(f"recall index: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
     finally:
         conn.close()
     if args.json:

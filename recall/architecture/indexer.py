@@ -304,27 +304,23 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
 # --------------------------------------------------------------------------- update the store
 
 
-def _write_parsed(conn: sqlite3.Connection, p: Parsed, file_id: int | None) -> int:
+def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
+    """Upsert one file's row and replace its facts (by path: another process may have written it first)."""
     facts = p.facts
     package = getattr(facts, "package", "") if facts is not None else ""
     doc = getattr(facts, "doc", "") if facts is not None else ""
     row = (p.lang, package, p.size, p.mtime_ns, p.hash, p.lines, int(is_test_path(p.path)), doc, p.note)
-    if file_id is None:
-        cur = conn.execute(
-            "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (*row, p.path),
-        )
-        file_id = int(cur.lastrowid)  # type: ignore[arg-type]
-    else:
-        conn.execute(
-            "UPDATE files SET lang=?, package=?, size=?, mtime_ns=?, hash=?, lines=?, is_test=?, doc=?, note=?"
-            " WHERE id=?",
-            (*row, file_id),
-        )
-        for table in ("symbols", "imports", "calls"):
-            conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
-        conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
+    conn.execute(
+        "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET lang=excluded.lang,"
+        " package=excluded.package, size=excluded.size, mtime_ns=excluded.mtime_ns, hash=excluded.hash,"
+        " lines=excluded.lines, is_test=excluded.is_test, doc=excluded.doc, note=excluded.note",
+        (*row, p.path),
+    )
+    file_id = conn.execute("SELECT id FROM files WHERE path=?", (p.path,)).fetchone()[0]
+    for table in ("symbols", "imports", "calls"):
+        conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
+    conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
     if facts is None:
         return file_id
     conn.executemany(
@@ -485,14 +481,14 @@ def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: b
                     row = known.get(p.path)
                     if p.note == "unchanged":  # touched, same content: remember the new stat only
                         conn.execute(
-                            "UPDATE files SET mtime_ns=?, size=? WHERE id=?", (p.mtime_ns, p.size, row["id"])
+                            "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (p.mtime_ns, p.size, p.path)
                         )
                         continue
                     parsed_count += 1
                     new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
                     if row is None or row["lang"] != p.lang or row["package"] != new_package:
                         set_changed = True
-                    changed_ids.add(_write_parsed(conn, p, row["id"] if row is not None else None))
+                    changed_ids.add(_write_parsed(conn, p))
     return set_changed, changed_ids, parsed_count
 
 

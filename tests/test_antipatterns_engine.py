@@ -274,6 +274,7 @@ def test_qdrant_local_and_memory_give_the_same_answers(repo: Path, monkeypatch: 
             assert extras(a)["similarity_score"] == pytest.approx(extras(b)["similarity_score"], abs=1e-3)
 
 
+@pytest.mark.filterwarnings("ignore:Failed to obtain server version")
 def test_unreachable_qdrant_server_falls_back_to_memory(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -121,13 +121,23 @@ def test_gitignore_is_respected_and_subfolder_finds_the_root(tmp_path: Path) -> 
             "pkg/sub/__init__.py": "",
             "pkg/sub/local.py": "def local_only():\n    pass\n",
             "pkg/sub/kept.py": "from pkg.core import run\n",
+            "tests/test_pkg.py": "import pkg\n",
         },
     )
     git_init(repo)
     assert find_repo_root(repo / "pkg" / "sub") == repo.resolve()
     conn, _ = open_index(repo / "pkg")
     paths = {r[0] for r in conn.execute("SELECT path FROM files")}
-    assert paths == {"pkg/__init__.py", "pkg/core.py", "pkg/sub/__init__.py", "pkg/sub/kept.py"}
+    assert paths == {
+        "pkg/__init__.py",
+        "pkg/core.py",
+        "pkg/sub/__init__.py",
+        "pkg/sub/kept.py",
+        "tests/test_pkg.py",
+    }
+    assert ("tests/test_pkg.py", "pkg/__init__.py") in _edges(
+        conn
+    )  # a root-level package, not a loose script
     assert "pkg/sub/kept.py (run)" in _one("what imports pkg.core", repo)
 
 

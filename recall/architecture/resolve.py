@@ -152,7 +152,8 @@ class Resolver:
                 if module not in self.py_modules or f.path.endswith(".py"):
                     self.py_modules[module] = f.id
                 folder = posixpath.dirname(f.path)
-                if "." not in module and folder not in ("", "src"):
+                loose = "." not in module and not posixpath.basename(f.path).startswith("__init__.")
+                if loose and folder not in ("", "src"):
                     # a loose script (scripts/logging.py): importable only by its neighbours, not repo-wide
                     self.local_dirs[f.id] = folder
             elif f.lang == "go" and not f.path.endswith("_test.go"):

@@ -2,6 +2,8 @@
 
 Options come first; the first word that is not an option starts the query and everything from there on is
 query text (an error message may contain words that look like flags). `--` ends the options explicitly.
+A leading word shaped like an option (`--name`, `-x`) that recall does not know is an error (exit 2); other
+words starting with a dash (`--- FAIL:`, `-bash:`) simply start the query.
 Payloads are plain dicts: this module is on the cold path and must not import pydantic or httpx.
 """
 
@@ -123,7 +125,7 @@ def parse_tokens(tokens: list[str], args: Args | None = None) -> tuple[Args, lis
                 inline, i = tokens[i + 1], i + 1
             _set_value(args, name, inline)
             i += 1
-        elif name.startswith("-") and name != "-":
+        elif _OPTION_SHAPED.fullmatch(name):
             raise UsageError(
                 f"unknown option {name!r} (see recall --help); to search for text starting with '-', "
                 f"put -- before it"
@@ -140,6 +142,9 @@ def parse_argv(argv: list[str]) -> Args:
     return args
 
 
+# only words shaped like options are taken as (unknown) options; "--- FAIL: TestX", "-bash: x: not found"
+# and "-1" start a query instead
+_OPTION_SHAPED = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*|-[A-Za-z]")
 _LEADING_TOKEN = re.compile(r"\s*(\S+)")
 
 
@@ -168,7 +173,7 @@ def parse_argument_line(line: str, args: Args) -> Args:
         elif name in VALUE_OPTIONS or (name in FLAG_OPTIONS and name != "--stdin"):
             parse_tokens([match.group(1)], args)
             pos = match.end()
-        elif name.startswith("-") and name != "-":
+        elif _OPTION_SHAPED.fullmatch(name):
             parse_tokens([name], args)  # raises the unknown-option error
         else:
             args.query = line[match.start(1) :].strip()

@@ -112,6 +112,28 @@ TABLE = [
         {"match_type": "error_signature", "error_text": "learn --scope x", "repo": REPO, "max_results": 5},
         {"query": "learn --scope x"},
     ),
+    (  # a leading dash word that is not shaped like an option starts the query (go test, bash output)
+        ["--- FAIL: TestParse (0.00s)"],
+        None,
+        {
+            "match_type": "error_signature",
+            "error_text": "--- FAIL: TestParse (0.00s)",
+            "repo": REPO,
+            "max_results": 5,
+        },
+        {"query": "--- FAIL: TestParse (0.00s)"},
+    ),
+    (
+        ["--scope", "learnings", "-bash:", "foo:", "command", "not", "found"],
+        None,
+        {
+            "match_type": "error_signature",
+            "error_text": "-bash: foo: command not found",
+            "repo": REPO,
+            "max_results": 5,
+        },
+        None,
+    ),
     (  # options end at the first query word: later flag-like words are query text
         ["npm", "ERR!", "--save-dev", "failed"],
         None,
@@ -196,6 +218,8 @@ def test_argument_line_keeps_query_verbatim() -> None:
 
 def test_argument_line_double_dash_and_bad_option() -> None:
     assert query.parse_argument_line("-- --scope is text", query.Args()).query == "--scope is text"
+    go = "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1"
+    assert query.parse_argument_line(go, query.Args()).query == go
     with pytest.raises(UsageError, match="unknown option '--nope'"):
         query.parse_argument_line("--nope x", query.Args())
     with pytest.raises(UsageError, match="unknown scope"):

@@ -7,9 +7,11 @@ time. Readers never lock: `os.replace` means they see either the old or the new 
 The state (plain JSON, schema version 1):
 
     session_id, cwd, repo_root, created_at, updated_at   (timestamps: float seconds since the epoch)
-    errors:    [{key, tool, command, text, ts, resolved_ts, injected: [learning ids], repeats}]
-    successes: [{key, tool, command, ts}]
-    files:     [path, ...]                  files the agent edited or wrote, in first-touch order
+    errors:    [{key, family, targets, tool, command, text, ident, ts, resolved_ts, resolved_by,
+                 injected: [learning ids], feedback}]
+    successes: [{key, family, targets, tool, command, ts, tool_use_id}]
+    files:     [{path, ts}]                 files the agent edited or wrote, in first-touch order
+    injected:  {error ident: [learning ids]} what was already shown for which error
     captured:  [error key, ...]             errors already turned into learnings (capture is idempotent)
 
 `key` identifies "the same command or test" across a failure and a later success (see hooks/state.py).
@@ -88,6 +90,7 @@ def new_state(session_id: str, cwd: str | None) -> dict[str, Any]:
         "errors": [],
         "successes": [],
         "files": [],
+        "injected": {},
         "captured": [],
     }
 

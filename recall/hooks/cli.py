@@ -1,0 +1,107 @@
+"""`recall hook <Event>`, `recall install [--project|--user]`, `recall uninstall [--project|--user]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart")
+_BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
+
+HOOK_HELP = """usage: recall hook <Event>
+
+Claude Code hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
+Events: PostToolUseFailure (recall prior fixes for the error), PostToolUse (record successes and edits;
+failures from older Claude Code versions are treated as PostToolUseFailure), Stop and SessionEnd (capture
+resolved errors as learnings). Problems go to $RECALL_HOME/logs/hooks.log, never to the agent.
+
+Environment: AGENT_LEARNING_RETRIEVAL_URL (query a server), RECALL_SERVER_URL + RECALL_TOKEN (store
+captured learnings on a team server), RECALL_HOOK_MIN_SIMILARITY (default 0.85), RECALL_HOOK_MAX_INJECT
+(default 2), RECALL_TICKET_PATTERN (regex for the ticket id in the branch name; default ABC-123 forms).
+"""
+
+
+def canonical_event(name: str) -> str:
+    return _BY_FOLDED.get(name.replace("-", "").replace("_", "").lower(), name)
+
+
+def hook_main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        sys.stdout.write(HOOK_HELP)
+        return 0
+    import os
+
+    # pydantic would scan every installed package's entry points for plugins: ~50 ms a hook can't spare
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from recall.hooks import runtime
+
+    if not argv:
+        runtime.log("hook", "`recall hook` called without an event name; nothing done")
+        return 0
+    event = canonical_event(argv[0])
+
+    def work() -> dict[str, object] | None:
+        from recall.hooks.handlers import handle
+
+        return handle(event, runtime.read_payload())
+
+    return runtime.run(event, work)
+
+
+def _scope_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--project", action="store_true", help="the project's .claude/settings.json (default)")
+    scope.add_argument("--user", action="store_true", help="your ~/.claude/settings.json (all projects)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="project folder (default: the git top-level of the current folder, else the current folder)",
+    )
+    return parser
+
+
+def _target(args: argparse.Namespace) -> Path:
+    from recall.hooks.install import settings_path
+    from recall.session import find_repo_root
+
+    project = args.dir or find_repo_root(Path.cwd()) or Path.cwd()
+    return settings_path("user" if args.user else "project", Path(project).resolve())
+
+
+def install_main(argv: list[str]) -> int:
+    parser = _scope_parser(
+        "recall install",
+        "Add recall's Claude Code hooks (auto-recall on failed tool calls, capture of resolved errors) to "
+        "settings.json. Idempotent; other hooks and settings are kept.",
+    )
+    args = parser.parse_args(argv)
+    from recall.hooks.install import SettingsError, install
+
+    path = _target(args)
+    try:
+        count = install(path)
+    except SettingsError as exc:
+        print(f"recall install: {exc}", file=sys.stderr)
+        return 1
+    print(f"recall hooks installed for {count} events in {path}")
+    return 0
+
+
+def uninstall_main(argv: list[str]) -> int:
+    parser = _scope_parser(
+        "recall uninstall", "Remove recall's hooks from settings.json; everything else is kept."
+    )
+    args = parser.parse_args(argv)
+    from recall.hooks.install import SettingsError, uninstall
+
+    path = _target(args)
+    try:
+        removed = uninstall(path)
+    except SettingsError as exc:
+        print(f"recall uninstall: {exc}", file=sys.stderr)
+        return 1
+    print(f"removed {removed} recall hook(s) from {path}" if removed else f"no recall hooks in {path}")
+    return 0

@@ -1,0 +1,195 @@
+"""Hook JSON -> the facts recall needs: which command ran, did it fail, with what text, which file changed.
+
+Field names follow Claude Code's hook reference (`tool_name`, `tool_input`, `tool_response`, `error`,
+`is_interrupt`, `tool_use_id`). A Bash command that exits non-zero arrives as PostToolUseFailure in current
+versions and as PostToolUse with the exit code inside `tool_response` in older ones; both end up here as a
+failed `ToolEvent`.
+
+Command identity: `key` is the normalized command line (cd prefix, output plumbing and whitespace folded);
+`family` is the tool and subcommand (`pytest`, `npm test`, `git push`, `python app.py`), `targets` the
+remaining non-option arguments. A failure is resolved by a later success with the same key, or with the
+same family whose targets cover the failure's (`pytest tests/` covers `pytest tests/test_a.py::test_x`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+ERROR_TEXT_MAX = 4000
+FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# tools whose failures are about using the tool (old_string not found, no such file to read), not the code
+IGNORED_FAILURE_TOOLS = FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "ExitPlanMode"}
+_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "returnCode")
+_WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
+_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("hatch", "run")}
+_MULTI = {
+    "git", "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "docker", "kubectl", "pip", "pip3", "uv",
+    "poetry", "dotnet", "mvn", "gradle", "gradlew", "bundle", "rake", "terraform", "helm", "deno", "just",
+    "tox", "nox", "mix", "swift", "rails",
+}  # fmt: skip
+_INTERPRETERS = {"python", "python3", "node", "ruby", "bash", "sh", "zsh", "perl", "php", "deno", "ts-node"}
+_PLUMBING = re.compile(r"\s*(?:\|\s*(?:tail|head|less|more|cat|tee|grep)\b[^|;&]*)+\s*$")
+_REDIRECT = re.compile(r"\s*\d?>&\d\s*|\s*2>\s*/dev/null\s*")
+_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_IDENT_FOLD = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{7,40}\b|\d+")
+
+
+@dataclass
+class ToolEvent:
+    tool: str
+    failed: bool
+    command: str | None = None  # Bash command, or a short description of other tools' input
+    error_text: str | None = None
+    file_path: str | None = None  # for Edit/Write/MultiEdit/NotebookEdit
+    tool_use_id: str | None = None
+    interrupted: bool = False
+    key: str = ""
+    family: str = ""
+    targets: list[str] = field(default_factory=list)
+
+
+def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
+    """A ToolEvent for PostToolUse / PostToolUseFailure payloads; None when the payload has no tool."""
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or not tool:
+        return None
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    response = payload.get("tool_response")
+    ev = ToolEvent(tool=tool, failed=False, tool_use_id=_str(payload.get("tool_use_id")))
+    if tool == "Bash":
+        ev.command = _str(tool_input.get("command"))
+    elif tool in FILE_TOOLS:
+        ev.file_path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
+    else:
+        ev.command = _describe_input(tool, tool_input)
+
+    if event == "PostToolUseFailure":
+        ev.failed = True
+        ev.interrupted = payload.get("is_interrupt") is True
+        ev.error_text = _str(payload.get("error")) or _response_text(response)
+    elif _response_failed(response):
+        ev.failed = True
+        ev.interrupted = isinstance(response, dict) and response.get("interrupted") is True
+        ev.error_text = _response_text(response)
+    if ev.error_text:
+        ev.error_text = clip(ev.error_text)
+    if ev.command:
+        ev.key, ev.family, ev.targets = command_identity(ev.command)
+    return ev
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _describe_input(tool: str, tool_input: dict[str, Any]) -> str:
+    """MCP and other tools: tool name plus its scalar inputs, so the same call gets the same key."""
+    parts = [tool]
+    for name in sorted(tool_input)[:6]:
+        value = tool_input[name]
+        if isinstance(value, str | int | float | bool):
+            parts.append(f"{name}={str(value)[:80]}")
+    return " ".join(parts)
+
+
+def _response_failed(response: object) -> bool:
+    if not isinstance(response, dict):
+        return False
+    if response.get("is_error") is True or response.get("isError") is True:
+        return True
+    for name in _EXIT_KEYS:
+        value = response.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value != 0:
+            return True
+    return False
+
+
+def _response_text(response: object) -> str | None:
+    if isinstance(response, str):
+        return response
+    if not isinstance(response, dict):
+        return None
+    chunks = []
+    for name in ("error", "stderr", "stdout", "output", "content", "result"):
+        value = response.get(name)
+        if isinstance(value, str) and value.strip():
+            chunks.append(value.strip())
+        elif isinstance(value, list):  # content blocks
+            chunks.extend(
+                b["text"].strip()
+                for b in value
+                if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()
+            )
+    return "\n".join(chunks) or None
+
+
+def clip(text: str, limit: int = ERROR_TEXT_MAX) -> str:
+    """Keep the head (the command, the first error) and the tail (the summary, the raised exception)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    tail = limit - head - 5
+    return text[:head] + "\n...\n" + text[-tail:]
+
+
+def normalize_command(command: str) -> str:
+    cmd = " ".join(command.split())
+    cmd = _CD_PREFIX.sub("", cmd)
+    cmd = _PLUMBING.sub("", cmd)
+    cmd = _REDIRECT.sub(" ", cmd)
+    return " ".join(cmd.split())
+
+
+def command_identity(command: str) -> tuple[str, str, list[str]]:
+    """(key, family, targets) for a command line; see the module docstring."""
+    key = normalize_command(command)
+    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", key, maxsplit=1)[0]
+    try:
+        words = shlex.split(first)
+    except ValueError:
+        words = first.split()
+    words = [w for w in words if not _ENV_ASSIGN.match(w)]
+    while words and (words[0] in _WRAPPERS or (len(words) > 1 and (words[0], words[1]) in _RUNNERS)):
+        words = words[2:] if len(words) > 1 and (words[0], words[1]) in _RUNNERS else words[1:]
+    if not words:
+        return key, key, []
+    program = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if program.startswith("python") and len(rest) >= 2 and rest[0] == "-m":
+        program, rest = rest[1], rest[2:]
+    args = [w for w in rest if not w.startswith("-")]
+    family = program
+    if (program in _MULTI or program in _INTERPRETERS) and args:
+        family = f"{program} {args[0]}"
+        args = args[1:]
+    return key, family, args
+
+
+def resolves(failure: dict[str, Any], success: dict[str, Any]) -> bool:
+    """Does a recorded success resolve a recorded failure (same command, or a run that covers it)?"""
+    if failure.get("key") and failure.get("key") == success.get("key"):
+        return True
+    if not failure.get("family") or failure.get("family") != success.get("family"):
+        return False
+    ok_targets = success.get("targets") or []
+    if not ok_targets:
+        return True
+    return all(any(_covers(o, t) for o in ok_targets) for t in failure.get("targets") or [])
+
+
+def _covers(outer: str, inner: str) -> bool:
+    outer = outer.rstrip("/")
+    return inner == outer or inner.startswith(outer + "/") or inner.startswith(outer + "::") or outer == "."
+
+
+def error_ident(key: str, text: str) -> str:
+    """Same command + same final error lines (numbers, hex and SHAs folded) = the same error."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()][-3:]
+    folded = _IDENT_FOLD.sub("#", "\n".join(lines))
+    return hashlib.sha1(f"{key}\n{folded}".encode("utf-8", "replace")).hexdigest()[:16]

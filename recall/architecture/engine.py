@@ -59,12 +59,12 @@ def _extras(target: q.Target, action: str) -> dict:
 
 
 def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
-    answer = _graph_or_card(conn, intent, target, roles)
+    result = _graph_or_card(conn, intent, target, roles)
     if intent.action != "lookup" and "memgraph" not in roles:
         # the seed's `--scope architecture` forces role repowise only: the graph answer it asked for is
         # still the right content, so repowise carries it (the client asked repowise, not memgraph)
-        answer.role = "repowise"
-    return answer
+        result.role = "repowise"
+    return result
 
 
 def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:

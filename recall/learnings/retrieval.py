@@ -3,9 +3,11 @@
 Error evidence, strongest first, folded into ONE similarity in 0–1 (see docs/learnings.md):
   * exact fingerprint of the normalized cause lines -> 1.0;
   * otherwise a lexical score over the normalized cause lines: a weighted Dice overlap of their tokens
-    (names, codes and quoted values weigh most, placeholders and filler words least), with the quoted
-    values compared on their own: the same exception type with a *different* missing module, key or
-    attribute is a different problem, so disjoint quoted values cap the score below the default 0.85;
+    (names, codes and exception types weigh most, placeholders and filler words least), with the
+    *subjects* (quoted values and identifier-like names, in order) compared on their own: the same
+    exception with a different missing module, key, attribute or package is a different problem, so
+    differing subjects cap the score below the default 0.85 (0.6 disjoint, 0.8 overlapping); a generic
+    message (no subject) raised from another module is scaled by 0.9;
   * optionally dense evidence (cosine of the embeddings of the normalized signatures), consulted only when
     the lexical score is in the undecided band, so most queries never load the model.
 Context evidence: overlap of file paths (exact path, then basename, then directory) and task type.
@@ -37,8 +39,12 @@ FINGERPRINT_CANDIDATES = 20
 LEXICAL_CANDIDATES = 30
 CONTEXT_CANDIDATES = 50
 MAX_QUERY_TERMS = 48
-# quoted values disjoint (same type, different subject): the lexical score is capped here
-DISJOINT_QUOTED_CAP = 0.6
+# subjects (quoted values, identifier-like names) disjoint: a different problem; capped here
+DISJOINT_SUBJECT_CAP = 0.6
+# subjects overlapping but not the same (another attribute of the same object, operands swapped)
+DIFFERENT_SUBJECT_CAP = 0.8
+# a generic message (no subject at all) raised from another module: probably, not surely, the same
+GENERIC_OTHER_FRAME_FACTOR = 0.9
 # dense evidence is consulted only for lexical scores in this band (below: hopeless, above: decided)
 DENSE_BAND = (0.55, 0.97)
 DENSE_WEIGHT = 0.0  # 0 = dense off; set by the benchmark's finding, see docs/learnings.md
@@ -88,8 +94,9 @@ class Query:
     fingerprint: str
     causes: list[str]
     weights: dict[str, float]
-    quoted: set[str]
+    subjects: tuple[str, ...]
     generic: bool
+    frame: str | None
 
     @classmethod
     def from_text(cls, text: str) -> Query:
@@ -98,14 +105,17 @@ class Query:
 
     @classmethod
     def from_normalized(cls, normalized: str) -> Query:
-        causes = [ln for ln in normalized.split("\n") if ln and not ln.startswith("at ")]
+        lines = normalized.split("\n")
+        causes = [ln for ln in lines if ln and not ln.startswith("at ")]
+        frames = [ln[3:] for ln in lines if ln.startswith("at ")]
         return cls(
             normalized=normalized,
             fingerprint=sigs.fingerprint_normalized(normalized),
             causes=causes,
             weights=_token_weights(causes),
-            quoted=_quoted(causes),
+            subjects=_subjects(causes),
             generic=sigs.is_generic(causes),
+            frame=frames[0] if frames else None,
         )
 
     def terms(self) -> list[str]:
@@ -133,25 +143,39 @@ def _token_weights(causes: list[str]) -> dict[str, float]:
     return weights
 
 
-def _quoted(causes: list[str]) -> set[str]:
-    out = set()
+_SUBJECT_NAME = re.compile(r"(?<![\w<])(?:[A-Za-z]\w*(?:[-_.][A-Za-z0-9]\w*)+)(?![\w>])")
+
+
+def _subjects(causes: list[str]) -> tuple[str, ...]:
+    """What the error is about, in order: quoted values, then identifier-like names in the unquoted text
+    (hyphenated, snake_case or dotted: package names, config keys, attributes). Placeholders excluded."""
+    out: list[str] = []
     for line in causes:
         for m in _QUOTED.finditer(line):
             value = next(g for g in m.groups() if g is not None).strip().lower()
             if value and not value.startswith("<"):
-                out.add(value)
-    return out
+                out.append(value)
+        bare = _QUOTED.sub(" ", line.split(": ", 1)[-1] if ": " in line else line)
+        out.extend(
+            n.lower() for n in _SUBJECT_NAME.findall(bare) if not n.lower().startswith(("utf-", "e.g"))
+        )
+    return tuple(dict.fromkeys(out))
 
 
 def lexical_similarity(q: Query, other: Query) -> float:
-    """Weighted Dice overlap of cause tokens, capped when the quoted subjects are disjoint."""
+    """Weighted Dice overlap of cause tokens, capped when the subjects differ (see the constants)."""
     if not q.weights or not other.weights:
         return 0.0
     shared = sum(min(w, other.weights[t]) for t, w in q.weights.items() if t in other.weights)
     total = sum(q.weights.values()) + sum(other.weights.values())
     score = 2.0 * shared / total if total else 0.0
-    if q.quoted and other.quoted and not (q.quoted & other.quoted):
-        score = min(score, DISJOINT_QUOTED_CAP)
+    if q.subjects and other.subjects and q.subjects != other.subjects:
+        disjoint = not set(q.subjects) & set(other.subjects)
+        score = min(score, DISJOINT_SUBJECT_CAP if disjoint else DIFFERENT_SUBJECT_CAP)
+    elif bool(q.subjects) != bool(other.subjects):
+        score = min(score, DIFFERENT_SUBJECT_CAP)
+    if q.generic and other.generic and q.frame and other.frame and q.frame != other.frame:
+        score *= GENERIC_OTHER_FRAME_FACTOR
     return score
 
 

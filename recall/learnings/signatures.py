@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 NORMALIZER_VERSION = 2
 MAX_CAUSE_LINES = 6
@@ -56,8 +57,10 @@ _LOG_PREFIXES = [
 def _clean_line(line: str) -> str:
     if "\r" in line:  # progress bars redraw with \r: keep what was last drawn
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
-    for rx in _LOG_PREFIXES:
-        line = rx.sub("", line, count=1)
+    head = line[:1]
+    if head.isdigit() or head == "[" or (head.isupper() and line[3:4] == " "):  # cheap pre-check
+        for rx in _LOG_PREFIXES:
+            line = rx.sub("", line, count=1)
     return line.rstrip()
 
 
@@ -77,29 +80,37 @@ _PROTECT = [
     re.compile(r"\berrno[ :=]+\d+\b", re.IGNORECASE),
     re.compile(r"\b[A-Z]{1,4}\d{3,5}\b"),  # error codes: E0382, F401, TS2345, C4996
 ]
-_FOLDS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"), "<url>"),
-    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
+# (pattern, placeholder, cheap pre-check: the pattern can only match if this returns True)
+_FOLDS: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"), "<url>", lambda s: "://" in s),
+    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>", lambda s: "@" in s),
     (
         re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
         "<uuid>",
+        lambda s: "-" in s,
     ),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
-    (re.compile(r"\b[0-9a-f]{40}\b|\b[0-9a-f]{64}\b"), "<sha>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>", lambda s: "0x" in s),
+    (re.compile(r"\b[0-9a-f]{40}\b|\b[0-9a-f]{64}\b"), "<sha>", lambda s: len(s) >= 40),
     (
         re.compile(
             r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
         ),
         "<date>",
+        lambda s: "-" in s,
     ),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
-    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"), "<ip>"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>", lambda s: ":" in s),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"), "<ip>", lambda s: "." in s),
     (
         re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|local|internal))(?::\d+)\b"),
         "<host>",
+        lambda s: ":" in s,
     ),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|secs|minutes|min|µs|us|ns)\b"), "<duration>"),
-    (re.compile(r"\bv?\d+\.\d+\.\d+(?:[-+.][\w.]+)?\b"), "<version>"),
+    (
+        re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|secs|minutes|min|µs|us|ns)\b"),
+        "<duration>",
+        lambda s: True,
+    ),
+    (re.compile(r"\bv?\d+\.\d+\.\d+(?:[-+.][\w.]+)?\b"), "<version>", lambda s: "." in s),
 ]
 _TEMP_NAMES = re.compile(
     r"\b(?:tmp[\w-]{5,}|cc\w{6}\.o|pytest-\d+|pytest-of-\w+|\w+-[a-z0-9_]{8}(?=/)|[0-9a-f]{12,})\b"
@@ -117,6 +128,7 @@ _DATA_LITERAL = re.compile(
     r"invalid decimal literal|Invalid isoformat string)):\s*(['\"]).*?\2"
 )
 _GIT_REMOTE = re.compile(r"(failed to push some refs to|repository|from|to) '[^']*[/:][^']*'")
+_HAS_DIGIT = re.compile(r"\d")
 _FLOAT = re.compile(r"(?<![\w<.])\d+\.\d+(?![\w>.])")
 _INT = re.compile(r"(?<![\w<])\d+(?![\w>])")
 
@@ -129,19 +141,30 @@ def fold(line: str) -> str:
         kept.append(m.group(0))
         return f"\x00{_letters(len(kept) - 1)}\x00"  # no digits: the number folds must not touch it
 
-    for rx in _PROTECT:
-        line = rx.sub(protect, line)
-    for rx, placeholder in _FOLDS:
-        line = rx.sub(placeholder, line)
-    line = _DATA_LITERAL.sub(r"\1: <value>", line)
-    line = _ASSIGN_QUOTED.sub(r"\1<value>", line)
-    line = _ASSIGN_BARE.sub("=<value>", line)
-    line = _GIT_REMOTE.sub(r"\1 '<remote>'", line)
-    line = _PATH.sub(_fold_path, line)
+    digits = _HAS_DIGIT.search(line) is not None
+    if digits:
+        for rx in _PROTECT:
+            line = rx.sub(protect, line)
+        for rx, placeholder, maybe in _FOLDS:
+            if maybe(line):
+                line = rx.sub(placeholder, line)
+    elif "://" in line or "@" in line:
+        for rx, placeholder, _ in _FOLDS[:2]:
+            line = rx.sub(placeholder, line)
+    if "literal" in line or "convert" in line or "isoformat" in line:
+        line = _DATA_LITERAL.sub(r"\1: <value>", line)
+    if "=" in line:
+        line = _ASSIGN_QUOTED.sub(r"\1<value>", line)
+        line = _ASSIGN_BARE.sub("=<value>", line)
+    if "/" in line or "\\" in line:
+        line = _GIT_REMOTE.sub(r"\1 '<remote>'", line)
+        line = _PATH.sub(_fold_path, line)
     line = _TEMP_NAMES.sub("<tmp>", line)
-    line = _FLOAT.sub("<float>", line)
-    line = _INT.sub("<int>", line)
-    line = re.sub(r"\x00([A-Z]+)\x00", lambda m: kept[_unletters(m.group(1))], line)
+    if digits:
+        line = _FLOAT.sub("<float>", line)
+        line = _INT.sub("<int>", line)
+    if kept:
+        line = re.sub(r"\x00([A-Z]+)\x00", lambda m: kept[_unletters(m.group(1))], line)
     return " ".join(line.split())[:MAX_LINE]
 
 
@@ -177,12 +200,13 @@ def _basename(path: str) -> str:
 
 _PY_EXC = re.compile(
     r"^(?:E\s+)?(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
-    r"|KeyError|StopIteration|StopAsyncIteration|GeneratorExit|ExceptionGroup|BaseExceptionGroup))"
+    r"|KeyError|StopIteration|StopAsyncIteration|GeneratorExit|ExceptionGroup|BaseExceptionGroup|Failed))"
     r"(?::\s?(?P<msg>.*))?$"
 )
 _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
-_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:]+\.py):\d+: (?P<type>[A-Z]\w*)$")
+_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:]+\.py):\d+:(?: in (?P<func>\S+)| (?P<type>[A-Z]\w*))?$")
 _PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
+_PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")  # warnings.warn output, not the exception
 _PY_CHAIN = re.compile(
     r"^(?:The above exception was the direct cause|During handling of the above exception)"
 )
@@ -198,10 +222,9 @@ def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
     if not is_python:
         return [], None
     causes: list[str] = []
+    summaries: list[str] = []  # pytest's one-line summaries: often cut to the terminal width
     frame: str | None = None
-    i = 0
-    while i < len(lines):
-        raw = lines[i]
+    for i, raw in enumerate(lines):
         line = raw.strip()
         fm = _PY_FRAME.match(raw)
         loc = _PYTEST_LOC.match(line)
@@ -213,12 +236,23 @@ def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
         if failed:
             exc = _PY_EXC.match(failed.group("rest").strip())
             if exc:
-                causes.append(_exc_line(exc))
+                summaries.append(_exc_line(exc))
+        elif _PY_WARNING.match(line):
+            continue
         elif (exc := _PY_EXC.match(line)) and (not raw.startswith(" ") or line.startswith("E ")):
             causes.append(_exc_line(exc))
-            for extra in _continuation(lines, i + 1):
-                causes.append(extra)
-        i += 1
+            causes.extend(_continuation(lines, i + 1))
+    for summary in summaries:  # only when the E lines did not already say it
+        cut = summary.removesuffix("...")
+        if any(c.startswith(cut) or cut.startswith(c) for c in causes):
+            continue
+        if summary.endswith("...") and ": " in cut:  # cut to the terminal width: find the full message
+            kind, msg = cut.split(": ", 1)
+            full = next(
+                (ln.strip() for ln in lines if ln.strip().startswith(msg) and ln.strip() != msg), None
+            )
+            summary = f"{kind}: {full}" if full else cut
+        causes.append(summary)
     return causes, frame
 
 
@@ -244,6 +278,8 @@ def _continuation(lines: list[str], start: int) -> list[str]:
             break
         if not text or _PY_EXC.match(text) or _MSG_NOISE.match(text) or _PYTEST_LOC.match(text):
             break
+        if _PY_WARNING.match(text):
+            break
         out.append(text)
         if len(out) == 2:
             break
@@ -258,30 +294,37 @@ def _module_of(path: str) -> str:
 # --------------------------------------------------------------------------- other tools
 
 _ERRORISH = re.compile(
-    r"(?i)\b(?:error|errors|fatal|failed|failure|panic(?:ked)?|exception|denied|not found|no such|undefined|"
+    r"(?i:\b(?:error|errors|fatal|failed|failure|panic(?:ked)?|exception|denied|not found|no such|undefined|"
     r"undeclared|cannot|can't|could not|couldn't|unable|refused|rejected|conflict|missing|invalid|"
     r"unrecognized|unknown|not a |timed out|timeout|not allowed|forbidden|unauthorized|mismatched|"
-    r"incompatible|has no attribute|is not|does not|did not|not supported|aborted|killed|segmentation)\b"
+    r"incompatible|has no attribute|is not|does not|did not|not supported|aborted|killed|segmentation)\b)"
     r"|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
 )
 _NOISE = re.compile(
-    r"(?i)^(?:hint|note|help|warning: \d+ warnings? emitted)\b|^For more information|A complete log of this run|"
+    r"(?i:^(?:hint|note|help|warning: \d+ warnings? emitted)\b)|^For more information|A complete log of this run|"
     r"^\s*\||^\s*\d+\s*\||^\s*-->|^\s*[\^~]+|^Found \d+ errors?|could not compile|aborting due to|"
-    r"ld returned \d+ exit status|^Node\.js v|^\s*at |short test summary|^=+|^_+|^\[\*\]|fixable with|"
+    r"ld returned \d+ exit status|^Node\.js v|^\s*at |short test summary|^={3,}|^_{3,}|^(?:_ ){3,}|^\[\*\]|fixable with|"
     r"^Run with --|^To see a list of|^Require stack|^- |^Looking in links|^\s*throw |^\s*\}$|^\s*code: |"
     r"^\s*requireStack|^npm (?:error|ERR!)\s*$|^npm (?:error|ERR!) (?:A complete log|Log files)|"
     r"^Compiling |^\s*Finished |^\s*Running |^Checked \d+ source|^Success: no issues|^\d+ (?:failed|passed|error)|"
-    r"^(?:FAILED|PASSED|ERROR)\s*$|^In function|^In file included from|^compilation terminated"
+    r"^(?:FAILED|PASSED|ERROR)(?: \S+::\S+)?\s*$|^In function|^In file included from|^compilation terminated|"
+    r"^rootdir: |^inifile: |^configfile: |^file \S+, line \d+$|^npm notice"
 )
-_LOCATION_PREFIX = re.compile(r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?::\d+){1,2}:?\s+")
+_LOCATION_PREFIX = re.compile(
+    r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)\s*"
+)
+_MYPY_WRAPPED = re.compile(r": (?:error|note|warning): ")
+_MYPY_CODE_END = re.compile(r"\[[a-z]+(?:-[a-z]+)*\]\s*$")
 _NPM_PREFIX = re.compile(r"^npm (?:error|ERR!|WARN|warn)(?=\s|$)")
 _JS_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<path>[^()\s]+?):\d+:\d+\)?$")
 
 
 def _tool_causes(lines: list[str]) -> list[str]:
     causes = []
-    for raw in lines:
-        text = raw.strip()
+    for text in _join_wrapped(lines):
+        text = _LOCATION_PREFIX.sub("", text.strip())
+        if text.startswith("E "):  # pytest's failure lines
+            text = text[1:].strip()
         if not text or _NOISE.search(text):
             continue
         npm = _NPM_PREFIX.match(text)
@@ -291,8 +334,27 @@ def _tool_causes(lines: list[str]) -> list[str]:
                 continue
             causes.append("npm error " + text)
         elif _ERRORISH.search(text):
-            causes.append(_LOCATION_PREFIX.sub("", text))
+            causes.append(text)
     return causes
+
+
+def _join_wrapped(lines: list[str]) -> list[str]:
+    """mypy --pretty wraps a diagnostic over indented lines ending with its [code]: join them back."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _MYPY_WRAPPED.search(line) and not _MYPY_CODE_END.search(line):
+            for j in range(i + 1, min(i + 4, len(lines))):
+                if not lines[j].strip() or _MYPY_WRAPPED.search(lines[j]):
+                    break
+                if _MYPY_CODE_END.search(lines[j]):
+                    line = line + " " + " ".join(x.strip() for x in lines[i + 1 : j + 1])
+                    i = j
+                    break
+        out.append(line)
+        i += 1
+    return out
 
 
 def _js_frame(lines: list[str]) -> str | None:
@@ -331,9 +393,13 @@ def normalize(text: str) -> str:
 
 
 def is_generic(cause_lines: list[str]) -> bool:
-    """True when the cause lines name nothing specific (no quoted value, identifier-like name or code)."""
-    body = " ".join(line.split(":", 1)[-1] for line in cause_lines)
-    return not re.search(r"['\"`‘’]|\b[A-Z]{1,4}\d{3,5}\b|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\[[a-z-]+\]", body)
+    """True when the cause lines name nothing specific: no quoted value, identifier-like or dotted name,
+    code, number or `: detail` in the message (e.g. `IndexError: list index out of range`)."""
+    body = " ".join(line.split(": ", 1)[-1] for line in cause_lines)
+    body = re.sub(r"<\w+>", "", body)
+    return not re.search(
+        r"['\"`‘’]|\d|: |\b\w+_\w+\b|\b\w+\.\w+\b|\b[a-z]+[A-Z]\w*\b|\[[a-z-]+\]|\b[A-Z]{2,}\b", body
+    )
 
 
 def fingerprint(text: str) -> str:

@@ -1,0 +1,276 @@
+"""Learnings retrieval benchmark: quality against two baselines, then latency and size at scale.
+
+Quality (one run, same corpus, same learnings): the corpus `bench/corpus/errors.jsonl` holds real errors
+made by really running tools (see bench/corpus/generate.py). Instance 0 of every cause is recorded as a
+learning; instances 1-3 are the queries that should find it; distractors (near misses: same exception
+type / tool / code, different cause) and unrelated errors have no learning and must find nothing.
+
+  recall          recall's retrieval (normalized signatures: fingerprint + lexical), threshold 0.85
+  recall+dense    the same, with dense evidence blended in for undecided lexical scores
+  bm25-raw        BM25 (rank-bm25) over the raw text, top hit (BM25 has no calibrated threshold)
+  dense-origin    the origin design: cosine of embed("Error: " + text[:2000]) >= 0.85 (wordllama model)
+
+R@1: the right learning is the first match. MRR: 1/rank of the right learning among the <= 5 returned.
+False-match rate: share of no-learning queries that returned any match.
+
+Scale: stores of 10k and 100k learnings (the corpus' signatures with their quoted names, identifiers and
+numbers replaced, so they are distinct errors of the same shapes); query p50/p99 of `execute_sync` (opens
+the store, as a CLI call does) over the corpus queries; on-disk store size.
+
+    python bench/bench_learnings.py              # a few minutes on 2 cores
+    python bench/bench_learnings.py --quick      # quality only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from uuid import UUID
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from recall.learnings import execute_sync, retrieval  # noqa: E402
+from recall.learnings.store import open_store  # noqa: E402
+from recall.models import Learning, LearningRetrievalRequest  # noqa: E402
+
+CORPUS = ROOT / "bench" / "corpus" / "errors.jsonl"
+RESULTS = ROOT / "bench" / "results" / "learnings.json"
+REPO = "bench-repo"
+DENSE_BLEND = 0.3
+
+
+def load_corpus() -> list[dict]:
+    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+
+
+def split(rows: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    learn = [r for r in rows if r["kind"] == "cause" and r["instance"] == 0]
+    positives = [r for r in rows if r["kind"] == "cause" and r["instance"] > 0]
+    negatives = [r for r in rows if r["kind"] != "cause"]
+    return learn, positives, negatives
+
+
+def metrics(ranked: list[list[str]], truth: list[str | None]) -> dict[str, float]:
+    """ranked[i]: returned cause ids (best first) for query i; truth[i]: the right cause or None."""
+    pos = [(r, t) for r, t in zip(ranked, truth, strict=True) if t is not None]
+    neg = [r for r, t in zip(ranked, truth, strict=True) if t is None]
+    r1 = sum(1 for r, t in pos if r and r[0] == t) / len(pos)
+    mrr = sum(1 / (r.index(t) + 1) for r, t in pos if t in r) / len(pos)
+    wrong_top = sum(1 for r, t in pos if r and r[0] != t) / len(pos)
+    fmr = sum(1 for r in neg if r) / len(neg)
+    return {
+        "R@1": round(r1, 4),
+        "MRR": round(mrr, 4),
+        "false_match_rate": round(fmr, 4),
+        "wrong_top_rate": round(wrong_top, 4),
+        "positives": len(pos),
+        "negatives": len(neg),
+    }
+
+
+# --------------------------------------------------------------------------- systems
+
+
+def run_recall(
+    home: Path, learn: list[dict], queries: list[dict], dense_weight: float
+) -> tuple[list[list[str]], dict]:
+    store = open_store(home)
+    by_id: dict[UUID, str] = {}
+    for r in learn:
+        lid, _ = store.add(
+            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+        )
+        by_id[lid] = r["cause"]
+    ranked, sims_pos, sims_neg, dense_calls = [], [], [], 0
+    for q in queries:
+        req = LearningRetrievalRequest(match_type="error_signature", error_text=q["text"], repo=REPO)
+        dense = retrieval.DenseScorer() if dense_weight > 0 else None
+        res = retrieval.retrieve(store, req, dense_weight=dense_weight, dense=dense, record_access=False)
+        dense_calls += int(res.dense_used)
+        ranked.append([by_id[m.learning_id] for m in res.matches])
+        top = res.matches[0].similarity if res.matches else 0.0
+        (sims_pos if q["kind"] == "cause" else sims_neg).append(top)
+    store.close()
+    return ranked, {"queries_needing_dense": dense_calls}
+
+
+def tokenize_raw(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def run_bm25(learn: list[dict], queries: list[dict]) -> list[list[str]]:
+    from rank_bm25 import BM25Okapi
+
+    bm = BM25Okapi([tokenize_raw(r["text"]) for r in learn])
+    out = []
+    for q in queries:
+        scores = bm.get_scores(tokenize_raw(q["text"]))
+        order = np.argsort(-scores)[:5]
+        out.append([learn[i]["cause"] for i in order if scores[i] > 0])
+    return out
+
+
+def run_dense_origin(learn: list[dict], queries: list[dict], threshold: float = 0.85) -> list[list[str]]:
+    from recall.embeddings import embed
+
+    lv = embed(["Error: " + r["text"][:2000] for r in learn])
+    qv = embed(["Error: " + q["text"][:2000] for q in queries])
+    sims = qv @ lv.T
+    out = []
+    for row in sims:
+        order = [i for i in np.argsort(-row)[:5] if row[i] >= threshold]
+        out.append([learn[i]["cause"] for i in order])
+    return out
+
+
+# --------------------------------------------------------------------------- scale
+
+
+_QUOTED = re.compile(r"('|\"|`)([^'\"`\n]{1,60})\1")
+_IDENT = re.compile(r"\b[a-z]+_[a-z0-9_]+\b")
+
+
+def mutate(text: str, rng: random.Random, n: int) -> str:
+    """A distinct error of the same shape: new quoted names, identifiers and numbers."""
+    word = lambda: "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))  # noqa: E731
+    text = _QUOTED.sub(lambda m: f"{m.group(1)}{word()}_{n}{m.group(1)}", text)
+    text = _IDENT.sub(lambda m: f"{word()}_{word()}", text)
+    return text + f"\nnote: seen in job {word()} #{n}"
+
+
+def build_scale_store(home: Path, learn: list[dict], size: int, seed: int = 7) -> float:
+    rng = random.Random(seed)
+    store = open_store(home)
+    started = time.perf_counter()
+    batch: list[Learning] = []
+    repos = [REPO] + [f"repo-{i}" for i in range(20)]
+    for n in range(size):
+        base = learn[n % len(learn)]
+        batch.append(
+            Learning(
+                repo=rng.choice(repos),
+                error_signatures=[mutate(base["text"], rng, n)],
+                resolution_summary=f"fix #{n}: {base['resolution']}",
+                file_paths_touched=[f"src/mod_{n % 997}.py"],
+            )
+        )
+        if len(batch) == 2000:
+            store.add_many(batch)
+            batch = []
+    if batch:
+        store.add_many(batch)
+    # the real learnings too, so queries have something to find
+    store.add_many(
+        [Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]) for r in learn]
+    )
+    store.close()
+    return time.perf_counter() - started
+
+
+def latency(home: Path, queries: list[dict], rounds: int) -> dict[str, float]:
+    times = []
+    for _ in range(rounds):
+        for q in queries:
+            t0 = time.perf_counter()
+            execute_sync(
+                {"error_text": q["text"], "repo": REPO, "match_type": "auto", "file_paths": ["src/mod_3.py"]},
+                home=home,
+            )
+            times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return {
+        "p50_ms": round(statistics.median(times), 2),
+        "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 2),
+        "queries": len(times),
+    }
+
+
+def store_bytes(home: Path) -> int:
+    return sum(p.stat().st_size for p in home.glob("learnings.db*"))
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="quality only (skip the 10k/100k stores)")
+    ap.add_argument("--sizes", default="10000,100000", help="store sizes for latency (default 10000,100000)")
+    args = ap.parse_args()
+
+    rows = load_corpus()
+    learn, positives, negatives = split(rows)
+    queries = positives + negatives
+    truth = [q["cause"] if q["kind"] == "cause" else None for q in queries]
+    results: dict = {
+        "corpus": {
+            "causes": len(learn),
+            "positive_queries": len(positives),
+            "no_learning_queries": len(negatives),
+            "distractor_queries": sum(1 for r in negatives if r["kind"] == "distractor"),
+            "tools": sorted({r["cause"].split("-")[0] for r in rows}),
+        },
+        "quality": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        ranked, extra = run_recall(Path(tmp) / "a", learn, queries, dense_weight=0.0)
+        results["quality"]["recall"] = metrics(ranked, truth) | extra
+        failures = [
+            (q["cause"], q["instance"], r[:1])
+            for q, r, t in zip(queries, ranked, truth, strict=True)
+            if (t is not None and (not r or r[0] != t)) or (t is None and r)
+        ]
+        ranked, extra = run_recall(Path(tmp) / "b", learn, queries, dense_weight=DENSE_BLEND)
+        results["quality"]["recall+dense"] = metrics(ranked, truth) | extra | {"dense_weight": DENSE_BLEND}
+    results["quality"]["bm25-raw"] = metrics(run_bm25(learn, queries), truth)
+    results["quality"]["dense-origin"] = metrics(run_dense_origin(learn, queries), truth)
+    results["recall_misses"] = [f"{c}#{i} -> {r[0] if r else 'nothing'}" for c, i, r in failures]
+
+    print(
+        f"corpus: {len(learn)} causes, {len(positives)} positive queries, {len(negatives)} no-learning queries"
+    )
+    print(f"{'system':<14} {'R@1':>6} {'MRR':>6} {'false-match':>12} {'wrong-top':>10}")
+    for name, m in results["quality"].items():
+        print(
+            f"{name:<14} {m['R@1']:>6.3f} {m['MRR']:>6.3f} {m['false_match_rate']:>12.3f} {m['wrong_top_rate']:>10.3f}"
+        )
+    if failures:
+        print("recall misses:", "; ".join(results["recall_misses"]))
+
+    if not args.quick:
+        results["scale"] = {}
+        sample = positives[:: max(1, len(positives) // 60)] + negatives[:: max(1, len(negatives) // 20)]
+        for size in (int(s) for s in args.sizes.split(",")):
+            with tempfile.TemporaryDirectory() as tmp:
+                home = Path(tmp)
+                build_s = build_scale_store(home, learn, size)
+                execute_sync({"error_text": "warm up", "repo": REPO}, home=home)
+                lat = latency(home, sample, rounds=2)
+                results["scale"][str(size)] = lat | {
+                    "store_mb": round(store_bytes(home) / 2**20, 1),
+                    "build_s": round(build_s, 1),
+                }
+                print(
+                    f"{size:>7} learnings: p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms, "
+                    f"store {results['scale'][str(size)]['store_mb']} MB (built in {build_s:.0f} s)"
+                )
+    results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"saved {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

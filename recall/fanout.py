@@ -163,6 +163,13 @@ async def call_in_process(outcome: BackendOutcome) -> Any:
 # --------------------------------------------------------------------------- fan-out
 
 
+def _timeout(outcome: BackendOutcome) -> dict:
+    message = f"timeout after {REQUEST_TIMEOUT_S:g} s"
+    if outcome.name == "federation" and outcome.transport == "in-process":
+        message += "; a first query in a large repository builds its index: run `recall index` once"
+    return {"kind": "timeout", "message": message}
+
+
 def _check_shape(name: str, response: Any) -> dict:
     key = RESPONSE_LIST[name]
     if not isinstance(response, dict):
@@ -184,7 +191,7 @@ async def _ask(outcome: BackendOutcome) -> None:
                 raw = await call_in_process(outcome)
         outcome.response = _check_shape(outcome.name, raw)
     except TimeoutError:
-        outcome.failure = {"kind": "timeout", "message": f"timeout after {REQUEST_TIMEOUT_S:g} s"}
+        outcome.failure = _timeout(outcome)
     except BackendFailure as exc:
         outcome.failure = {"kind": exc.kind, "message": exc.message}
 
@@ -222,7 +229,7 @@ def _fan_out_threads(outcomes: dict[str, BackendOutcome]) -> None:
         if thread is not None:
             thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
-                outcome.failure = {"kind": "timeout", "message": f"timeout after {REQUEST_TIMEOUT_S:g} s"}
+                outcome.failure = _timeout(outcome)
                 continue
         try:
             outcome.response = _check_shape(outcome.name, _finish_node(outcome, box))

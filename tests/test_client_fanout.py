@@ -177,3 +177,18 @@ def test_process_exits_at_the_budget_with_a_hung_in_process_node(tmp_path) -> No
     assert time.monotonic() - start < 10
     assert proc.returncode == 0, proc.stderr
     assert "[Learnings] unavailable (timeout after 1 s). Partial results shown." in proc.stdout
+
+
+def test_in_process_federation_timeout_suggests_indexing(monkeypatch) -> None:
+    async def slow_federation(payload):
+        time.sleep(3)
+        return {"query": "q", "results": []}
+
+    module = types.ModuleType("client_test_slow_federation")
+    module.execute = slow_federation
+    monkeypatch.setitem(sys.modules, "client_test_slow_federation", module)
+    monkeypatch.setitem(fanout.NODES, "federation", "client_test_slow_federation")
+    monkeypatch.setattr(fanout, "REQUEST_TIMEOUT_S", 0.3)
+    outcomes = fanout.run({"federation": F_PAY})
+    assert outcomes["federation"].failure["kind"] == "timeout"
+    assert "run `recall index` once" in outcomes["federation"].failure["message"]

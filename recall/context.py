@@ -136,6 +136,8 @@ def error_from_entry(entry: object) -> str | None:
 def last_transcript_error(path: Path) -> str | None:
     try:
         for line in _lines_from_end(path):
+            if b'"is_error"' not in line:  # cheap skip: most lines are chatter, not failed tool results
+                continue
             try:
                 entry = json.loads(line)
             except ValueError:

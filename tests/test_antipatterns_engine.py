@@ -14,6 +14,9 @@ from recall.antipatterns import query
 from recall.antipatterns import semantic as semantic_mod
 from recall.models import AntipatternMatch, FederationResult, content_hash
 
+# qdrant-client warns (from a background check) when the deliberately dead test server has no version
+pytestmark = pytest.mark.filterwarnings("ignore:Failed to obtain server version:UserWarning")
+
 SHELL_TRUE = textwrap.dedent(
     """\
     import subprocess
@@ -274,7 +277,6 @@ def test_qdrant_local_and_memory_give_the_same_answers(repo: Path, monkeypatch: 
             assert extras(a)["similarity_score"] == pytest.approx(extras(b)["similarity_score"], abs=1e-3)
 
 
-@pytest.mark.filterwarnings("ignore:Failed to obtain server version")
 def test_unreachable_qdrant_server_falls_back_to_memory(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -351,3 +353,12 @@ def test_catalog_files_are_not_scanned_and_test_files_rank_last(repo: Path) -> N
     results = query("anything to fix?", str(repo))
     files = [extras(r).get("file") for r in results if extras(r).get("match_kind") == "detection"]
     assert files == ["settings.py", "tests/test_conn.py"]
+
+
+def test_named_files_outside_the_repository_are_not_read(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text('API_TOKEN = "outside-secret-123"\n')
+    (repo / "link.py").symlink_to(outside)  # untracked symlink pointing out of the repository
+    results = query(f"check {outside} and ../elsewhere.py and link.py", str(repo))
+    assert not any("outside-secret" in r.content for r in results)
+    assert not any(extras(r).get("match_kind") == "detection" for r in results)

@@ -52,7 +52,12 @@ class ScanReport:
 
 
 def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
-    """Existing files the question names (relative to the repository, or absolute), and the matched text."""
+    """Existing files the question names, and the matched text.
+
+    Paths are taken relative to the repository (or the current directory without one) and must resolve
+    inside it: a question sent to `recall serve` cannot make it quote lines of arbitrary files.
+    """
+    root = (repo or Path.cwd()).resolve()
     found: list[Path] = []
     spans: list[str] = []
     for raw in _PATH_TOKEN.findall(text):
@@ -60,17 +65,14 @@ def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
         if not token:
             continue
         candidate = Path(token).expanduser()
-        options = (
-            [candidate] if candidate.is_absolute() else ([repo / candidate] if repo else []) + [candidate]
-        )
-        for option in options:
-            try:
-                if option.is_file():
-                    found.append(option.resolve())
-                    spans.append(raw)
-                    break
-            except OSError:
-                continue
+        option = candidate if candidate.is_absolute() else root / candidate
+        try:
+            resolved = option.resolve()
+            if resolved.is_file() and resolved.is_relative_to(root):
+                found.append(resolved)
+                spans.append(raw)
+        except OSError:
+            continue
     return found, spans
 
 
@@ -149,7 +151,7 @@ def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
     """Run every detector of the catalog over the named and changed files."""
     report = ScanReport()
     named, report.query_paths = named_files(text, repo)
-    changed = changed_files(repo) if repo is not None else []
+    changed = [p for p in changed_files(repo) if p.is_relative_to(repo.resolve())] if repo is not None else []
     ordered: dict[Path, bool] = {p: True for p in named}
     for p in changed:
         ordered.setdefault(p, False)

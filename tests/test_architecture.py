@@ -307,6 +307,9 @@ def test_multi_language_queries(multi_repo: Path) -> None:
     assert "cmd/main.go" in _one("who calls Helper", multi_repo)
     assert "rb/app.rb" in _one("who calls greet", multi_repo)
     assert "cs/Program.cs" in _one("who calls User.Name", multi_repo)
+    ambiguous = query("where is open defined", str(multi_repo))  # Rust Socket::open and C++ net::Socket::open
+    assert len(ambiguous) == 2
+    assert ambiguous[1].content.startswith("1 other match for `open`: ")
 
 
 # --------------------------------------------------------------------------- processes

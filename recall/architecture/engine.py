@@ -39,12 +39,11 @@ def answer(
             return [Answer(f"No source files indexed in {root.name} ({root}).", _pick(intent.role, roles))]
         content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
         return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
-    targets = found.targets[: max(1, min(limit, 3) if intent.action != "lookup" else limit)]
-    out = []
-    for target in targets:
-        out.append(_one(conn, intent, target, roles))
-    if len(found.targets) > 1 and out:
-        out[0].content += "\n" + render.ambiguous_note(len(found.targets))
+    # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
+    out = [_one(conn, intent, found.targets[0], roles)]
+    if len(found.targets) > 1 and limit > 1:
+        content = render.other_matches(q.clean_subject(intent.subject, root), found.targets[1:])
+        out.append(Answer(content, _pick("repowise", roles), {"answer": "other_matches"}))
     return out
 
 

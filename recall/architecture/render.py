@@ -195,5 +195,7 @@ def unknown(subject: str, closest: list[str], repo: str) -> str:
     return f"No file or symbol named {_code(subject)} in the index of {repo}.{hint}"
 
 
-def ambiguous_note(n: int) -> str:
-    return f"({n} definitions match; the most likely first)"
+def other_matches(subject: str, targets: list[Target]) -> str:
+    """The other definitions an ambiguous name could mean, one line each at most."""
+    shown = [f"{_code(t.display)} ({t.kind}, {t.location})" for t in targets]
+    return f"{_plural(len(targets), 'other match')} for {_code(subject)}: " + _cap(shown, 8)

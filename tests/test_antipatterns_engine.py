@@ -149,6 +149,7 @@ def test_huge_and_binary_files_are_skipped_with_a_note(repo: Path) -> None:
     results = query("anything wrong here?", str(repo))
     note = results[-1]
     assert extras(note)["match_kind"] == "note"
+    AntipatternMatch.model_validate(extras(note))  # same shape as every other qdrant result
     assert "skipped big.py: 1.2 MB is over the 1 MB limit" in note.content
     assert "skipped blob.py: binary file" in note.content
     assert any(extras(r).get("file") == "ok.py" for r in results)

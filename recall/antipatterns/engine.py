@@ -215,9 +215,27 @@ def _semantic_result(catalog: Catalog, m: SemanticMatch, rank: int, index: str) 
 
 
 def _note_result(catalog: Catalog, report: ScanReport, rank: int) -> FederationResult:
+    """What was skipped (files, catalog errors). It carries the AntipatternMatch fields too, with zero
+    scores, so every qdrant result has the same shape; `match_kind: note` tells it apart."""
     parts = [*report.notes, *(f"catalog error: {e}" for e in catalog.errors)]
     shown = parts[:6] + ([f"… and {len(parts) - 6} more"] if len(parts) > 6 else [])
     content = "Note (antipatterns): " + "; ".join(shown)
-    return _result(
-        content, rank, {"match_kind": "note", "notes": report.notes, "catalog_errors": catalog.errors}
+    match = AntipatternMatch(
+        antipattern_name="scan note",
+        similarity_score=0.0,
+        adjusted_score=0.0,
+        severity="low",
+        enforcement="advisory",
+        category="notice",
+        description="Files or catalog entries the antipattern engine could not use for this answer.",
+        rationale="Skipped input is named so that a missing finding is not mistaken for a clean bill.",
+        explanation="; ".join(parts),
+        registry_version=catalog.version,
     )
+    extras = {
+        **match.model_dump(),
+        "match_kind": "note",
+        "notes": report.notes,
+        "catalog_errors": catalog.errors,
+    }
+    return _result(content, rank, extras)

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from recall import query
 from recall.query import UsageError
+
+if TYPE_CHECKING:
+    from recall.context import Context
 
 STDIN_MAX_BYTES = 4 * 1024 * 1024  # more than enough for any error; the query is cut to 4000 chars anyway
 
@@ -62,7 +67,7 @@ def parse(argv: list[str]) -> query.Args:
     return args
 
 
-def _context_line(args: query.Args, ctx, error_text: str) -> str:
+def _context_line(args: query.Args, ctx: Context, error_text: str) -> str:
     from recall.display import one_line
 
     if args.query:
@@ -75,7 +80,7 @@ def _context_line(args: query.Args, ctx, error_text: str) -> str:
     return f"Query: none given and no recent error found; auto mode for repo {ctx.repo}."
 
 
-def _redact_outgoing(payloads: dict, fanout) -> None:
+def _redact_outgoing(payloads: dict, fanout: ModuleType) -> None:
     """Text that leaves the process (HTTP backends) goes through recall.redact first; in-process, the
     query is neither stored nor sent, so it is left as typed."""
     if not any(payload and fanout.backend_url(name) for name, payload in payloads.items()):

@@ -273,6 +273,7 @@ def test_lookup_exact_qualified_and_unknown(py_repo: Path) -> None:
     assert "Defines 3 methods" in card.content
     where = _one("where is make_order defined", py_repo)
     assert where.startswith("`shop.models.make_order` — function, src/shop/models.py:19-20")
+    assert _one("src/shop/models.py:12", py_repo).startswith("`shop.models.Order.total` — method")
     unknown = _one("Ordr", py_repo)
     assert "No file or symbol named `Ordr`" in unknown and "`Order`" in unknown
 
@@ -295,7 +296,8 @@ def test_free_text_error_finds_the_files_it_names(py_repo: Path) -> None:
         "AttributeError: 'Order' object has no attribute 'totl'"
     )
     results = query(text, str(py_repo))
-    assert results[0].content.startswith("`shop.service` — python module")
+    assert results[0].content.startswith("`shop.service.checkout` — function, src/shop/service.py:5-7")
+    assert results[1].content.startswith("`shop.service` — python module")
     assert any(r.content.startswith("`shop.models.Order`") for r in results)
     assert query("how do I make coffee today", str(py_repo)) == []
     elsewhere = 'File "/usr/lib/python3/site-packages/shop/models.py", line 3, in total'

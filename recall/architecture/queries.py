@@ -127,7 +127,22 @@ def lookup(conn: sqlite3.Connection, text: str, root: Path | None = None, *, fuz
 
 
 def _by_path(conn, subject: str) -> list[Target]:
-    path = re.sub(r":\d+(:\d+)?$", "", subject)
+    """A file by path (or path suffix); `path:line` means the innermost definition around that line."""
+    m = re.search(r":(\d+)(?::\d+)?$", subject)
+    files = _files_by_path(conn, subject[: m.start()] if m else subject)
+    if m and files:
+        line = int(m.group(1))
+        row = conn.execute(
+            f"SELECT {_SYM_COLS} FROM symbols s JOIN files f ON f.id = s.file_id"
+            " WHERE s.file_id = ? AND s.line <= ? AND s.end_line >= ? ORDER BY s.line DESC LIMIT 1",
+            (files[0].file_id, line, line),
+        ).fetchone()
+        if row is not None:
+            return [_sym_target(row)]
+    return files
+
+
+def _files_by_path(conn, path: str) -> list[Target]:
     if "/" not in path and not _SUFFIX.search(path):
         return []
     parts = path.strip("/").split("/")

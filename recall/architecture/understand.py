@@ -104,7 +104,8 @@ def candidates(text: str, limit: int = 6) -> list[str]:
         if len(name) >= 3 and name not in found:
             found.append(name)
 
-    for m in _TRACE_FILE.finditer(text):
+    for m in _TRACE_FILE.finditer(text):  # the failing function first, then its file
+        add(f"{m.group(1)}:{m.group(2)}")
         add(m.group(1))
     for m in _PATH.finditer(text):
         add(m.group(1))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,7 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def run(args: query.Args) -> int:
+def run(args: query.Args, started: float) -> int:
     from recall import context, display, fanout
 
     ctx = context.detect(session_id=args.session, want_error=not args.query)
@@ -114,7 +115,7 @@ def run(args: query.Args) -> int:
     # recall installs no pydantic plugins; skipping pydantic's scan of every installed distribution's entry
     # points saves ~30 ms on the in-process path (PYDANTIC_DISABLE_PLUGINS is pydantic's own switch)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    outcomes = fanout.run(payloads)
+    outcomes = fanout.run(payloads, deadline=started + fanout.TOTAL_BUDGET_S)
     if args.format == "json":
         info = {
             "repo": ctx.repo,
@@ -132,6 +133,7 @@ def run(args: query.Args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()  # the 10 s budget counts from here, imports included
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse(argv)
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
             _write(f"recall {__version__}\n")
             return 0
-        return run(args)
+        return run(args, started)
     except UsageError as exc:
         print(f"recall: {exc}", file=sys.stderr)
         return 2

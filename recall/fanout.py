@@ -69,7 +69,7 @@ def _auth_headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-async def post_json(url: str, payload: dict) -> Any:
+async def post_json(url: str, payload: dict, timeout_s: float = REQUEST_TIMEOUT_S) -> Any:
     if "httpx" not in sys.modules:
         # Two optional imports recall never uses, blocked for this process (both packages fall back
         # cleanly on ImportError): httpx's own CLI (click + rich, ~190 ms) and trio, which httpcore imports
@@ -79,10 +79,10 @@ async def post_json(url: str, payload: dict) -> Any:
     import httpx
 
     try:
-        async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S) as client:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
             resp = await client.post(url, json=payload, headers=_auth_headers())
     except httpx.TimeoutException:
-        raise BackendFailure("timeout", f"timeout after {REQUEST_TIMEOUT_S:g} s: {url}") from None
+        raise BackendFailure("timeout", f"timeout after {_secs(timeout_s)} s: {url}") from None
     except httpx.ConnectError as exc:
         raise BackendFailure("connection", f"connection refused: {url} ({exc})") from None
     except httpx.HTTPError as exc:
@@ -163,8 +163,20 @@ async def call_in_process(outcome: BackendOutcome) -> Any:
 # --------------------------------------------------------------------------- fan-out
 
 
-def _timeout(outcome: BackendOutcome) -> dict:
-    message = f"timeout after {REQUEST_TIMEOUT_S:g} s"
+def _secs(seconds: float) -> str:
+    return f"{seconds:.1f}".removesuffix(".0")
+
+
+def _budgets(deadline: float | None) -> tuple[float, float]:
+    """(total, per request) seconds left. The deadline comes from the client's start, so slow imports
+    before the fan-out eat into the same 10 s rather than adding to it."""
+    left = TOTAL_BUDGET_S if deadline is None else deadline - time.monotonic()
+    left = max(0.1, min(left, TOTAL_BUDGET_S))
+    return left, min(REQUEST_TIMEOUT_S, left)
+
+
+def _timeout(outcome: BackendOutcome, seconds: float) -> dict:
+    message = f"timeout after {_secs(seconds)} s"
     if outcome.name == "federation" and outcome.transport == "in-process":
         message += "; a first query in a large repository builds its index: run `recall index` once"
     return {"kind": "timeout", "message": message}
@@ -179,19 +191,19 @@ def _check_shape(name: str, response: Any) -> dict:
     return response
 
 
-async def _ask(outcome: BackendOutcome) -> None:
+async def _ask(outcome: BackendOutcome, request_s: float) -> None:
     import anyio
 
     url = backend_url(outcome.name)
     try:
-        with anyio.fail_after(REQUEST_TIMEOUT_S):
+        with anyio.fail_after(request_s):
             if url:
-                raw = await post_json(url, outcome.payload or {})
+                raw = await post_json(url, outcome.payload or {}, request_s)
             else:
                 raw = await call_in_process(outcome)
         outcome.response = _check_shape(outcome.name, raw)
     except TimeoutError:
-        outcome.failure = _timeout(outcome)
+        outcome.failure = _timeout(outcome, request_s)
     except BackendFailure as exc:
         outcome.failure = {"kind": exc.kind, "message": exc.message}
 
@@ -206,30 +218,32 @@ def plan(payloads: dict[str, dict | None]) -> dict[str, BackendOutcome]:
     return outcomes
 
 
-async def _fan_out(outcomes: dict[str, BackendOutcome]) -> None:
+async def _fan_out(outcomes: dict[str, BackendOutcome], deadline: float | None) -> None:
     import anyio
 
+    total_s, request_s = _budgets(deadline)
     pending = [o for o in outcomes.values() if o.payload is not None]
-    with anyio.move_on_after(TOTAL_BUDGET_S):
+    with anyio.move_on_after(total_s):
         async with anyio.create_task_group() as tg:
             for outcome in pending:  # learnings first: its result is listed first, too
-                tg.start_soon(_ask, outcome)
+                tg.start_soon(_ask, outcome, request_s)
     for outcome in pending:
         if outcome.response is None and outcome.failure is None:
             outcome.failure = {"kind": "timeout", "message": f"cut at the {TOTAL_BUDGET_S:g} s budget"}
 
 
-def _fan_out_threads(outcomes: dict[str, BackendOutcome]) -> None:
+def _fan_out_threads(outcomes: dict[str, BackendOutcome], deadline: float | None) -> None:
     """All backends in-process: node threads joined against one deadline; no event loop needed here."""
+    _, request_s = _budgets(deadline)
     pending = [o for o in outcomes.values() if o.payload is not None]
-    deadline = time.monotonic() + min(REQUEST_TIMEOUT_S, TOTAL_BUDGET_S)
+    join_until = time.monotonic() + request_s
     boxes = [(outcome, _start_node(outcome)) for outcome in pending]  # learnings starts first
     for outcome, box in boxes:
         thread = outcome.abandoned_thread
         if thread is not None:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            thread.join(max(0.0, join_until - time.monotonic()))
             if thread.is_alive():
-                outcome.failure = _timeout(outcome)
+                outcome.failure = _timeout(outcome, request_s)
                 continue
         try:
             outcome.response = _check_shape(outcome.name, _finish_node(outcome, box))
@@ -237,19 +251,20 @@ def _fan_out_threads(outcomes: dict[str, BackendOutcome]) -> None:
             outcome.failure = {"kind": exc.kind, "message": exc.message}
 
 
-def run(payloads: dict[str, dict | None]) -> dict[str, BackendOutcome]:
+def run(payloads: dict[str, dict | None], deadline: float | None = None) -> dict[str, BackendOutcome]:
     """Query every backend that has a payload; never raises for a backend's failure.
 
     With any HTTP backend the fan-out runs on anyio (httpx is async). With only in-process nodes it runs
     on plain threads: each node brings its own event loop, and skipping anyio's backend import saves
-    ~50 ms of cold start (measured in bench/bench_cold_start.py). Budgets are the same on both paths.
+    ~50 ms of cold start (measured in bench/bench_cold_start.py). Budgets are the same on both paths:
+    `deadline` (time.monotonic(), default now + 10 s) bounds everything, each request gets at most 9 s.
     """
     outcomes = plan(payloads)
     active = [o for o in outcomes.values() if o.payload is not None]
     if any(o.transport == "http" for o in active):
         import anyio
 
-        anyio.run(_fan_out, outcomes)
+        anyio.run(_fan_out, outcomes, deadline)
     elif active:
-        _fan_out_threads(outcomes)
+        _fan_out_threads(outcomes, deadline)
     return outcomes

@@ -7,6 +7,7 @@ input on stdin. The server is tests/client_fixtures.py's RecordingServer.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import time
@@ -90,7 +91,7 @@ def test_slow_backend_is_cut_at_the_budget(http_backend, client_env, recall_cmd,
     out = proc.stdout.decode()
     assert proc.returncode == 0
     assert wall < 11.0, f"took {wall:.1f} s"
-    assert "[Learnings] unavailable (timeout after 9 s" in out
+    assert re.search(r"\[Learnings\] unavailable \(timeout after [89](\.\d)? s", out), out
     assert "HandlerContextInjection wires pattern retrieval" in out
 
 

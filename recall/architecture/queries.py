@@ -167,11 +167,21 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+_MODULE_MATCH = "(f.module = ? OR f.path IN (?, ?, ?, ?))"
+
+
+def _module_args(dotted: str) -> tuple[str, ...]:
+    """Arguments for _MODULE_MATCH: the module name, or its path (namespace packages have no __init__.py,
+    so `google.appengine.api` is also looked up as google/appengine/api.py or …/__init__.py)."""
+    path = dotted.replace(".", "/")
+    return (dotted, f"{path}.py", f"{path}/__init__.py", f"src/{path}.py", f"src/{path}/__init__.py")
+
+
 def _by_module(conn, subject: str) -> list[Target]:
     rows = conn.execute(
-        f"SELECT {_FILE_COLS} FROM files f WHERE f.module = ? AND f.lang IS NOT NULL"
+        f"SELECT {_FILE_COLS} FROM files f WHERE {_MODULE_MATCH} AND f.lang IS NOT NULL"
         " ORDER BY f.path LIKE '%.pyi', f.path",
-        (subject,),
+        _module_args(subject),
     ).fetchall()
     return [_file_target(r) for r in rows[:10]]
 
@@ -185,8 +195,8 @@ def _by_qualified(conn, subject: str) -> list[Target]:
         module, qual = ".".join(parts[:cut]), ".".join(parts[cut:])
         rows = conn.execute(
             f"SELECT {_SYM_COLS} FROM symbols s JOIN files f ON f.id = s.file_id"
-            " WHERE f.module = ? AND s.qualname = ?",
-            (module, qual),
+            f" WHERE {_MODULE_MATCH} AND s.qualname = ?",
+            (*_module_args(module), qual),
         ).fetchall()
         if rows:
             return _rank_symbols([_sym_target(r) for r in rows])

@@ -363,3 +363,25 @@ def test_named_files_outside_the_repository_are_not_read(repo: Path, tmp_path: P
     results = query(f"check {outside} and ../elsewhere.py and link.py", str(repo))
     assert not any("outside-secret" in r.content for r in results)
     assert not any(extras(r).get("match_kind") == "detection" for r in results)
+
+
+def test_findings_on_changed_lines_come_first(repo: Path) -> None:
+    old = "import yaml\n\n\ndef legacy(p):\n    return yaml.load(p)\n"
+    (repo / "old.py").write_text(old)
+    (repo / "svc.py").write_text("def handler(event, seen=[]):\n    return seen\n")
+    git(repo, "add", "old.py", "svc.py")
+    git(repo, "commit", "-qm", "existing code")
+    (repo / "old.py").write_text(
+        old + "\n\ndef fresh():\n    return 1\n"
+    )  # touched, finding not in the change
+    (repo / "svc.py").write_text(
+        "def handler(event, seen=[]):\n    return seen\n\n\ndef other(x={}):\n    return x\n"
+    )
+    results = [
+        extras(r) for r in query("review my change", str(repo)) if extras(r)["match_kind"] == "detection"
+    ]
+    assert [(r["file"], r["line"], r["in_change"]) for r in results] == [
+        ("svc.py", 5, True),
+        ("old.py", 5, False),
+    ]
+    assert results[0]["lines"] == [5, 1]

@@ -115,6 +115,7 @@ def build_results(
         key=lambda d: (
             not d.named,
             d.entry.id not in about,
+            not d.in_change,  # what the working tree just changed before what was already there
             is_test_path(d.path),  # findings in tests (fixtures full of fake secrets) come after real code
             _SEVERITY_ORDER.get(d.entry.severity, 9),
             d.path,
@@ -178,7 +179,7 @@ def _detection_result(
     catalog: Catalog, d: Detection, also: SemanticMatch | None, rank: int, index: str
 ) -> FederationResult:
     first = d.hits[0]
-    more = [str(h.line) for h in d.hits[1:]]
+    more = [str(n) for n in sorted(h.line for h in d.hits[1:])]
     where = f"{d.path}:{first.line}" + (
         f" (also line{'s' if len(more) > 1 else ''} {', '.join(more[:8])})" if more else ""
     )
@@ -195,6 +196,7 @@ def _detection_result(
         "file": d.path,
         "line": first.line,
         "lines": [h.line for h in d.hits],
+        "in_change": d.in_change,
         "snippet": first.snippet,
         "index": index,
     }

@@ -41,6 +41,7 @@ class Detection:
     path: str  # as shown: relative to the repository when inside it
     hits: list[Hit]
     named: bool  # the question named this file (rather than the working tree changing it)
+    in_change: bool = False  # a hit is on a line the working tree adds or changes (git diff)
 
 
 @dataclass
@@ -106,6 +107,35 @@ def changed_files(repo: Path) -> list[Path]:
     return out
 
 
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+def changed_lines(repo: Path) -> dict[Path, set[int]] | None:
+    """Lines each tracked file adds or changes against HEAD (`git diff -U0 HEAD`); None when unknown
+    (no commit yet, git failed). Untracked files are not listed: all their lines are new."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "diff", "-U0", "--no-color", "--no-ext-diff", "HEAD", "--"],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    out: dict[Path, set[int]] = {}
+    current: set[int] | None = None
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("+++ "):
+            name = line[4:]
+            current = None if name == "/dev/null" else out.setdefault((repo / name[2:]).resolve(), set())
+        elif current is not None and (m := _HUNK.match(line)):
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            current.update(range(start, start + count))
+    return out
+
+
 def git_toplevel(start: Path) -> Path | None:
     try:
         proc = subprocess.run(
@@ -152,6 +182,8 @@ def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
     report = ScanReport()
     named, report.query_paths = named_files(text, repo)
     changed = [p for p in changed_files(repo) if p.is_relative_to(repo.resolve())] if repo is not None else []
+    diff = changed_lines(repo) if changed else None
+    changed_set = set(changed)
     ordered: dict[Path, bool] = {p: True for p in named}
     for p in changed:
         ordered.setdefault(p, False)
@@ -183,5 +215,11 @@ def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
                 by_entry.setdefault(entry.id, []).extend(hits)
         for entry_id, hits in by_entry.items():
             unique = sorted({h.line: h for h in hits}.values(), key=lambda h: h.line)
-            report.detections.append(Detection(catalog.entries[entry_id], shown, unique, is_named))
+            if diff is not None and path in diff:
+                new_lines = diff[path]
+                unique.sort(key=lambda h: (h.line not in new_lines, h.line))  # the changed lines first
+                in_change = unique[0].line in new_lines
+            else:  # untracked (all new) or changed with no diff information
+                in_change = path in changed_set
+            report.detections.append(Detection(catalog.entries[entry_id], shown, unique, is_named, in_change))
     return report

@@ -274,6 +274,8 @@ def test_lookup_exact_qualified_and_unknown(py_repo: Path) -> None:
     where = _one("where is make_order defined", py_repo)
     assert where.startswith("`shop.models.make_order` — function, src/shop/models.py:19-20")
     assert _one("src/shop/models.py:12", py_repo).startswith("`shop.models.Order.total` — method")
+    assert "tests/helpers.py" in _one("tests.helpers", py_repo).splitlines()[0]  # no tests/__init__.py
+    assert "tests/helpers.py:1" in _one("tests.helpers.sample", py_repo).splitlines()[0]
     unknown = _one("Ordr", py_repo)
     assert "No file or symbol named `Ordr`" in unknown and "`Order`" in unknown
 

@@ -115,7 +115,19 @@ def changed_lines(repo: Path) -> dict[Path, set[int]] | None:
     (no commit yet, git failed). Untracked files are not listed: all their lines are new."""
     try:
         proc = subprocess.run(
-            ["git", "-C", str(repo), "diff", "-U0", "--no-color", "--no-ext-diff", "HEAD", "--"],
+            [
+                "git",
+                "-C",
+                str(repo),
+                "diff",
+                "-U0",
+                "--no-color",
+                "--no-ext-diff",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                "HEAD",
+                "--",
+            ],
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             check=False,

@@ -26,7 +26,29 @@ from typing import Any
 from recall.hooks.runtime import log
 from recall.redact import redact
 
-DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9])"
+DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9.])"
+_NOT_PROJECT_KEYS = frozenset(
+    [
+        "fix",
+        "bugfix",
+        "hotfix",
+        "feat",
+        "feature",
+        "release",
+        "rc",
+        "v",
+        "ver",
+        "version",
+        "py",
+        "python",
+        "node",
+        "test",
+        "tests",
+        "wip",
+        "step",
+        "part",
+    ]
+)
 CAPTURE_CONFIDENCE = 0.7
 TRANSCRIPT_TAIL_BYTES = 4 * 1024 * 1024
 SUMMARY_MAX = 600
@@ -36,7 +58,7 @@ MAX_FILES = 20
 _FIX_WORDS = re.compile(
     r"(?i)\b(fix|fixed|fixes|resolv\w*|caus\w*|because|due to|root cause|the (?:issue|problem|error) was|"
     r"added|adding|changed|replaced|updated|renamed|installed|pinned|missing|instead|moved|removed|"
-    r"corrected|wrong|needed)\b"
+    r"corrected|wrong|needed|came from|does not exist|doesn't exist|failed because)\b"
 )
 _BRANCH_TYPES = [
     (re.compile(r"^(?:fix|bugfix|hotfix|bug)[/_-]", re.I), "bug_fix"),
@@ -151,14 +173,17 @@ def ticket_from_branch(branch: str | None) -> str | None:
         return None
     pattern = os.environ.get("RECALL_TICKET_PATTERN") or DEFAULT_TICKET_PATTERN
     try:
-        match = re.search(pattern, branch)
+        matches = list(re.finditer(pattern, branch))
     except re.error:
         log("capture", f"RECALL_TICKET_PATTERN is not a valid regex: {pattern!r}")
-        match = re.search(DEFAULT_TICKET_PATTERN, branch)
-    if not match:
-        return None
-    ticket = match.group(1) if match.groups() else match.group(0)
-    return ticket.upper()[:64] if re.fullmatch(r"[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        pattern = DEFAULT_TICKET_PATTERN
+        matches = list(re.finditer(pattern, branch))
+    for match in matches:
+        ticket = match.group(1) if match.groups() else match.group(0)
+        if pattern == DEFAULT_TICKET_PATTERN and ticket.split("-")[0].lower() in _NOT_PROJECT_KEYS:
+            continue  # fix-42, release-3: branch words, not tracker keys
+        return ticket.upper()[:64] if re.fullmatch(r"[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+    return None
 
 
 def task_type(branch: str | None, files: list[str], command: str) -> str:
@@ -290,9 +315,13 @@ def summarize(text: str, max_sentences: int = 3) -> str:
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z`\"'(])", text) if s.strip()]
     scored = [(len(_FIX_WORDS.findall(s)), i, s) for i, s in enumerate(sentences) if len(s) > 3]
     useful = [t for t in scored if t[0] > 0]
-    chosen = sorted(sorted(useful, key=lambda t: (-t[0], t[1]))[:max_sentences], key=lambda t: t[1])
-    if not chosen:
-        chosen = scored[:2]
+    chosen = sorted(useful, key=lambda t: (-t[0], t[1]))[:max_sentences]
+    for extra in scored:  # too little said about the fix: add the message's opening sentences for context
+        if len(chosen) >= 2:
+            break
+        if extra not in chosen:
+            chosen.append(extra)
+    chosen.sort(key=lambda t: t[1])
     summary = " ".join(s for _, _, s in chosen)
     return summary if len(summary) <= SUMMARY_MAX else summary[: SUMMARY_MAX - 1].rstrip() + "…"
 

@@ -78,7 +78,7 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
     if penalize:
         _adjust(penalize, PENALTY, event)
 
-    budget = runtime.DEADLINES[event] - runtime.elapsed() - 0.15
+    budget = min(runtime.deadline(event), 5.0) - runtime.elapsed() - 0.15
     if budget <= 0.05:
         runtime.log(event, "no time left for the learnings lookup")
         return None

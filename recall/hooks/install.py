@@ -33,7 +33,13 @@ class SettingsError(Exception):
 
 
 def recall_command() -> str:
-    """`recall` when it is on PATH, else this interpreter running the module (quoted for the shell)."""
+    """The installed `recall` script of this interpreter by absolute path (a version-manager shim on PATH
+    can add half a second per hook), else `recall` on PATH, else this interpreter running the module."""
+    import sysconfig
+
+    script = Path(sysconfig.get_path("scripts")) / ("recall.exe" if os.name == "nt" else "recall")
+    if script.is_file() and os.access(script, os.X_OK):
+        return f'"{script}"'
     if shutil.which("recall"):
         return "recall"
     return f'"{sys.executable}" -m recall'

@@ -1,0 +1,179 @@
+"""`recall install` / `recall uninstall` on throwaway projects, and a replayed session through the installed
+commands (the issue's "done means")."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, all_learnings, hook_env, make_project
+
+from recall.hooks.install import EVENTS, is_recall_hook
+
+OTHER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test:*)"]},
+    "hooks": {
+        "PostToolUse": [
+            {
+                "matcher": "Edit|Write",
+                "hooks": [{"type": "command", "command": 'npx prettier --write "$FILE"'}],
+            }
+        ],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/guard.sh"}]}],
+    },
+}
+
+
+def _run(
+    recall_cmd: list[str], args: list[str], cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(recall_cmd + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def env(isolated_recall_env: Path, tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "user-home"
+    home.mkdir()
+    return hook_env(isolated_recall_env, HOME=str(home))
+
+
+def test_install_is_idempotent_and_keeps_other_hooks(
+    tmp_path: Path, env: dict[str, str], recall_cmd: list[str]
+) -> None:
+    project = make_project(tmp_path)
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(OTHER_SETTINGS, indent=2))
+
+    first = _run(recall_cmd, ["install", "--project"], project / "src", env)  # from a subfolder: repo root
+    assert first.returncode == 0, first.stderr
+    assert str(settings) in first.stdout
+    after_first = settings.read_text()
+    assert _run(recall_cmd, ["install"], project, env).returncode == 0
+    assert settings.read_text() == after_first  # idempotent
+
+    data = json.loads(after_first)
+    assert data["model"] == "opus" and data["permissions"] == OTHER_SETTINGS["permissions"]
+    assert data["hooks"]["PreToolUse"] == OTHER_SETTINGS["hooks"]["PreToolUse"]
+    post = data["hooks"]["PostToolUse"]
+    assert post[0] == OTHER_SETTINGS["hooks"]["PostToolUse"][0]
+    for event, (matcher, timeout) in EVENTS.items():
+        ours_groups = [g for g in data["hooks"][event] if any(is_recall_hook(h) for h in g["hooks"])]
+        assert len(ours_groups) == 1 and ours_groups[0].get("matcher") == matcher
+        ours = ours_groups[0]["hooks"]
+        assert len(ours) == 1, event
+        assert ours[0]["command"].endswith(f" hook {event}") and ours[0]["timeout"] == timeout
+
+    removed = _run(recall_cmd, ["uninstall"], project, env)
+    assert removed.returncode == 0 and "removed 4" in removed.stdout
+    assert json.loads(settings.read_text()) == OTHER_SETTINGS
+    again = _run(recall_cmd, ["uninstall"], project, env)
+    assert again.returncode == 0 and "no recall hooks" in again.stdout
+
+
+def test_user_scope_writes_home_settings(tmp_path: Path, env: dict[str, str], recall_cmd: list[str]) -> None:
+    proc = _run(recall_cmd, ["install", "--user"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    user_settings = Path(env["HOME"]) / ".claude" / "settings.json"
+    assert set(json.loads(user_settings.read_text())["hooks"]) == set(EVENTS)
+    assert _run(recall_cmd, ["uninstall", "--user"], tmp_path, env).returncode == 0
+    assert json.loads(user_settings.read_text()) == {}
+
+
+def test_broken_settings_file_is_left_alone(
+    tmp_path: Path, env: dict[str, str], recall_cmd: list[str]
+) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": [oops')
+    proc = _run(recall_cmd, ["install", "--dir", str(tmp_path)], tmp_path, env)
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1 and "not readable JSON" in proc.stderr
+    assert settings.read_text() == '{"hooks": [oops'
+
+
+def test_install_help_and_bad_flags(tmp_path: Path, env: dict[str, str], recall_cmd: list[str]) -> None:
+    helped = _run(recall_cmd, ["install", "--help"], tmp_path, env)
+    assert helped.returncode == 0 and "--user" in helped.stdout
+    bad = _run(recall_cmd, ["install", "--project", "--user"], tmp_path, env)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_plugin_hooks_json_matches_the_installed_events() -> None:
+    root = Path(__file__).resolve().parent.parent
+    data = json.loads((root / "hooks" / "hooks.json").read_text())
+    assert set(data["hooks"]) == set(EVENTS)
+    for event, groups in data["hooks"].items():
+        (hook,) = groups[0]["hooks"]
+        assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/recall-hook" {event}'
+        assert is_recall_hook(hook) and hook["timeout"] == EVENTS[event][1]
+    assert (root / "hooks" / "recall-hook").stat().st_mode & 0o111
+
+
+def _installed_commands(settings: Path) -> dict[str, str]:
+    data = json.loads(settings.read_text())
+    return {
+        event: next(h["command"] for g in groups for h in g["hooks"] if is_recall_hook(h))
+        for event, groups in data["hooks"].items()
+    }
+
+
+def _replay(
+    command: str, payload: dict[str, object], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """Run an installed hook command the way Claude Code does: through the shell, JSON on stdin."""
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_replayed_session_through_the_installed_hooks(
+    tmp_path: Path, env: dict[str, str], recall_cmd: list[str], isolated_recall_env: Path
+) -> None:
+    project = make_project(tmp_path)
+    assert _run(recall_cmd, ["install"], project, env).returncode == 0
+    commands = _installed_commands(project / ".claude" / "settings.json")
+    assert shlex.split(commands["Stop"])[-2:] == ["hook", "Stop"]
+    pytest_cmd = "python -m pytest -q"
+
+    def base(sid: str, event: str) -> dict[str, object]:
+        return {"session_id": sid, "transcript_path": str(tmp_path / f"{sid}.jsonl"), "cwd": str(project),
+                "permission_mode": "acceptEdits", "hook_event_name": event}  # fmt: skip
+
+    failure = {
+        "tool_name": "Bash",
+        "tool_input": {"command": pytest_cmd},
+        "tool_use_id": "toolu_01",
+        "error": ERROR_TEXT,
+        "is_interrupt": False,
+    }
+    sequence = [
+        ("PostToolUseFailure", failure),
+        ("PostToolUse", {"tool_name": "Edit", "tool_use_id": "toolu_02", "tool_input": {"file_path": str(project / "src/app/client.py"), "old_string": "a", "new_string": "b"}, "tool_response": {"filePath": str(project / "src/app/client.py")}}),
+        ("PostToolUse", {"tool_name": "Bash", "tool_use_id": "toolu_03", "tool_input": {"command": pytest_cmd}, "tool_response": {"stdout": "3 passed", "stderr": "", "interrupted": False}}),
+        ("Stop", {"stop_hook_active": False, "last_assistant_message": FIX_MESSAGE}),
+        ("SessionEnd", {"reason": "exit"}),
+    ]  # fmt: skip
+    for event, extra in sequence:
+        proc = _replay(commands[event], base("replay-1", event) | extra, env, project)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), event
+
+    (learning,) = all_learnings(isolated_recall_env)
+    assert learning.session_id == "replay-1" and learning.file_paths_touched == ["src/app/client.py"]
+
+    proc = _replay(
+        commands["PostToolUseFailure"], base("replay-2", "PostToolUseFailure") | failure, env, project
+    )
+    assert proc.returncode == 0
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "requests-oauthlib" in context

@@ -141,16 +141,27 @@ _QUOTED = re.compile(r"('|\"|`)([^'\"`\n]{1,60})\1")
 _IDENT = re.compile(r"\b[a-z]+_[a-z0-9_]+\b")
 
 
-def mutate(text: str, rng: random.Random, n: int) -> str:
-    """A distinct error of the same shape: new quoted names, identifiers and numbers."""
-    word = lambda: "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))  # noqa: E731
-    text = _QUOTED.sub(lambda m: f"{m.group(1)}{word()}_{n}{m.group(1)}", text)
+def mutate(normalized: str, rng: random.Random, n: int) -> str:
+    """A distinct error of the same shape: new quoted names and identifiers, plus one new subject."""
+
+    def word() -> str:
+        return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
+
+    text = _QUOTED.sub(lambda m: f"{m.group(1)}{word()}_{n}{m.group(1)}", normalized)
     text = _IDENT.sub(lambda m: f"{word()}_{word()}", text)
-    return text + f"\nnote: seen in job {word()} #{n}"
+    first, _, rest = text.partition("\n")
+    return f"{first} ({word()}_{word()})" + (f"\n{rest}" if rest else "")
 
 
-def build_scale_store(home: Path, learn: list[dict], size: int, seed: int = 7) -> float:
+def build_scale_store(
+    home: Path, learn: list[dict], size: int, seed: int = 7
+) -> tuple[float, dict[UUID, str]]:
+    """`size` synthetic learnings over 21 repos (signatures stored as normalized text, as agents' learnings
+    mostly are), then the corpus' real learnings. Returns the build time (s) and real learning id -> cause."""
+    from recall.learnings.signatures import normalize
+
     rng = random.Random(seed)
+    bases = [normalize(r["text"]) for r in learn]
     store = open_store(home)
     started = time.perf_counter()
     batch: list[Learning] = []
@@ -160,7 +171,7 @@ def build_scale_store(home: Path, learn: list[dict], size: int, seed: int = 7) -
         batch.append(
             Learning(
                 repo=rng.choice(repos),
-                error_signatures=[mutate(base["text"], rng, n)],
+                error_signatures=[mutate(bases[n % len(bases)], rng, n)],
                 resolution_summary=f"fix #{n}: {base['resolution']}",
                 file_paths_touched=[f"src/mod_{n % 997}.py"],
             )
@@ -170,29 +181,75 @@ def build_scale_store(home: Path, learn: list[dict], size: int, seed: int = 7) -
             batch = []
     if batch:
         store.add_many(batch)
-    # the real learnings too, so queries have something to find
-    store.add_many(
+    ids = store.add_many(
         [Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]) for r in learn]
     )
     store.close()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, {lid: r["cause"] for (lid, _), r in zip(ids, learn, strict=True)}
 
 
-def latency(home: Path, queries: list[dict], rounds: int) -> dict[str, float]:
-    times = []
-    for _ in range(rounds):
+def latency(home: Path, queries: list[dict], rounds: int, by_id: dict[UUID, str]) -> dict[str, float]:
+    """p50/p99 of execute_sync (store opened per call, as the CLI does) and quality among the crowd."""
+    times, ranked = [], []
+    for n in range(rounds):
         for q in queries:
             t0 = time.perf_counter()
-            execute_sync(
+            res = execute_sync(
                 {"error_text": q["text"], "repo": REPO, "match_type": "auto", "file_paths": ["src/mod_3.py"]},
                 home=home,
             )
             times.append((time.perf_counter() - t0) * 1000)
+            if n == 0:
+                ranked.append(
+                    [
+                        by_id.get(m.learning_id, "synthetic")
+                        for m in res.matches
+                        if m.match_type == "error_signature"
+                    ]
+                )
     times.sort()
+    truth = [q["cause"] if q["kind"] == "cause" else None for q in queries]
+    quality = metrics(ranked, truth)
     return {
         "p50_ms": round(statistics.median(times), 2),
         "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 2),
         "queries": len(times),
+        "R@1": quality["R@1"],
+        "false_match_rate": quality["false_match_rate"],
+    }
+
+
+def cold_path(home: Path, text: str, runs: int = 5) -> dict:
+    """Fresh processes: `import recall.learnings`, and one query against the small corpus store."""
+    import subprocess
+
+    env = dict(os.environ, RECALL_HOME=str(home))
+    query = (
+        "import asyncio, json, sys, time; t = time.perf_counter(); from recall.learnings import execute; "
+        f"r = asyncio.run(execute({{'error_text': {text!r}, 'repo': {REPO!r}}})); "
+        "print(json.dumps([time.perf_counter() - t, len(r.matches), 'numpy' in sys.modules, "
+        "'recall.embeddings' in sys.modules]))"
+    )
+    imports, queries, heavy, bare = [], [], [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+        bare.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import recall.learnings"], check=True, env=env)
+        imports.append((time.perf_counter() - t0) * 1000)
+        out = subprocess.run(
+            [sys.executable, "-c", query], check=True, env=env, capture_output=True, text=True
+        )
+        took, found, numpy_loaded, emb_loaded = json.loads(out.stdout)
+        queries.append(took * 1000)
+        heavy.append(numpy_loaded or emb_loaded)
+    return {
+        "python_startup_ms_median": round(statistics.median(bare), 1),
+        "python_import_recall_learnings_ms_median": round(statistics.median(imports), 1),
+        "in_process_import_plus_query_ms_median": round(statistics.median(queries), 1),
+        "query_found": found,
+        "numpy_or_embeddings_imported": any(heavy),
     }
 
 
@@ -225,6 +282,7 @@ def main() -> int:
     }
     with tempfile.TemporaryDirectory() as tmp:
         ranked, extra = run_recall(Path(tmp) / "a", learn, queries, dense_weight=0.0)
+        results["cold_path"] = cold_path(Path(tmp) / "a", positives[0]["text"])
         results["quality"]["recall"] = metrics(ranked, truth) | extra
         failures = [
             (q["cause"], q["instance"], r[:1])
@@ -240,6 +298,7 @@ def main() -> int:
     print(
         f"corpus: {len(learn)} causes, {len(positives)} positive queries, {len(negatives)} no-learning queries"
     )
+    print(f"cold path: {results['cold_path']}")
     print(f"{'system':<14} {'R@1':>6} {'MRR':>6} {'false-match':>12} {'wrong-top':>10}")
     for name, m in results["quality"].items():
         print(
@@ -254,15 +313,16 @@ def main() -> int:
         for size in (int(s) for s in args.sizes.split(",")):
             with tempfile.TemporaryDirectory() as tmp:
                 home = Path(tmp)
-                build_s = build_scale_store(home, learn, size)
+                build_s, by_id = build_scale_store(home, learn, size)
                 execute_sync({"error_text": "warm up", "repo": REPO}, home=home)
-                lat = latency(home, sample, rounds=2)
+                lat = latency(home, sample, rounds=2, by_id=by_id)
                 results["scale"][str(size)] = lat | {
                     "store_mb": round(store_bytes(home) / 2**20, 1),
                     "build_s": round(build_s, 1),
                 }
                 print(
-                    f"{size:>7} learnings: p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms, "
+                    f"{size:>7} learnings: R@1 {lat['R@1']}, false-match {lat['false_match_rate']}, "
+                    f"p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms, "
                     f"store {results['scale'][str(size)]['store_mb']} MB (built in {build_s:.0f} s)"
                 )
     results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}

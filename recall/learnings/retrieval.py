@@ -23,6 +23,7 @@ same-repo only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -36,9 +37,9 @@ from recall.models import LearningMatch, LearningRetrievalRequest, MatchType
 FRESHNESS_RATE = 0.015
 CROSS_REPO_FACTOR = 0.9
 FINGERPRINT_CANDIDATES = 20
-LEXICAL_CANDIDATES = 30
+LEXICAL_CANDIDATES = 20
 CONTEXT_CANDIDATES = 50
-MAX_QUERY_TERMS = 48
+MAX_QUERY_TERMS = 16
 # subjects (quoted values, identifier-like names) disjoint: a different problem; capped here
 DISJOINT_SUBJECT_CAP = 0.6
 # subjects overlapping but not the same (another attribute of the same object, operands swapped)
@@ -104,6 +105,7 @@ class Query:
         return cls.from_normalized(normalized)
 
     @classmethod
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - immutable inputs, bounded; stored rows repeat
     def from_normalized(cls, normalized: str) -> Query:
         lines = normalized.split("\n")
         causes = [ln for ln in lines if ln and not ln.startswith("at ")]
@@ -124,6 +126,7 @@ class Query:
         return [t for t in ranked if not t.startswith("<") and t not in _STOPWORDS][:MAX_QUERY_TERMS]
 
 
+@functools.lru_cache(maxsize=8192)
 def _token_weight(tok: str, raw: str) -> float:
     if tok.startswith("<"):
         return 0.2

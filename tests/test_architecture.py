@@ -458,3 +458,49 @@ def test_unwritable_home_is_one_line(py_repo: Path, recall_cmd: list[str], tmp_p
     assert (
         out.stderr.startswith("recall index: cannot open the index store") and "Traceback" not in out.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "subject"),
+    [
+        ("who calls Client.send?", "callers", "Client.send"),
+        ("callers of `make_order`", "callers", "`make_order`"),
+        ("where is checkout used", "callers", "checkout"),
+        ("what does checkout call", "callees", "checkout"),
+        ("blast radius of httpx._models", "blast", "httpx._models"),
+        ("What's the blast radius for the httpx._models module?", "blast", "httpx._models"),
+        ("what breaks if I change httpx/_models.py", "blast", "httpx/_models.py"),
+        ("impact of changing Request", "blast", "Request"),
+        ("what imports httpx._config", "dependents", "httpx._config"),
+        ("who uses the class Request", "dependents", "Request"),
+        ("what does httpx._client depend on", "dependencies", "httpx._client"),
+        ("dependencies of src/app.ts", "dependencies", "src/app.ts"),
+        ("where is Client defined", "lookup", "Client"),
+        ("what is httpx._models.Request", "lookup", "httpx._models.Request"),
+        ("httpx._models", "lookup", "httpx._models"),
+        ("src/shop/models.py:12", "lookup", "src/shop/models.py:12"),
+        ("circular imports", "cycles", ""),
+        ("any import cycles in src?", "cycles", "src"),
+        ("which tests touch httpx/_urlparse.py", "tests", "httpx/_urlparse.py"),
+        ("tests for Order.total", "tests", "Order.total"),
+    ],
+)
+def test_free_text_understanding(text: str, action: str, subject: str) -> None:
+    from recall.architecture.understand import understand
+
+    intent = understand(text)
+    assert (intent.action, intent.subject) == (action, subject)
+
+
+def test_free_text_depth_and_candidates() -> None:
+    from recall.architecture.understand import understand
+
+    assert understand("blast radius of pkg.mod depth 2").depth == 2
+    auto = understand("ImportError: cannot import name 'Foo' from 'pkg.bar' (src/pkg/bar.py)")
+    assert auto.action == "auto"
+    assert auto.candidates[:3] == ["src/pkg/bar.py", "Foo", "pkg.bar"]
+
+
+def test_cycles_scoped_to_a_folder(py_repo: Path) -> None:
+    assert "1 import cycle" in _one("import cycles in src/shop", py_repo)
+    assert _one("circular imports in tests", py_repo).startswith("No import cycles")

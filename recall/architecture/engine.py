@@ -30,7 +30,7 @@ def answer(
     roles = set(roles) if roles else {"memgraph", "repowise"}
     intent = understand(text)
     if intent.action == "cycles":
-        return _cycles(conn, root, _pick("memgraph", roles))
+        return _cycles(conn, root, _pick("memgraph", roles), q.clean_subject(intent.subject, root))
     if intent.action == "auto":
         return _auto(conn, root, intent, roles, limit)
     found = q.lookup(conn, intent.subject, root)
@@ -143,9 +143,12 @@ def card(conn: sqlite3.Connection, target: q.Target) -> str:
     )
 
 
-def _cycles(conn: sqlite3.Connection, root: Path, role: str) -> list[Answer]:
-    found, total = q.import_cycles(conn)
-    return [Answer(render.cycles(found, total, root.name), role, {"answer": "cycles", "cycles": total})]
+def _cycles(conn: sqlite3.Connection, root: Path, role: str, within: str = "") -> list[Answer]:
+    """Import cycles of the repository, or only those touching files under `within` (a folder or module)."""
+    prefix = within.replace(".", "/") if within and "/" not in within else within
+    found, total = q.import_cycles(conn, within=prefix.rstrip("/"))
+    scope = f"{root.name}/{prefix}" if prefix else root.name
+    return [Answer(render.cycles(found, total, scope), role, {"answer": "cycles", "cycles": total})]
 
 
 def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:

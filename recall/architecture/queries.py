@@ -521,13 +521,22 @@ def _resolve_callee(conn, file_id: int, imported: set[int], name: str, line: int
 # --------------------------------------------------------------------------- cycles
 
 
-def import_cycles(conn: sqlite3.Connection, limit: int = 5) -> tuple[list[list[str]], int]:
+def import_cycles(conn: sqlite3.Connection, limit: int = 5, within: str = "") -> tuple[list[list[str]], int]:
     """Import cycles: one concrete cycle per strongly connected component of the file graph, biggest first,
-    and how many such components there are."""
+    and how many such components there are (only components with a file under `within`, when given)."""
     graph: dict[int, set[int]] = defaultdict(set)
     for src, dst in conn.execute("SELECT DISTINCT src, dst FROM edges WHERE src != dst"):
         graph[src].add(dst)
     components = [c for c in _tarjan(graph) if len(c) > 1]
+    if within:
+        inside = {
+            fid
+            for (fid,) in conn.execute(
+                "SELECT id FROM files WHERE path = ? OR path LIKE ? ESCAPE '\\'",
+                (within, _like_escape(within) + "/%"),
+            )
+        }
+        components = [c for c in components if inside.intersection(c)]
     components.sort(key=len, reverse=True)
     names = paths_of(conn, {n for c in components[:limit] for n in c})
     cycles = []

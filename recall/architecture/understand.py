@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 GRAPH_INTENTS = frozenset({"dependents", "dependencies", "blast", "callers", "callees", "cycles", "tests"})
 
 _FILLER = r"(?:the\s+)?"
+_ASK = r"(?:(?:are\s+there|is\s+there|any|find|show|list)\s+)*(?:the\s+)?(?:any\s+)?"
 _KIND_WORDS = r"(?:\s+(?:module|class|function|method|file|package|symbol|struct|interface|type))?"
 _X = rf"{_FILLER}(?:(?:module|class|function|method|file|package)\s+)?(?P<x>.+?){_KIND_WORDS}"
 
 _PATTERNS: list[tuple[str, str]] = [
-    ("cycles", r"(?:circular|cyclic)\s+(?:imports?|dependenc(?:y|ies))(?:\s+in\s+(?P<x>.+))?"),
-    ("cycles", r"(?:import|dependency)\s+cycles?(?:\s+in\s+(?P<x>.+))?"),
-    ("cycles", r"(?:any\s+)?cycles"),
+    ("cycles", rf"{_ASK}(?:circular|cyclic)\s+(?:imports?|dependenc(?:y|ies))(?:\s+in\s+(?P<x>.+?))?"),
+    ("cycles", rf"{_ASK}(?:import|dependency)\s+cycles?(?:\s+in\s+(?P<x>.+?))?"),
+    ("cycles", rf"{_ASK}cycles(?:\s+in\s+(?P<x>.+?))?"),
     ("blast", rf"(?:what(?:'s|\s+is)\s+)?(?:the\s+)?blast\s+radius\s+(?:of|for)\s+{_X}"),
     ("blast", rf"(?:the\s+)?impact\s+of\s+(?:changing\s+)?{_X}"),
     (

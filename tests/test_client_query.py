@@ -292,3 +292,29 @@ def test_double_dash_forces_a_query_that_starts_with_a_subcommand(
     assert proc.stdout.startswith("## Recall Results — scope: all")
     posted = dict(http_backend.requests)
     assert posted["/empty" + LEARNINGS_PATH]["error_text"] == "learn --help"
+
+
+def test_stdin_and_words_together_is_a_usage_error(client_env, recall_cmd, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*recall_cmd, "--stdin", "words"],
+        cwd=tmp_path,
+        env=client_env,
+        input="more",
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "recall: give the query as words or on stdin (--stdin), not both"
+
+
+def test_bad_option_inside_the_stdin_line(client_env, recall_cmd, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*recall_cmd, "--stdin"],
+        cwd=tmp_path,
+        env=client_env,
+        input="--scope everywhere KeyError",
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("recall: unknown scope 'everywhere'") and len(proc.stderr.splitlines()) == 1

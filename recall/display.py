@@ -92,7 +92,9 @@ def learning_view(match: dict) -> dict:
         "ticket": _text(match.get("ticket_id"), ""),
         "task_type": _text(match.get("task_type"), "unknown"),
         "resolution": _text(match.get("resolution_summary"), "(no resolution recorded)"),
-        "files": [str(f) for f in files if str(f).strip()] if isinstance(files, list) else [],
+        "files": [f.strip() for f in files if isinstance(f, str) and f.strip()]
+        if isinstance(files, list)
+        else [],
     }
 
 

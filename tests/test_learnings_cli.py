@@ -205,3 +205,48 @@ def test_help(recall_cmd: list[str]) -> None:
     for sub in ("learn", "export", "forget"):
         out = rec(recall_cmd, sub, "--help")
         assert out.returncode == 0 and f"recall {sub}" in out.stdout
+
+
+def test_recall_shows_the_learning_first_for_the_same_error_elsewhere(
+    recall_cmd: list[str], tmp_path: Path
+) -> None:
+    """The issue's 'done means': learn in one checkout, ask from another path, the learning comes first."""
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    rec(
+        recall_cmd,
+        "learn",
+        "--error",
+        ERR,
+        "--resolution",
+        "start postgres: docker compose up -d db",
+        cwd=repo,
+    )
+    rec(
+        recall_cmd,
+        "learn",
+        "--error",
+        ERR.replace("OperationalError", "InterfaceError"),
+        "--resolution",
+        "upgrade psycopg",
+        cwd=repo,
+    )
+    other = ERR.replace("/home/alice/shop", "/srv/build/7/shop").replace("line 12", "line 30")
+    out = rec(recall_cmd, "--scope", "learnings", other, cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert "Match 1 (100% similarity" in out.stdout
+    first = out.stdout.split("Match 1", 1)[1].split("Match 2", 1)[0]
+    assert "start postgres: docker compose up -d db" in first
+    assert "upgrade psycopg" not in out.stdout  # a different exception is not offered at 0.85
+
+
+def test_recall_reports_a_broken_store_as_unavailable(
+    recall_cmd: list[str], isolated_recall_env: Path
+) -> None:
+    isolated_recall_env.mkdir(parents=True)
+    (isolated_recall_env / "learnings.db").write_bytes(b"garbage" * 100)
+    out = rec(recall_cmd, "--scope", "learnings", ERR)
+    assert out.returncode == 0
+    assert "unavailable" in out.stdout and "not a SQLite database" in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr

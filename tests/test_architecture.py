@@ -504,3 +504,23 @@ def test_free_text_depth_and_candidates() -> None:
 def test_cycles_scoped_to_a_folder(py_repo: Path) -> None:
     assert "1 import cycle" in _one("import cycles in src/shop", py_repo)
     assert _one("circular imports in tests", py_repo).startswith("No import cycles")
+
+
+def test_python_import_errors_are_explained(py_repo: Path) -> None:
+    typo = _one("ImportError: cannot import name 'Ordr' from 'shop.models' (/x/src/shop/models.py)", py_repo)
+    assert typo.startswith("`shop.models` (src/shop/models.py) has no top-level `Ordr`. Closest: `Order`.")
+    assert typo.endswith("It defines: Order, make_order.")
+    moved = _one("ImportError: cannot import name 'checkout' from 'shop.models'", py_repo)
+    assert "Defined elsewhere: `shop.service.checkout` (src/shop/service.py:5)" in moved
+    cycle = _one(
+        "ImportError: cannot import name 'a' from partially initialized module 'shop.cycle_a' "
+        "(most likely due to a circular import)",
+        py_repo,
+    )
+    assert cycle.startswith("`shop.cycle_a` (src/shop/cycle_a.py) does define `a` at line 4; it is part of")
+    assert "src/shop/cycle_a.py → src/shop/cycle_b.py → src/shop/cycle_a.py" in cycle
+    attr = _one("AttributeError: module 'shop.models' has no attribute 'refund'", py_repo)
+    assert attr.startswith("`shop.models` (src/shop/models.py) has no top-level `refund`.")
+    missing = _one("ModuleNotFoundError: No module named 'shop.modles'", py_repo)
+    assert missing == "No module `shop.modles` in this repository. Closest modules: `shop.models`."
+    assert query("ModuleNotFoundError: No module named 'requests'", str(py_repo)) == []

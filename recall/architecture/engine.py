@@ -14,6 +14,7 @@ from pathlib import Path
 
 from recall.architecture import queries as q
 from recall.architecture import render
+from recall.architecture.diagnose import diagnose
 from recall.architecture.understand import Intent, understand
 
 
@@ -152,8 +153,11 @@ def _cycles(conn: sqlite3.Connection, root: Path, role: str, within: str = "") -
 
 
 def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:
-    """Free text (an error, a sentence): cards for the repository names it mentions; nothing if none."""
+    """Free text (an error, a sentence): an import error explained, then cards for the repository names it
+    mentions; nothing if none."""
     out: list[Answer] = []
+    if explained := diagnose(conn, root, intent.text):
+        out.append(Answer(explained, _pick("repowise", roles), {"answer": "import_error"}))
     seen: set[tuple[int, int | None]] = set()
     for name in intent.candidates:
         found = q.lookup(conn, name, root, fuzzy=False)

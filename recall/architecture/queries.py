@@ -546,6 +546,19 @@ def import_cycles(conn: sqlite3.Connection, limit: int = 5, within: str = "") ->
     return cycles, len(components)
 
 
+def cycle_through(conn: sqlite3.Connection, file_id: int) -> list[str]:
+    """A shortest import cycle through one file (paths, closed: a → b → a), or [] when it is in none."""
+    graph: dict[int, set[int]] = defaultdict(set)
+    for src, dst in conn.execute("SELECT DISTINCT src, dst FROM edges WHERE src != dst"):
+        graph[src].add(dst)
+    component = next((set(c) for c in _tarjan(graph) if file_id in c and len(c) > 1), None)
+    if component is None:
+        return []
+    cycle = _cycle_in(graph, component, start=file_id)
+    names = paths_of(conn, set(cycle))
+    return [names[n][0] for n in cycle]
+
+
 def _tarjan(graph: dict[int, set[int]]) -> list[list[int]]:
     index: dict[int, int] = {}
     low: dict[int, int] = {}
@@ -592,9 +605,9 @@ def _tarjan(graph: dict[int, set[int]]) -> list[list[int]]:
     return out
 
 
-def _cycle_in(graph: dict[int, set[int]], comp: set[int]) -> list[int]:
-    """A shortest cycle through the component's first node (BFS back to it), closed: a → b → a."""
-    start = min(comp)
+def _cycle_in(graph: dict[int, set[int]], comp: set[int], start: int | None = None) -> list[int]:
+    """A shortest cycle through `start` (default: the component's first node), closed: a → b → a."""
+    start = min(comp) if start is None else start
     parents: dict[int, int] = {}
     queue = [start]
     while queue:

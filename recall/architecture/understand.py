@@ -74,6 +74,7 @@ class Intent:
     subject: str = ""
     depth: int | None = None
     candidates: list[str] = field(default_factory=list)  # for "auto": names found in free text
+    text: str = ""  # the question as asked (for "auto": error messages are read whole)
 
     @property
     def role(self) -> str:
@@ -93,7 +94,7 @@ def understand(text: str) -> Intent:
             return Intent(intent, subject, depth)
     if _SINGLE.match(text):
         return Intent("lookup", text, depth)
-    return Intent("auto", "", depth, candidates(text))
+    return Intent("auto", "", depth, candidates(text), text)
 
 
 def candidates(text: str, limit: int = 6) -> list[str]:

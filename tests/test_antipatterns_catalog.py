@@ -231,3 +231,34 @@ def test_one_bad_entry_does_not_drop_its_neighbours(tmp_path: Path) -> None:
     cat = load_catalog(repo)
     assert "team-no-print" in cat.entries and "team-two" not in cat.entries
     assert "antipatterns[1] (id team-two).severity" in cat.errors[0]
+
+
+# near misses seen in real code (this repository's own SQLite/PostgreSQL stores), and the real thing
+@pytest.mark.parametrize(
+    ("entry_id", "code", "fires"),
+    [
+        ("sql-string-formatting", 'cur.execute(f"SELECT * FROM t WHERE id IN ({marks})", ids)', False),
+        ("sql-string-formatting", 'cur.execute(f"DELETE FROM {table} WHERE id=?", (i,))', False),
+        ("sql-string-formatting", 'cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")', False),
+        ("sql-string-formatting", 'cur.execute("SELECT * FROM t WHERE id = %s", (uid,))', False),
+        ("sql-string-formatting", 'cur.execute(f"SELECT * FROM t WHERE id = {user_id}")', True),
+        ("sql-string-formatting", 'cur.execute("SELECT * FROM t WHERE name = \'" + name + "\'")', True),
+        ("sql-string-formatting", "q = f\"SELECT * FROM u WHERE n = '{n}'\"\ncur.execute(q)", True),
+        ("n-plus-one-queries", "for v in versions:\n    conn.execute(MIGRATIONS[v])", False),
+        (
+            "n-plus-one-queries",
+            "for i in range(0, len(ids), 500):\n    conn.execute('SELECT a FROM t WHERE id IN (?)', ids)",
+            False,
+        ),
+        ("n-plus-one-queries", "for row in rows:\n    conn.execute('INSERT INTO t VALUES (?)', row)", False),
+        (
+            "n-plus-one-queries",
+            "Q = 'SELECT a FROM t WHERE id=%s'\nfor i in ids:\n    cur.execute(Q, (i,))",
+            True,
+        ),
+        ("hardcoded-secret", 'ENV_TOKEN = "RECALL_TOKEN"', False),
+    ],
+)
+def test_detector_near_misses(entry_id: str, code: str, fires: bool) -> None:
+    det = SHIPPED.entries[entry_id].detectors[0]
+    assert bool(det.find(ScanContext(code, "python"))) is fires

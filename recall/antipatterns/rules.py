@@ -330,6 +330,58 @@ _SQL_METHODS = {"execute", "executemany", "executescript", "raw", "exec_driver_s
 _SQL_WORDS = re.compile(r"\b(select|insert|update|delete|where|values|from)\b", re.IGNORECASE)
 
 
+# interpolations that shape the statement rather than carry values: placeholder lists ("?,?,?"),
+# table/column names from constants, clause fragments. Building those is normal; values are not.
+_STRUCTURAL = re.compile(
+    r"mark|placeholder|qmark|table|column|cols|field|where|clause|order|sort|direction|schema|ident|fragment|join",
+    re.IGNORECASE,
+)
+
+
+def _interpolated(node: ast.AST) -> tuple[list[ast.AST], bool]:
+    """The expressions a dynamic string splices in, and whether any sits inside SQL quotes ('{x}')."""
+    if isinstance(node, ast.JoinedStr):
+        values, quoted, prev = [], False, ""
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                values.append(part.value)
+                quoted = quoted or prev.rstrip().endswith(("'", "%'"))
+            prev = part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else ""
+        return values, quoted
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_str(node.left):
+        values = list(node.right.elts) if isinstance(node.right, ast.Tuple) else [node.right]
+        return values, bool(re.search(r"'%[sd(]", node.left.value))  # type: ignore[attr-defined]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_str(node.func.value):
+        values = [*node.args, *(k.value for k in node.keywords)]
+        return values, "'{" in node.func.value.value  # type: ignore[attr-defined]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, lq = _interpolated(node.left) if not _is_str(node.left) else ([], False)
+        right, rq = _interpolated(node.right) if not _is_str(node.right) else ([], False)
+        if not _dynamic_string(node.left) and not _is_str(node.left):
+            left = [node.left]
+        if not _dynamic_string(node.right) and not _is_str(node.right):
+            right = [node.right]
+        quoted = _is_str(node.left) and node.left.value.rstrip().endswith("'")  # type: ignore[attr-defined]
+        return left + right, lq or rq or quoted
+    return [], False
+
+
+def _value_interpolation(node: ast.AST) -> bool:
+    """A dynamic SQL string that splices in values (not just placeholders or constant identifiers)."""
+    if not _dynamic_string(node):
+        return False
+    values, quoted = _interpolated(node)
+    if quoted:
+        return True
+    for v in values:
+        src = ast.unparse(v)
+        name = _name_of(v)
+        if isinstance(v, ast.Constant) or _STRUCTURAL.search(src) or (name.isupper() and len(name) > 1):
+            continue
+        return True
+    return False
+
+
 @_rule("py-sql-string-format", "python")
 @_python
 def _sql_string_format(m: PyModule) -> list[Hit]:
@@ -337,16 +389,14 @@ def _sql_string_format(m: PyModule) -> list[Hit]:
     for scope in m.nodes:
         if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        built: dict[str, ast.AST] = {}  # names assigned a dynamic SQL string in this scope
+        built: set[str] = set()  # names assigned SQL text with spliced-in values in this scope
         for node in _walk(scope, into_functions=False):
             if (
                 isinstance(node, ast.Assign)
-                and _dynamic_string(node.value)
+                and _value_interpolation(node.value)
                 and _SQL_WORDS.search(ast.unparse(node.value))
             ):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        built[target.id] = node
+                built |= {t.id for t in node.targets if isinstance(t, ast.Name)}
         for call in m.calls(scope, into_functions=False):
             is_sql = (isinstance(call.func, ast.Attribute) and call.func.attr in _SQL_METHODS) or m.qualname(
                 call.func
@@ -354,7 +404,7 @@ def _sql_string_format(m: PyModule) -> list[Hit]:
             arg = _first_arg(call)
             if not is_sql or arg is None:
                 continue
-            if _dynamic_string(arg) or (isinstance(arg, ast.Name) and arg.id in built):
+            if _value_interpolation(arg) or (isinstance(arg, ast.Name) and arg.id in built):
                 hits.append(m.hit(call, "SQL text built from values instead of bound parameters"))
     return hits
 
@@ -378,6 +428,8 @@ def _secret_literal(name: str, value: ast.AST | None) -> bool:
         return False
     s = value.value  # type: ignore[union-attr]
     if len(s) < 8 or any(c.isspace() for c in s) or _PLACEHOLDER.match(s):
+        return False
+    if re.fullmatch(r"[A-Z][A-Z0-9_]+", s):  # the *name* of an environment variable: ENV_TOKEN = "APP_TOKEN"
         return False
     return not s.startswith(("http://", "https://", "/", "./"))
 
@@ -490,18 +542,52 @@ def _retry_without_backoff(m: PyModule) -> list[Hit]:
 
 
 _DB_RECEIVERS = re.compile(r"^(cursor|cur|conn|connection|session|db|database|engine|tx|txn)$", re.IGNORECASE)
-_DB_METHODS = {"execute", "fetchone", "fetchrow", "fetchval", "fetch", "scalar", "scalars", "query", "get"}
+_DB_METHODS = {"execute", "fetchrow", "fetchval", "fetch", "scalar", "scalars", "query", "get"}
 _ORM_METHODS = {"get", "filter", "filter_by", "exclude", "first", "one", "count"}
+_BATCHING = re.compile(r"chunk|batch|page", re.IGNORECASE)
+
+
+def _string_constants(m: PyModule) -> dict[str, str]:
+    """name -> text for names assigned a plain string anywhere in the module (SQL kept in constants)."""
+    cached = m.ctx.cache.get("string_constants")
+    if cached is None:
+        cached = {}
+        for node in m.nodes:
+            if isinstance(node, ast.Assign) and _is_str(node.value):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        cached[t.id] = node.value.value  # type: ignore[attr-defined]
+        m.ctx.cache["string_constants"] = cached
+    return cached
 
 
 def _db_call(m: PyModule, call: ast.Call) -> bool:
+    """A call that runs a read query: ORM lookups, or a driver call whose SQL (if visible) is a SELECT."""
     if not isinstance(call.func, ast.Attribute):
         return False
-    name = m.qualname(call.func)
-    parts = name.split(".")
-    if len(parts) >= 2 and call.func.attr in _DB_METHODS and _DB_RECEIVERS.match(parts[-2]):
+    parts = m.qualname(call.func).split(".")
+    if ("objects" in parts[:-1] or "query" in parts[:-1]) and call.func.attr in _ORM_METHODS:
         return True
-    return ("objects" in parts[:-1] or "query" in parts[:-1]) and call.func.attr in _ORM_METHODS
+    if not (len(parts) >= 2 and call.func.attr in _DB_METHODS and _DB_RECEIVERS.match(parts[-2])):
+        return False
+    sql = _first_arg(call)
+    if sql is None or call.func.attr in {"query", "get"}:
+        return sql is not None or call.func.attr == "query"  # session.query(Model) / session.get(Model, id)
+    text = _string_constants(m).get(sql.id, "") if isinstance(sql, ast.Name) else ast.unparse(sql)
+    return bool(re.search(r"\bselect\b", text, re.IGNORECASE))
+
+
+def _batched(loop: ast.For | ast.AsyncFor) -> bool:
+    """`for i in range(0, n, 500)` or a loop over chunks/batches/pages: one query per batch is the fix."""
+    it = loop.iter
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "range"
+        and len(it.args) == 3
+    ):
+        return True
+    return bool(_BATCHING.search(ast.unparse(loop.target) + " " + ast.unparse(loop.iter)))
 
 
 @_rule("py-n-plus-one-query", "python")
@@ -509,7 +595,7 @@ def _db_call(m: PyModule, call: ast.Call) -> bool:
 def _n_plus_one(m: PyModule) -> list[Hit]:
     hits = []
     for loop in m.nodes:
-        if isinstance(loop, ast.For | ast.AsyncFor):
+        if isinstance(loop, ast.For | ast.AsyncFor) and not _batched(loop):
             for stmt in loop.body:
                 for call in m.calls(stmt, into_functions=False):
                     if _db_call(m, call):

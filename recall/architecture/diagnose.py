@@ -39,7 +39,8 @@ def _top_level_names(conn: sqlite3.Connection, target: q.Target) -> list[str]:
     return [
         r[0]
         for r in conn.execute(
-            "SELECT name FROM symbols WHERE file_id = ? AND instr(qualname, '.') = 0 ORDER BY line",
+            "SELECT name FROM symbols WHERE file_id = ? AND instr(qualname, '.') = 0"
+            " ORDER BY substr(name, 1, 1) = '_', line",
             (target.file_id,),
         )
     ]

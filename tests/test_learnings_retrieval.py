@@ -223,3 +223,9 @@ def test_dense_is_not_loaded_on_the_default_path_and_blends_when_enabled() -> No
     assert dense.calls == 1 and res.dense_used
     lexical_only = retrieval.retrieve(store, req, dense_weight=0.0)
     assert res.matches[0].similarity != lexical_only.matches[0].similarity
+
+
+def test_importing_the_package_is_stdlib_only() -> None:
+    code = "import json, sys, recall.learnings; print(json.dumps([m in sys.modules for m in ('pydantic', 'numpy')]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [False, False]

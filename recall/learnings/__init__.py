@@ -5,17 +5,20 @@ it validates the request (a dict is checked with the wire model: unknown keys, l
 pydantic.ValidationError), opens the SQLite store under $RECALL_HOME and ranks with `retrieval.py`.
 A broken store raises `StoreError` (the client reports the learnings backend unavailable).
 
-This package's import stays light (no numpy, no embedding model): heavy modules load inside functions.
+`import recall.learnings` loads only the standard library (no pydantic, numpy or embedding model): the
+wire models, the store and the ranking load inside the functions.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall.learnings.types import StoreError
-from recall.models import LearningRetrievalRequest, LearningRetrievalResponse
+
+if TYPE_CHECKING:
+    from recall.models import LearningRetrievalRequest, LearningRetrievalResponse
 
 __all__ = ["StoreError", "execute", "execute_sync"]
 
@@ -24,6 +27,8 @@ def execute_sync(
     request: LearningRetrievalRequest | dict[str, Any], *, home: Path | None = None
 ) -> LearningRetrievalResponse:
     """The synchronous body of `execute` (for threads and callers without an event loop)."""
+    from recall.models import LearningRetrievalRequest, LearningRetrievalResponse
+
     started = time.perf_counter()
     req = (
         request
@@ -52,6 +57,8 @@ async def execute(
 ) -> LearningRetrievalResponse:
     """Retrieve learnings for an error and/or a task context (see module docstring)."""
     import asyncio
+
+    from recall.models import LearningRetrievalRequest
 
     if not isinstance(request, LearningRetrievalRequest):
         request = LearningRetrievalRequest.model_validate(request)  # fail fast, before the thread hop

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from uuid import UUID
 
-from recall.models import Learning
+if TYPE_CHECKING:  # keep `import recall.learnings` free of pydantic
+    from recall.models import Learning
 
 
 class StoreError(RuntimeError):

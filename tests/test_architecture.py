@@ -524,3 +524,20 @@ def test_python_import_errors_are_explained(py_repo: Path) -> None:
     missing = _one("ModuleNotFoundError: No module named 'shop.modles'", py_repo)
     assert missing == "No module `shop.modles` in this repository. Closest modules: `shop.models`."
     assert query("ModuleNotFoundError: No module named 'requests'", str(py_repo)) == []
+
+
+def test_a_local_definition_shadows_the_imported_one(py_repo: Path) -> None:
+    write(
+        py_repo,
+        {
+            "src/shop/legacy.py": (
+                "from shop import models\n\n\ndef make_order(items):\n    return None\n\n\n"
+                "def old_checkout(items):\n    return make_order(items)\n"
+            )
+        },
+    )
+    callers = _one("who calls shop.models.make_order", py_repo)
+    assert "src/shop/service.py:6 in checkout (0.90)" in callers.splitlines()[1]
+    assert "legacy.py" not in callers.splitlines()[1]  # legacy.py calls its own make_order
+    own = _one("who calls shop.legacy.make_order", py_repo)
+    assert "src/shop/legacy.py:9 in old_checkout (0.95)" in own

@@ -424,7 +424,9 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
     if target.is_file:
         return []
     name = target.name
-    definitions = conn.execute("SELECT count(*) FROM symbols WHERE name = ?", (name,)).fetchone()[0] or 1
+    defining = [r[0] for r in conn.execute("SELECT file_id FROM symbols WHERE name = ?", (name,))]
+    definitions = len(defining) or 1
+    shadowing = set(defining) - {target.file_id}  # files with their own definition of the name
     direct, second = _importers(conn, target.file_id)
     owner = target.qualname.rpartition(".")[0]
     top = target.qualname.split(".")[0]
@@ -435,6 +437,8 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
         (name,),
     ):
         conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions)
+        if fid in shadowing and (not recv or recv in ("self", "this", "cls")):
+            conf = min(conf, 0.2)  # `foo()` / `self.foo()` next to its own `foo` means that one
         if conf > 0:
             hits.append(CallHit(fid, path, caller, line, conf, bool(is_test)))
     return sorted(hits, key=lambda h: (-h.confidence, h.is_test, h.path, h.line))

@@ -394,6 +394,12 @@ def test_js_workspace_packages_and_tsconfig_paths(tmp_path: Path) -> None:
     assert ("apps/web/src/page.tsx", "apps/web/src/lib/api.ts") in edges
     assert ("packages/ui/src/index.ts", "packages/ui/src/button.ts") in edges
     assert "External: react" in _one("what does apps/web/src/page.tsx depend on", repo)
+    tsconfig = repo / "apps/web/tsconfig.json"  # edited in place: every import is re-resolved
+    tsconfig.write_text('{"compilerOptions": {"baseUrl": ".", "paths": {"~/*": ["src/*"]}}}')
+    os.utime(tsconfig, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    stats = update(conn, repo)
+    assert stats.parsed == 0
+    assert ("apps/web/src/page.tsx", "apps/web/src/lib/api.ts") not in _edges(conn)
 
 
 def test_recall_scope_architecture_end_to_end(py_repo: Path, recall_cmd: list[str], subprocess_env) -> None:

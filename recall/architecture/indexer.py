@@ -360,6 +360,18 @@ def _read_manifests(root: Path, paths: list[str]) -> dict[str, str]:
     return texts
 
 
+def _manifest_stats(root: Path, manifests: list[str]) -> str:
+    """go.mod / package.json / tsconfig.json paths with their mtime and size: any change re-resolves all."""
+    stats = []
+    for rel in sorted(manifests):
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            continue
+        stats.append([rel, st.st_mtime_ns, st.st_size])
+    return json.dumps(stats)
+
+
 def _refresh_modules(conn: sqlite3.Connection, root: Path, manifests: list[str]) -> None:
     rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
     py_names = python_module_names([r["path"] for r in rows if r["lang"] == "python"])
@@ -372,6 +384,7 @@ def _refresh_modules(conn: sqlite3.Connection, root: Path, manifests: list[str])
             updates.append((module, r["id"]))
     conn.executemany("UPDATE files SET module=? WHERE id=?", updates)
     graph.set_meta(conn, "manifests", json.dumps(sorted(manifests)))
+    graph.set_meta(conn, "manifest_stats", _manifest_stats(root, manifests))
 
 
 def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) -> None:
@@ -440,7 +453,7 @@ def update(
     dirty = (
         graph.get_meta(conn, "dirty") == "1"
         or graph.get_meta(conn, "indexed_at") is None
-        or graph.get_meta(conn, "manifests") != json.dumps(sorted(walked.manifests))
+        or graph.get_meta(conn, "manifest_stats") != _manifest_stats(root, walked.manifests)
     )
     if removed or todo or dirty:
         graph.set_meta(conn, "dirty", "1")

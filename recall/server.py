@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import json
 import logging
 import os
 import signal
@@ -20,6 +21,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from recall import federation
 from recall.config import ENV_DATABASE_URL, ENV_TOKEN
@@ -71,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--shutdown-timeout", type=float, default=10.0, help="seconds to finish in-flight requests"
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port (default 1; ranking is CPU-bound: use one per core)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -98,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"--port must be 0–65535, got {args.port}")
     if args.max_body < 1024:
         return _fail("--max-body must be at least 1024 bytes")
+    if not 1 <= args.workers <= 64:
+        return _fail(f"--workers must be 1–64, got {args.workers}")
     for repo in args.repo:
         if not Path(repo).expanduser().is_dir():
             return _fail(f"--repo {repo}: not a directory")
@@ -116,24 +126,102 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_level)
     # FastAPI + pydantic 2.12 warn about their own body-field alias; it is noise in a JSON log
     warnings.filterwarnings("ignore", message=".*'alias' attribute.*", category=Warning)
+    if args.workers > 1:
+        return _serve_workers(args, principals)
     return _serve(args, principals)
+
+
+ENV_WORKER_CONFIG = "RECALL_SERVE_WORKER_CONFIG"  # main process → worker processes (no secrets in it)
+
+
+def _serve_workers(args: argparse.Namespace, principals: list) -> int:
+    """N processes on one socket (uvicorn's supervisor); each builds its own app and store connection."""
+    import uvicorn
+
+    os.environ[ENV_WORKER_CONFIG] = json.dumps(
+        {
+            "repos": args.repo,
+            "token_file": str(args.token_file) if args.token_file else None,
+            "max_body": args.max_body,
+            "body_timeout": args.body_timeout,
+            "log_level": args.log_level,
+        }
+    )
+    log.info("starting", extra={"fields": {**_start_fields(args, principals), "workers": args.workers}})
+    uvicorn.run(
+        "recall.server:worker_app",
+        factory=True,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=args.shutdown_timeout,
+        timeout_keep_alive=5,
+        lifespan="on",
+    )
+    log.info("stopped")
+    return 0
+
+
+def worker_app() -> Any:
+    """The app of one worker process (uvicorn factory); the store is closed when the process exits."""
+    import atexit
+
+    from recall.server_app import Settings, create_app
+    from recall.server_auth import load_principals
+    from recall.server_store import backend_from_env
+
+    config = json.loads(os.environ[ENV_WORKER_CONFIG])
+    _setup_logging(config["log_level"])
+    warnings.filterwarnings("ignore", message=".*'alias' attribute.*", category=Warning)
+    federation.configure_repos(config["repos"])
+    principals = load_principals(Path(config["token_file"]) if config["token_file"] else None)
+    backend = backend_from_env()
+    atexit.register(backend.close)  # the app's lifespan closes it on shutdown; this covers a failed start
+    settings = Settings(
+        backend=backend,
+        repos=federation.configured_repos(),
+        principals=principals,
+        require_auth=bool(principals),
+        max_body=config["max_body"],
+        body_timeout=config["body_timeout"],
+    )
+    return create_app(settings)
+
+
+def _start_fields(args: argparse.Namespace, principals: list, store: str | None = None) -> dict[str, Any]:
+    return {
+        "host": args.host,
+        "port": args.port,
+        "store": store or ("postgresql" if os.environ.get(ENV_DATABASE_URL) else "sqlite"),
+        "auth": "bearer" if principals else "none (loopback)",
+        "tokens": [p.name for p in principals],
+        "repos": federation.configured_repos()
+        if not args.repo
+        else [str(Path(r).resolve()) for r in args.repo],
+    }
+
+
+@contextlib.contextmanager
+def _capture_signals(server: Any) -> Iterator[None]:
+    """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, killing the process before the store is
+    closed (pending access counts flushed); here a signal only asks the server to stop (a second one forces
+    it) and the process then exits normally."""
+    previous = {sig: signal.signal(sig, server.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _serve(args: argparse.Namespace, principals: list) -> int:
     import uvicorn
 
     class _GracefulServer(uvicorn.Server):
-        """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, killing the process before the store
-        is closed; here a signal only asks the server to stop (a second one forces it), then we clean up."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
+        capture_signals = _capture_signals
 
     from recall.server_app import Settings, create_app
     from recall.server_store import StoreUnavailable, backend_from_env
@@ -160,22 +248,10 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
         server_header=False,
         timeout_graceful_shutdown=args.shutdown_timeout,
         timeout_keep_alive=5,
-        lifespan="off",
+        lifespan="on",
     )
     server = _GracefulServer(config)
-    log.info(
-        "starting",
-        extra={
-            "fields": {
-                "host": args.host,
-                "port": args.port,
-                "store": backend.name,
-                "auth": "bearer" if principals else "none (loopback)",
-                "tokens": [p.name for p in principals],
-                "repos": settings.repos,
-            }
-        },
-    )
+    log.info("starting", extra={"fields": _start_fields(args, principals, backend.name)})
     try:
         server.run()
     finally:

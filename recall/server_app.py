@@ -7,13 +7,16 @@ redaction before storing, and error answers that name the problem (4xx) or the u
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import anyio.to_thread
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -98,7 +101,15 @@ class Problem(BaseModel):
 
 def create_app(settings: Settings) -> Any:
     """The ASGI application: FastAPI wrapped in the guard (auth, body limits) and the access log."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        # graceful shutdown (also in each --workers process): flush access counts, close the store
+        await anyio.to_thread.run_sync(settings.backend.close)
+
     app = FastAPI(
+        lifespan=lifespan,
         title="recall",
         version=recall.__version__,
         description="Prior fixes, architecture and antipatterns for coding agents (docs/server.md).",

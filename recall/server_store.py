@@ -6,8 +6,11 @@ only in the store underneath. Store calls are blocking, so they run in worker th
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 import time
+from collections import Counter
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -15,6 +18,8 @@ import anyio.to_thread
 
 from recall.config import ENV_DATABASE_URL
 from recall.models import Learning, LearningRetrievalRequest, LearningRetrievalResponse
+
+log = logging.getLogger("recall.server")
 
 
 class StoreUnavailable(RuntimeError):
@@ -39,7 +44,48 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     return (StoreError,)
 
 
-def answer(store: Any, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
+class AccessRecorder:
+    """Access counts (access_count, last_accessed_at) written in batches off the request path: one write a
+    second instead of one per query (a SQLite write holds the store's lock through its fsync). Pending
+    counts are flushed at shutdown; a crash loses at most ~1 s of access counts, never a learning."""
+
+    def __init__(self, store: Any, interval: float = 1.0) -> None:
+        self.store, self.interval = store, interval
+        self._pending: Counter[UUID] = Counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="recall-access-counts", daemon=True)
+        self._thread.start()
+
+    def note(self, ids: list[UUID]) -> None:
+        with self._lock:
+            self._pending.update(ids)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, Counter()
+        try:
+            for round_ in range(max(batch.values(), default=0)):  # record_access adds 1 per id per call
+                self.store.record_access([i for i, n in batch.items() if n > round_])
+        except Exception as exc:  # store down: keep the counts for the next flush (bounded)
+            log.warning("access counts not recorded yet", extra={"fields": {"error": str(exc)[:200]}})
+            with self._lock:
+                if len(self._pending) < 100_000:
+                    self._pending.update(batch)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.flush()
+
+
+def answer(
+    store: Any, request: LearningRetrievalRequest, access: AccessRecorder | None = None
+) -> LearningRetrievalResponse:
     """The learnings node over a given store: the package's own ranking (`retrieval.retrieve`), wrapped
     in the wire response exactly as `recall.learnings.execute_sync` does for the embedded store."""
     from recall.learnings.retrieval import retrieve
@@ -47,7 +93,9 @@ def answer(store: Any, request: LearningRetrievalRequest) -> LearningRetrievalRe
     started = time.perf_counter()
     if request.error_text is None and not request.file_paths and not request.task_type:
         return LearningRetrievalResponse(query_ms=0)  # nothing to match on (same rule as execute_sync)
-    result = retrieve(store, request)
+    result = retrieve(store, request, record_access=access is None)
+    if access is not None:
+        access.note([m.learning_id for m in result.matches])
     return LearningRetrievalResponse(
         matches=result.matches,
         query_ms=max(0, int((time.perf_counter() - started) * 1000)),
@@ -68,10 +116,11 @@ class SqliteBackend:
             self.store = open_store()
         except _store_errors() as exc:
             raise StoreUnavailable(str(exc)) from exc
+        self.access = AccessRecorder(self.store)
 
     async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
         try:
-            return await anyio.to_thread.run_sync(answer, self.store, request)
+            return await anyio.to_thread.run_sync(answer, self.store, request, self.access)
         except _store_errors() as exc:
             raise StoreUnavailable(str(exc)) from exc
 
@@ -85,8 +134,11 @@ class SqliteBackend:
         count = await anyio.to_thread.run_sync(self.store.count)
         return {"store": self.name, "path": str(self.store.path), "learnings": count}
 
-    def close(self) -> None:
-        self.store.close()
+    def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
+        if not getattr(self, "closed", False):
+            self.closed = True
+            self.access.close()
+            self.store.close()
 
 
 class PostgresBackend:
@@ -98,9 +150,10 @@ class PostgresBackend:
         from recall.learnings.pg_store import PgStore
 
         self.store = PgStore(url)
+        self.access = AccessRecorder(self.store)
 
     async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
-        return await self._call(answer, self.store, request)
+        return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
         return await self._call(self.store.add, learning)
@@ -119,8 +172,11 @@ class PostgresBackend:
         except DatabaseUnavailable as exc:
             raise StoreUnavailable(str(exc)) from exc
 
-    def close(self) -> None:
-        self.store.close()
+    def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
+        if not getattr(self, "closed", False):
+            self.closed = True
+            self.access.close()
+            self.store.close()
 
 
 def backend_from_env() -> LearningsBackend:

@@ -418,3 +418,33 @@ def test_graceful_shutdown_on_sigterm(server: RunningServer) -> None:
     assert server.stop() == 0
     events = [e["event"] for e in server.log_lines()]
     assert events[0] == "starting" and events[-1] == "stopped"
+
+
+def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_env: Path) -> None:
+    srv = start_server(tmp_path, ["--workers", "2"])
+    try:
+        ids = {
+            httpx.post(srv.url + LEARN, json=learning(resolution_summary=f"fix {i}")).json()["id"]
+            for i in range(6)
+        }
+        assert len(ids) == 6
+        query = {
+            "match_type": "error_signature",
+            "error_text": learning()["error_signatures"][0],
+            "repo": "shop",
+        }
+        answers = [httpx.post(srv.url + DEFAULT_RETRIEVAL_PATH, json=query).json() for _ in range(4)]
+        assert all({m["learning_id"] for m in a["matches"]} <= ids and a["matches"] for a in answers)
+        assert httpx.get(srv.url + "/health").json()["learnings"] == 6
+    finally:
+        assert srv.stop() == 0
+    pids = {
+        line.split("[")[-1].rstrip("]")
+        for line in (e["event"] for e in srv.log_lines())
+        if line.startswith("Started server process")
+    }
+    assert len(pids) == 2
+    from recall.learnings.store import open_store
+
+    with open_store(isolated_recall_env) as store:  # access counts of both workers were flushed at shutdown
+        assert sum(x.access_count for x in store.iter_all()) == sum(len(a["matches"]) for a in answers)

@@ -93,7 +93,7 @@ def check_federation_wire(body: dict) -> None:
     FederationResponse.model_validate(body)
 
 
-def share_learnings(tmp_path: Path, server: RunningServer) -> None:
+def share_learnings(tmp_path: Path, server: RunningServer) -> str:
     alice, bob = checkout(tmp_path / "alice", "shop"), checkout(tmp_path / "bob", "shop")
     # Alice's session records the fix the way the capture hooks do (POST /v1/learnings)
     recorded = httpx.post(
@@ -148,14 +148,22 @@ def share_learnings(tmp_path: Path, server: RunningServer) -> None:
     check_retrieval_wire(context)
     assert [m["match_type"] for m in context["matches"]] == ["task_context"]
     assert alice.exists()
+    return lid
 
 
 def test_two_clients_share_learnings_through_the_server(tmp_path: Path) -> None:
     server = start_server(tmp_path, env={"RECALL_HOME": str(tmp_path / "server-home")})
     try:
-        share_learnings(tmp_path, server)
+        lid = share_learnings(tmp_path, server)
     finally:
         server.stop()
+    from recall.learnings.store import open_store
+
+    with open_store(tmp_path / "server-home") as store:
+        stored = store.get(lid)
+    # four queries returned it (two client runs, the direct repeat, the context query): access counts are
+    # batched off the request path and flushed at shutdown
+    assert stored.access_count == 4 and stored.last_accessed_at is not None
 
 
 @pytest.mark.postgres

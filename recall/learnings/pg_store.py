@@ -36,7 +36,7 @@ from recall.models import Learning, TaskType
 
 POOL_MAX = 16
 CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
-MAX_QUERY_TERMS = 8  # the rarest terms of a query that go to the full-text index
+MAX_QUERY_TERMS = 4  # the rarest terms of a query that go to the full-text index (store.py: MAX_FTS_TERMS)
 
 MIGRATIONS: list[str] = [
     # 1: the learnings schema with full-text (tsvector) and trigram indexes
@@ -284,12 +284,18 @@ class PgStore:
             rare = _rarest(conn, wanted)
             if not rare:
                 return []
-            query = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in rare)
-            rows = conn.execute(
-                "SELECT learning_id FROM signatures WHERE tsv @@ %s::tsquery"
-                " ORDER BY ts_rank(tsv, %s::tsquery) DESC, id LIMIT %s",
-                (query, query, limit * 4),
-            ).fetchall()
+            # all of the rarest terms first (small, precise); any of them only if that finds nothing (store.py's rule)
+            lexemes = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in rare]
+            rows: list[Any] = []
+            for joiner in (" & ", " | ") if len(lexemes) > 1 else (" | ",):
+                query = joiner.join(lexemes)
+                rows = conn.execute(
+                    "SELECT learning_id FROM signatures WHERE tsv @@ %s::tsquery"
+                    " ORDER BY ts_rank(tsv, %s::tsquery) DESC, id LIMIT %s",
+                    (query, query, limit * 4),
+                ).fetchall()
+                if rows:
+                    break
             ids = list(dict.fromkeys(r[0] for r in rows))[:limit]
             return _load(conn, ids)
 

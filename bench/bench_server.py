@@ -1,0 +1,376 @@
+"""`recall serve` under load: learnings queries/s and latency at 100k learnings, SQLite vs PostgreSQL;
+8 concurrent writers x 500 learnings must store exactly 4000.
+
+The server runs as its own process (`python -m recall serve` on 127.0.0.1); this script is the load
+generator, a second process driving it with async httpx (a fixed number of concurrent connections for a
+fixed time). Both share the machine's 2 cores, so the numbers are a floor for a dedicated server.
+
+Store contents: `--size` synthetic learnings over 20 repositories, made from 16 real error shapes with
+distinct names (so they are distinct errors); loaded with the stores' bulk paths (SQLite `add_many`,
+PostgreSQL `bulk_load`, i.e. COPY) — the write path itself is measured by the writers test.
+Query mix (all against repo "bench-repo"): 50% a stored error seen again (other line numbers and paths:
+same fingerprint), 30% a new error of a known shape (lexical candidates, usually no match), 20% task
+context (file paths + task type).
+
+    python bench/bench_server.py                       # 100k learnings, 10 s per store, 16 connections
+    python bench/bench_server.py --size 10000 --duration 5
+PostgreSQL: RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL (a fresh database is created and dropped
+there; `source .ci/services` starts one); without either only SQLite runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from recall.config import DEFAULT_RETRIEVAL_PATH  # noqa: E402
+from recall.models import Learning  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "server.json"
+REPO = "bench-repo"
+REPOS = [REPO] + [f"repo-{i}" for i in range(19)]
+TARGET_RPS, TARGET_P99_MS = 500, 50.0
+
+SHAPES = [
+    "ModuleNotFoundError: No module named '{a}'",
+    "ImportError: cannot import name '{A}' from '{a}.{b}' (/srv/app/{a}/{b}.py)",
+    "KeyError: '{a}_{b}'",
+    "AttributeError: '{A}' object has no attribute '{a}_{b}'",
+    "TypeError: {a}_{b}() got an unexpected keyword argument '{b}'",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/srv/data/{a}/{b}.json'",
+    "error[E0425]: cannot find value `{a}_{b}` in this scope\n --> src/{a}.rs:{n}:{m}",
+    "src/{a}.ts({n},{m}): error TS2304: Cannot find name '{A}'.",
+    "django.db.utils.OperationalError: no such table: {a}_{b}",
+    'npm ERR! code ERESOLVE\nnpm ERR! Could not resolve dependency: peer {a}@"^{n}.0.0" from {b}@{m}.1.0',
+    'psycopg.errors.UndefinedColumn: column "{a}_{b}" does not exist\nLINE {n}: SELECT {a}_{b} FROM {b}',
+    'AssertionError: assert {n} == {m}\n  File "tests/test_{a}.py", line {n}, in test_{b}',
+    "fatal: pathspec '{a}/{b}.txt' did not match any files",
+    "ValueError: invalid literal for int() with base 10: '{a}'",
+    "go: module github.com/{a}/{b}@latest found, but does not contain package github.com/{a}/{b}/{A}",
+    'java.lang.NullPointerException: Cannot invoke "{A}.{a}()" because "{b}" is null',
+]
+TASKS = ["ci_fix", "migration", "feature", "refactor", "bug_fix", "test", "docs", "dependency"]
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
+
+
+def _error(rng: random.Random, shape: str, a: str, b: str) -> str:
+    return shape.format(
+        a=a, b=b, A=a.capitalize() + b.capitalize(), n=rng.randint(1, 400), m=rng.randint(1, 80)
+    )
+
+
+def make_learnings(size: int, seed: int = 11) -> list[tuple[Learning, str, str, str]]:
+    """(learning, shape, a, b): the names let queries re-create the same error with other numbers."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(size):
+        shape = SHAPES[n % len(SHAPES)]
+        a, b = f"{_word(rng)}{n}", _word(rng)
+        learning = Learning(
+            repo=REPO if n % 4 == 0 else rng.choice(REPOS),
+            error_signatures=[_error(rng, shape, a, b)],
+            resolution_summary=f"Fix #{n}: {_word(rng)} the {_word(rng)} before calling {a}",
+            file_paths_touched=[f"src/{_word(rng)}/mod_{n % 997}.py"],
+            task_type=TASKS[n % len(TASKS)],
+        )
+        out.append((learning, shape, a, b))
+    return out
+
+
+def make_queries(data: list[tuple[Learning, str, str, str]], count: int, seed: int = 5) -> list[dict]:
+    rng = random.Random(seed)
+    same_repo = [d for d in data if d[0].repo == REPO]
+    queries = []
+    for i in range(count):
+        kind = i % 10
+        if kind < 5:  # a stored error seen again (other numbers/paths: same fingerprint)
+            _, shape, a, b = rng.choice(same_repo)
+            queries.append(
+                {"match_type": "error_signature", "error_text": _error(rng, shape, a, b), "repo": REPO}
+            )
+        elif kind < 8:  # a new error of a known shape
+            shape = rng.choice(SHAPES)
+            text = _error(rng, shape, _word(rng) + "x", _word(rng))
+            queries.append({"match_type": "auto", "error_text": text, "repo": REPO, "file_paths": []})
+        else:  # task context
+            queries.append(
+                {
+                    "match_type": "task_context",
+                    "repo": REPO,
+                    "file_paths": [f"src/pkg/mod_{rng.randint(0, 996)}.py"],
+                    "task_type": rng.choice(TASKS),
+                }
+            )
+    return queries
+
+
+# --------------------------------------------------------------------------- server process
+
+
+class Server:
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "recall", "serve", "--port", str(self.port), "--log-level", "warning"],
+            env={**os.environ, **env},
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/health", timeout=10).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError(f"server did not start; see {log}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+        self.log.close()
+
+
+# --------------------------------------------------------------------------- load
+
+
+async def _load(url: str, queries: list[dict], duration: float, concurrency: int) -> dict:
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    stop_at = time.perf_counter() + duration
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+
+        async def worker(offset: int) -> None:
+            i = offset
+            while time.perf_counter() < stop_at:
+                t0 = time.perf_counter()
+                r = await client.post(DEFAULT_RETRIEVAL_PATH, json=queries[i % len(queries)])
+                latencies.append((time.perf_counter() - t0) * 1000)
+                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+                i += concurrency
+
+        for q in queries[:50]:  # warm-up: imports, caches, pool
+            await client.post(DEFAULT_RETRIEVAL_PATH, json=q)
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(k) for k in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "requests": len(latencies),
+        "seconds": round(elapsed, 2),
+        "req_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(statistics.median(latencies), 2),
+        "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 2),
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+    }
+
+
+async def _writers(url: str, writers: int, each: int) -> dict:
+    rng = random.Random(99)
+    statuses: dict[int, int] = {}
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+
+        async def writer(w: int) -> None:
+            for i in range(each):
+                body = {
+                    "repo": REPOS[(w + i) % len(REPOS)],
+                    "error_signatures": [f"RuntimeError: writer {w} item {i} failed in '{_word(rng)}'"],
+                    "resolution_summary": f"writer {w} fixed item {i}",
+                    "file_paths_touched": [f"src/w{w}/i{i}.py"],
+                }
+                r = await client.post("/v1/learnings", json=body)
+                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(writer(w) for w in range(writers)))
+        elapsed = time.perf_counter() - started
+        stored = (await client.get("/health")).json()["learnings"]
+    return {
+        "writers": writers,
+        "each": each,
+        "stored": stored,
+        "exact": stored == writers * each and statuses == {201: writers * each},
+        "seconds": round(elapsed, 2),
+        "writes_per_s": round(writers * each / elapsed, 1),
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+    }
+
+
+# --------------------------------------------------------------------------- stores
+
+
+def fill_sqlite(home: Path, data: list[tuple[Learning, str, str, str]]) -> float:
+    from recall.learnings.store import open_store
+
+    t0 = time.perf_counter()
+    with open_store(home) as store:
+        for i in range(0, len(data), 2000):
+            store.add_many([d[0] for d in data[i : i + 2000]])
+    return time.perf_counter() - t0
+
+
+def fill_pg(url: str, data: list[tuple[Learning, str, str, str]]) -> float:
+    import psycopg
+
+    from recall.learnings.pg_store import PgStore
+
+    t0 = time.perf_counter()
+    with PgStore(url) as store:
+        for i in range(0, len(data), 5000):
+            store.bulk_load([d[0] for d in data[i : i + 5000]])
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return time.perf_counter() - t0
+
+
+class PgDatabase:
+    """A fresh database on the bench's PostgreSQL server, dropped afterwards."""
+
+    def __init__(self, admin_url: str) -> None:
+        import psycopg
+
+        self.admin_url = admin_url
+        self.name = "recall_bench_" + uuid.uuid4().hex[:10]
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{self.name}"')
+        self.url = urlunsplit(urlsplit(admin_url)._replace(path="/" + self.name))
+
+    def drop(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+def run_store(
+    label: str, env: dict[str, str], work: Path, queries: list[dict], args: argparse.Namespace
+) -> dict:
+    server = Server(env, work / f"server-{label}.log")
+    try:
+        return asyncio.run(_load(server.url, queries, args.duration, args.concurrency))
+    finally:
+        server.stop()
+
+
+def run_writers(label: str, env: dict[str, str], work: Path) -> dict:
+    server = Server(env, work / f"writers-{label}.log")
+    try:
+        return asyncio.run(_writers(server.url, 8, 500))
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=100_000, help="learnings in each store (default 100000)")
+    ap.add_argument("--duration", type=float, default=10.0, help="seconds of load per store (default 10)")
+    ap.add_argument("--concurrency", type=int, default=16, help="concurrent connections (default 16)")
+    ap.add_argument(
+        "--no-save", action="store_true", help="print only; do not write bench/results/server.json"
+    )
+    args = ap.parse_args()
+    pg_admin = os.environ.get("RECALL_BENCH_DATABASE_URL") or os.environ.get("RECALL_TEST_DATABASE_URL")
+
+    data = make_learnings(args.size)
+    queries = make_queries(data, 2000)
+    results: dict = {
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+        "size": args.size,
+        "duration_s": args.duration,
+        "concurrency": args.concurrency,
+        "targets": {"req_per_s": TARGET_RPS, "p99_ms": TARGET_P99_MS},
+        "stores": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="recall-bench-server-") as tmp:
+        work = Path(tmp)
+        home = work / "sqlite-home"
+        fill_s = fill_sqlite(home, data)
+        env = {"RECALL_HOME": str(home), "RECALL_DATABASE_URL": ""}
+        results["stores"]["sqlite"] = {
+            "fill_s": round(fill_s, 1),
+            **run_store("sqlite", env, work, queries, args),
+        }
+        results["stores"]["sqlite"]["writers"] = run_writers(
+            "sqlite", {"RECALL_HOME": str(work / "sqlite-writers"), "RECALL_DATABASE_URL": ""}, work
+        )
+        if pg_admin:
+            db = PgDatabase(pg_admin)
+            try:
+                fill_p = fill_pg(db.url, data)
+                env = {"RECALL_HOME": str(work / "pg-home"), "RECALL_DATABASE_URL": db.url}
+                results["stores"]["postgresql"] = {
+                    "fill_s": round(fill_p, 1),
+                    **run_store("pg", env, work, queries, args),
+                }
+            finally:
+                db.drop()
+            db = PgDatabase(pg_admin)
+            try:
+                env = {"RECALL_HOME": str(work / "pg-writers"), "RECALL_DATABASE_URL": db.url}
+                results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work)
+            finally:
+                db.drop()
+        else:
+            print(
+                "PostgreSQL skipped: set RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL",
+                file=sys.stderr,
+            )
+
+    print_table(results)
+    if not args.no_save:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"saved {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+def print_table(results: dict) -> None:
+    size = results["size"]
+    print(
+        f"\nrecall serve, {size:,} learnings, {results['concurrency']} connections, {results['duration_s']:g} s per store"
+    )
+    print(f"{'store':<11} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'requests':>9}  {'non-200':>7}  {'target':<7}"
+          f" {'8x500 writes':>12} {'stored':>7} {'writes/s':>8}")  # fmt: skip
+    for name, r in results["stores"].items():
+        non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
+        ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
+        w = r.get("writers", {})
+        print(
+            f"{name:<11} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
+            f"  {'met' if ok else 'MISSED':<7} {'exact' if w.get('exact') else 'WRONG':>12} {w.get('stored', '-'):>7}"
+            f" {w.get('writes_per_s', '-'):>8}"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -262,3 +262,29 @@ def test_one_bad_entry_does_not_drop_its_neighbours(tmp_path: Path) -> None:
 def test_detector_near_misses(entry_id: str, code: str, fires: bool) -> None:
     det = SHIPPED.entries[entry_id].detectors[0]
     assert bool(det.find(ScanContext(code, "python"))) is fires
+
+
+def test_sql_detectors_read_sql_string_literals_in_python() -> None:
+    code = (
+        "def upgrade(op, cur):\n"
+        '    op.execute("CREATE INDEX ix_orders_customer ON orders (customer_id)")\n'
+        "    cur.execute(\n"
+        '        """\n'
+        "        DELETE FROM sessions\n"
+        '        """\n'
+        "    )\n"
+        '    cur.execute("DELETE FROM sessions WHERE id = %s", (1,))\n'
+        '    title = "select the best option from the list"\n'
+    )
+    ctx = ScanContext(code, "python")
+    found = {
+        (e.id, h.line, h.snippet) for e in SHIPPED.entries.values() for d in e.detectors for h in d.find(ctx)
+    }
+    assert found == {
+        (
+            "sql-blocking-index-creation",
+            2,
+            'op.execute("CREATE INDEX ix_orders_customer ON orders (customer_id)")',
+        ),
+        ("sql-update-delete-without-where", 5, "DELETE FROM sessions"),
+    }

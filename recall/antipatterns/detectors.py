@@ -71,6 +71,10 @@ _COMMENT_PREFIX: dict[str, tuple[str, ...]] = {
 }
 
 SNIPPET_MAX = 120
+_SQL_START = re.compile(
+    r"\s*(select|insert|update|delete|create|alter|drop|grant|with)\s.*\b(from|into|set|table|index|on|to|as)\b",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 class DetectorError(ValueError):
@@ -143,6 +147,22 @@ class ScanContext:
                 self._py_failed = True
         return self._py_tree
 
+    def embedded_sql(self) -> list[tuple[int, str]]:
+        """(first line, text) of the plain string literals in a Python file that start like SQL."""
+        found = self.cache.get("embedded_sql")
+        if found is None:
+            found = []
+            tree = self.python_ast() if self.kind == "python" else None
+            for node in ast.walk(tree) if tree is not None else []:
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and _SQL_START.match(node.value)
+                ):
+                    found.append((node.lineno, node.value))
+            self.cache["embedded_sql"] = found
+        return found
+
     def ts_tree(self, kind: str) -> Any:
         tree = self._ts_trees.get(kind)
         if tree is None:
@@ -165,12 +185,30 @@ class Detector:
     run: Callable[[ScanContext], list[Hit]] = field(repr=False, default=lambda ctx: [])
 
     def applies_to(self, kind: str) -> bool:
+        if kind == "python" and self.kind == "regex" and "sql" in self.file_kinds:
+            return True  # SQL string literals inside Python code (see find)
         return kind in self.file_kinds or "any" in self.file_kinds
 
     def find(self, ctx: ScanContext) -> list[Hit]:
+        if ctx.kind == "python" and self.kind == "regex" and "sql" in self.file_kinds:
+            hits = self.run(ctx) if self.applies_to_own(ctx.kind) else []
+            return hits + self._find_embedded_sql(ctx)
         if not self.applies_to(ctx.kind):
             return []
         return self.run(ctx)
+
+    def applies_to_own(self, kind: str) -> bool:
+        return kind in self.file_kinds or "any" in self.file_kinds
+
+    def _find_embedded_sql(self, ctx: ScanContext) -> list[Hit]:
+        """SQL regexes over the SQL string literals of a Python file (`cur.execute("DELETE FROM t")`,
+        Alembic's `op.execute("CREATE INDEX ...")`), reported at the literal's lines."""
+        hits = []
+        for first_line, sql in ctx.embedded_sql():
+            for h in self.run(ScanContext(sql, "sql")):
+                line = first_line + h.line - 1
+                hits.append(Hit(line, snippet_at(ctx.text, line), h.detail))
+        return hits
 
 
 def build_detector(spec: Any, default_kinds: tuple[str, ...], *, eager: bool = True) -> Detector:

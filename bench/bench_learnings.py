@@ -105,6 +105,38 @@ def run_recall(
     return ranked, {"queries_needing_dense": dense_calls}
 
 
+CAL_BINS = [(0.0, 0.6), (0.6, 0.8), (0.8, 0.85), (0.85, 0.9999), (0.9999, 1.01)]
+
+
+def calibration(home: Path, queries: list[dict], by_cause: dict[str, str]) -> list[dict]:
+    """Every (query, candidate) pair recall scores, at threshold 0: share that is really the same cause,
+    per similarity band. A calibrated similarity puts wrong pairs low and right pairs high."""
+    store = open_store(home)
+    pairs: list[tuple[float, bool]] = []
+    for q in queries:
+        req = LearningRetrievalRequest(
+            match_type="error_signature",
+            error_text=q["text"],
+            repo=REPO,
+            min_similarity_error=0.0,
+            max_results=20,
+        )
+        for m in retrieval.retrieve(store, req, record_access=False).matches:
+            pairs.append((m.similarity, by_cause.get(str(m.learning_id)) == q["cause"]))
+    store.close()
+    out = []
+    for lo, hi in CAL_BINS:
+        inside = [ok for sim, ok in pairs if lo <= sim < hi]
+        out.append(
+            {
+                "band": f"{lo:.2f}-{min(hi, 1.0):.2f}" if hi < 1.01 else "1.00 (same fingerprint)",
+                "pairs": len(inside),
+                "same_cause": round(sum(inside) / len(inside), 3) if inside else None,
+            }
+        )
+    return out
+
+
 def tokenize_raw(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
@@ -219,6 +251,15 @@ def latency(home: Path, queries: list[dict], rounds: int, by_id: dict[UUID, str]
     }
 
 
+def _ids(home: Path) -> dict[UUID, str]:
+    """learning id -> cause, for the store run_recall built (the resolution text names the cause)."""
+    store = open_store(home)
+    by_resolution = {r["resolution"]: r["cause"] for r in split(load_corpus())[0]}
+    ids = {learning.id: by_resolution[learning.resolution_summary] for learning in store.iter_all()}
+    store.close()
+    return ids
+
+
 def cold_path(home: Path, text: str, runs: int = 5) -> dict:
     """Fresh processes: `import recall.learnings`, and one query against the small corpus store."""
     import subprocess
@@ -283,6 +324,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         ranked, extra = run_recall(Path(tmp) / "a", learn, queries, dense_weight=0.0)
         results["cold_path"] = cold_path(Path(tmp) / "a", positives[0]["text"])
+        ids = {str(lid): cause for lid, cause in _ids(Path(tmp) / "a").items()}
+        results["calibration"] = calibration(Path(tmp) / "a", queries, ids)
         results["quality"]["recall"] = metrics(ranked, truth) | extra
         failures = [
             (q["cause"], q["instance"], r[:1])
@@ -299,6 +342,12 @@ def main() -> int:
         f"corpus: {len(learn)} causes, {len(positives)} positive queries, {len(negatives)} no-learning queries"
     )
     print(f"cold path: {results['cold_path']}")
+    print(
+        "calibration (all scored pairs): "
+        + ", ".join(
+            f"{b['band']}: {b['pairs']} pairs, {b['same_cause']} same cause" for b in results["calibration"]
+        )
+    )
     print(f"{'system':<14} {'R@1':>6} {'MRR':>6} {'false-match':>12} {'wrong-top':>10}")
     for name, m in results["quality"].items():
         print(
@@ -307,8 +356,9 @@ def main() -> int:
     if failures:
         print("recall misses:", "; ".join(results["recall_misses"]))
 
+    previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
     if not args.quick:
-        results["scale"] = {}
+        results["scale"] = dict(previous)  # sizes not run this time keep their last numbers
         sample = positives[:: max(1, len(positives) // 60)] + negatives[:: max(1, len(negatives) // 20)]
         for size in (int(s) for s in args.sizes.split(",")):
             with tempfile.TemporaryDirectory() as tmp:
@@ -325,6 +375,8 @@ def main() -> int:
                     f"p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms, "
                     f"store {results['scale'][str(size)]['store_mb']} MB (built in {build_s:.0f} s)"
                 )
+    elif previous:
+        results["scale"] = previous  # --quick keeps the last scale run
     results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")

@@ -12,7 +12,7 @@ Query mix (all against repo "bench-repo"): 50% a stored error seen again (other 
 same fingerprint), 30% a new error of a known shape (lexical candidates, usually no match), 20% task
 context (file paths + task type).
 
-    python bench/bench_server.py                       # 100k learnings, 10 s per store, 16 connections
+    python bench/bench_server.py                       # 100k learnings, 10 s per store, 16 connections, 2 workers
     python bench/bench_server.py --size 10000 --duration 5
 PostgreSQL: RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL (a fresh database is created and dropped
 there; `source .ci/services` starts one); without either only SQLite runs.
@@ -128,7 +128,7 @@ def make_queries(data: list[tuple[Learning, str, str, str]], count: int, seed: i
 
 
 class Server:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, workers: int = 1) -> None:
         import socket
 
         with socket.socket() as s:
@@ -137,7 +137,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "recall", "serve", "--port", str(self.port), "--log-level", "warning"],
+            [sys.executable, "-m", "recall", "serve", "--port", str(self.port), "--log-level", "warning"]
+            + ["--workers", str(workers)],
             env={**os.environ, **env},
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -272,19 +273,71 @@ class PgDatabase:
 def run_store(
     label: str, env: dict[str, str], work: Path, queries: list[dict], args: argparse.Namespace
 ) -> dict:
-    server = Server(env, work / f"server-{label}.log")
+    server = Server(env, work / f"server-{label}.log", args.workers)
     try:
         return asyncio.run(_load(server.url, queries, args.duration, args.concurrency))
     finally:
         server.stop()
 
 
-def run_writers(label: str, env: dict[str, str], work: Path) -> dict:
-    server = Server(env, work / f"writers-{label}.log")
+def run_writers(label: str, env: dict[str, str], work: Path, workers: int) -> dict:
+    server = Server(env, work / f"writers-{label}.log", workers)
     try:
         return asyncio.run(_writers(server.url, 8, 500))
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------- quality
+
+
+def quality(pg_admin: str | None) -> dict:
+    """The learnings benchmark's quality run (bench/bench_learnings.py: corpus, split, metrics) with the
+    same ranking over the SQLite store and over PostgreSQL: the numbers must be equal."""
+    import bench_learnings as bl
+
+    from recall.learnings import retrieval
+    from recall.learnings.store import open_store
+    from recall.models import LearningRetrievalRequest
+
+    learn, positives, negatives = bl.split(bl.load_corpus())
+    queries = positives + negatives
+    truth = [q["cause"] if q["kind"] == "cause" else None for q in queries]
+
+    def run(store: object) -> tuple[list[list[str]], list[list[tuple[str, float]]]]:
+        by_id = {}
+        for r in learn:
+            lid, _ = store.add(
+                Learning(repo=bl.REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+            )
+            by_id[lid] = r["cause"]
+        ranked, scored = [], []
+        for q in queries:
+            req = LearningRetrievalRequest(match_type="error_signature", error_text=q["text"], repo=bl.REPO)
+            matches = retrieval.retrieve(store, req, record_access=False).matches
+            ranked.append([by_id[m.learning_id] for m in matches])
+            scored.append([(by_id[m.learning_id], m.similarity) for m in matches])
+        return ranked, scored
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp)) as lite:
+        lite_ranked, lite_scored = run(lite)
+    out["sqlite"] = bl.metrics(lite_ranked, truth)
+    if pg_admin:
+        from recall.learnings.pg_store import PgStore
+
+        db = PgDatabase(pg_admin)
+        try:
+            with PgStore(db.url) as pg:
+                pg_ranked, pg_scored = run(pg)
+        finally:
+            db.drop()
+        out["postgresql"] = bl.metrics(pg_ranked, truth)
+        out["identical_answers"] = round(
+            sum(a == b for a, b in zip(lite_scored, pg_scored, strict=True)) / len(queries), 4
+        )
+    out["queries"] = len(queries)
+    return out
 
 
 # --------------------------------------------------------------------------- main
@@ -308,9 +361,12 @@ def main() -> int:
         "size": args.size,
         "duration_s": args.duration,
         "concurrency": args.concurrency,
+        "workers": args.workers,
         "targets": {"req_per_s": TARGET_RPS, "p99_ms": TARGET_P99_MS},
         "stores": {},
     }
+    if (ROOT / "bench" / "corpus" / "errors.jsonl").exists():
+        results["quality"] = quality(pg_admin)
     with tempfile.TemporaryDirectory(prefix="recall-bench-server-") as tmp:
         work = Path(tmp)
         home = work / "sqlite-home"
@@ -321,7 +377,10 @@ def main() -> int:
             **run_store("sqlite", env, work, queries, args),
         }
         results["stores"]["sqlite"]["writers"] = run_writers(
-            "sqlite", {"RECALL_HOME": str(work / "sqlite-writers"), "RECALL_DATABASE_URL": ""}, work
+            "sqlite",
+            {"RECALL_HOME": str(work / "sqlite-writers"), "RECALL_DATABASE_URL": ""},
+            work,
+            args.workers,
         )
         if pg_admin:
             db = PgDatabase(pg_admin)
@@ -337,7 +396,7 @@ def main() -> int:
             db = PgDatabase(pg_admin)
             try:
                 env = {"RECALL_HOME": str(work / "pg-writers"), "RECALL_DATABASE_URL": db.url}
-                results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work)
+                results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work, args.workers)
             finally:
                 db.drop()
         else:
@@ -355,6 +414,16 @@ def main() -> int:
 
 
 def print_table(results: dict) -> None:
+    if "quality" in results:
+        q = results["quality"]
+        print(f"\nretrieval quality, learnings corpus ({q['queries']} queries), same ranking on both stores")
+        print(f"{'store':<11} {'R@1':>6} {'MRR':>6} {'false match':>11}")
+        for name in ("sqlite", "postgresql"):
+            if name in q:
+                m = q[name]
+                print(f"{name:<11} {m['R@1']:>6} {m['MRR']:>6} {m['false_match_rate']:>11}")
+        if "identical_answers" in q:
+            print(f"identical answers (ids, order, similarity): {q['identical_answers']:.1%}")
     size = results["size"]
     print(
         f"\nrecall serve, {size:,} learnings, {results['concurrency']} connections, {results['duration_s']:g} s per store"

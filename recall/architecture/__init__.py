@@ -28,7 +28,7 @@ def query(
     answer as (None = both). Raises ValueError when `repo_path` is not a folder.
     """
     from recall.architecture.engine import answer
-    from recall.architecture.indexer import IndexError_, open_index
+    from recall.architecture.indexer import RepositoryError, open_index
     from recall.models import FederationResult, content_hash
 
     allowed = ROLES if roles is None else ROLES & {str(r) for r in roles}
@@ -36,7 +36,7 @@ def query(
         return []
     try:
         conn, stats = open_index(repo_path, progress=False, summary=False)
-    except IndexError_ as exc:
+    except RepositoryError as exc:
         raise ValueError(str(exc)) from None
     try:
         answers = answer(conn, stats.root, text, allowed, max(1, limit))

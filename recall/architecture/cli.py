@@ -30,12 +30,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from recall.architecture import graph
-    from recall.architecture.indexer import IndexError_, find_repo_root, update
+    from recall.architecture.indexer import RepositoryError, find_repo_root, update
 
     try:
         root = find_repo_root(args.path)
         conn = graph.connect(graph.store_path(root))
-    except IndexError_ as exc:
+    except RepositoryError as exc:
         print(f"recall index: {exc}", file=sys.stderr)
         return 2
     except (OSError, sqlite3.Error) as exc:

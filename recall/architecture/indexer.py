@@ -69,7 +69,7 @@ _TEST_FILE = re.compile(
 _TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing"})
 
 
-class IndexError_(Exception):
+class RepositoryError(Exception):
     """A repository that cannot be indexed (missing, not a folder)."""
 
 
@@ -102,9 +102,9 @@ def find_repo_root(path: str | Path) -> Path:
     """The git top-level above `path` (a `.git` folder or file), else `path` itself."""
     start = Path(path).expanduser()
     if not start.exists():
-        raise IndexError_(f"no such folder: {start}")
+        raise RepositoryError(f"no such folder: {start}")
     if not start.is_dir():
-        raise IndexError_(f"not a folder: {start}")
+        raise RepositoryError(f"not a folder: {start}")
     start = start.resolve()
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():

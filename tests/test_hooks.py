@@ -85,6 +85,17 @@ def test_stop_twice_and_session_end_capture_once(
     assert len(all_learnings(isolated_recall_env)) == 1
 
 
+def test_secrets_in_commands_never_reach_the_session_file(project: Path, env: dict[str, str]) -> None:
+    s = Session("sess-cmd", project, env)
+    command = f"GITHUB_TOKEN={PLANTED_SECRET} gh api /user"
+    s.bash_fails(command, "HTTP 401: Bad credentials")
+    s.bash_ok(command)
+    raw = session_state.session_path("sess-cmd").read_text()
+    assert PLANTED_SECRET not in raw
+    state = session_state.load("sess-cmd")
+    assert state is not None and state["errors"][0]["resolved_ts"]  # redacted alike, still resolved
+
+
 def test_unresolved_error_is_not_captured(
     project: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:

@@ -61,12 +61,13 @@ def test_install_is_idempotent_and_keeps_other_hooks(
     assert data["hooks"]["PreToolUse"] == OTHER_SETTINGS["hooks"]["PreToolUse"]
     post = data["hooks"]["PostToolUse"]
     assert post[0] == OTHER_SETTINGS["hooks"]["PostToolUse"][0]
-    for event, (matcher, timeout) in EVENTS.items():
+    for event, (matcher, timeout, run_async) in EVENTS.items():
         ours_groups = [g for g in data["hooks"][event] if any(is_recall_hook(h) for h in g["hooks"])]
         assert len(ours_groups) == 1 and ours_groups[0].get("matcher") == matcher
         ours = ours_groups[0]["hooks"]
         assert len(ours) == 1, event
         assert ours[0]["command"].endswith(f" hook {event}") and ours[0]["timeout"] == timeout
+        assert ours[0].get("async", False) is run_async
 
     removed = _run(recall_cmd, ["uninstall"], project, env)
     assert removed.returncode == 0 and "removed 4" in removed.stdout
@@ -111,6 +112,7 @@ def test_plugin_hooks_json_matches_the_installed_events() -> None:
         (hook,) = groups[0]["hooks"]
         assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/recall-hook" {event}'
         assert is_recall_hook(hook) and hook["timeout"] == EVENTS[event][1]
+        assert hook.get("async", False) is EVENTS[event][2]
     assert (root / "hooks" / "recall-hook").stat().st_mode & 0o111
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart")
 _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
@@ -42,14 +45,19 @@ def hook_main(argv: list[str]) -> int:
     event = canonical_event(argv[0])
 
     def work() -> dict[str, object] | None:
+        payload = runtime.read_payload()
+        if runtime.nothing_to_do(event, payload):
+            return None
         from recall.hooks.handlers import handle
 
-        return handle(event, runtime.read_payload())
+        return handle(event, payload)
 
     return runtime.run(event, work)
 
 
 def _scope_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog=prog, description=description)
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--project", action="store_true", help="the project's .claude/settings.json (default)")

@@ -19,11 +19,13 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from recall.hooks.runtime import response_failed
+from recall.redact import redact
+
 ERROR_TEXT_MAX = 4000
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool (old_string not found, no such file to read), not the code
 IGNORED_FAILURE_TOOLS = FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "ExitPlanMode"}
-_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "returnCode")
 _WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("hatch", "run")}
 _MULTI = {
@@ -72,13 +74,16 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
         ev.failed = True
         ev.interrupted = payload.get("is_interrupt") is True
         ev.error_text = _str(payload.get("error")) or _response_text(response)
-    elif _response_failed(response):
+    elif response_failed(response):
         ev.failed = True
         ev.interrupted = isinstance(response, dict) and response.get("interrupted") is True
         ev.error_text = _response_text(response)
     if ev.error_text:
         ev.error_text = clip(ev.error_text)
     if ev.command:
+        # commands carry secrets too (`curl -H "Authorization: ..."`, `DB_PASSWORD=... pytest`); a failure
+        # and its success are redacted alike, so their keys still compare
+        ev.command = redact(ev.command)
         ev.key, ev.family, ev.targets = command_identity(ev.command)
     return ev
 
@@ -95,18 +100,6 @@ def _describe_input(tool: str, tool_input: dict[str, Any]) -> str:
         if isinstance(value, str | int | float | bool):
             parts.append(f"{name}={str(value)[:80]}")
     return " ".join(parts)
-
-
-def _response_failed(response: object) -> bool:
-    if not isinstance(response, dict):
-        return False
-    if response.get("is_error") is True or response.get("isError") is True:
-        return True
-    for name in _EXIT_KEYS:
-        value = response.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value != 0:
-            return True
-    return False
 
 
 def _response_text(response: object) -> str | None:

@@ -16,12 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-# event -> (matcher or None, timeout seconds); timeouts sit above the in-process deadlines (runtime.py)
-EVENTS: dict[str, tuple[str | None, int]] = {
-    "PostToolUseFailure": ("*", 5),
-    "PostToolUse": ("Bash|Edit|Write|MultiEdit|NotebookEdit", 5),
-    "Stop": (None, 10),
-    "SessionEnd": (None, 10),
+# event -> (matcher or None, timeout seconds, async); timeouts sit above the in-process deadlines
+# (runtime.py). Stop runs async: capture never holds the agent's next turn up.
+EVENTS: dict[str, tuple[str | None, int, bool]] = {
+    "PostToolUseFailure": ("*", 5, False),
+    "PostToolUse": ("Bash|Edit|Write|MultiEdit|NotebookEdit", 5, False),
+    "Stop": (None, 10, True),
+    "SessionEnd": (None, 10, False),
 }
 _OURS = re.compile(
     r"(?:^|[\s/\"'])(?:recall(?:\.exe)?|-m recall|recall-hook)[\"']?\s+(?:hook\s+)?[A-Za-z]+\s*$"
@@ -48,11 +49,14 @@ def recall_command() -> str:
 def hook_entries(command: str | None = None) -> dict[str, list[dict[str, Any]]]:
     base = command or recall_command()
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, (matcher, timeout) in EVENTS.items():
+    for event, (matcher, timeout, run_async) in EVENTS.items():
         group: dict[str, Any] = {}
         if matcher is not None:
             group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": f"{base} hook {event}", "timeout": timeout}]
+        hook: dict[str, Any] = {"type": "command", "command": f"{base} hook {event}", "timeout": timeout}
+        if run_async:
+            hook["async"] = True
+        group["hooks"] = [hook]
         out[event] = [group]
     return out
 

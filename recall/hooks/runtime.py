@@ -20,9 +20,9 @@ STDIN_MAX_BYTES = 16 * 1024 * 1024
 LOG_MAX_BYTES = 256 * 1024
 # seconds, measured from process start; hooks.json's `timeout` is the harness's outer cap
 DEADLINES = {
-    "PostToolUseFailure": 1.6,
-    "PostToolUse": 1.6,
-    "Stop": 2.5,
+    "PostToolUseFailure": 1.8,
+    "PostToolUse": 1.8,
+    "Stop": 8.0,  # runs async (hooks.json), so it never holds the agent up
     "SessionEnd": 2.5,
 }
 DEFAULT_DEADLINE = 1.0
@@ -97,6 +97,37 @@ def read_payload(stream: Any = None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "returnCode")
+
+
+def response_failed(response: object) -> bool:
+    """Does a PostToolUse `tool_response` report a failure (older Claude Code versions)?"""
+    if not isinstance(response, dict):
+        return False
+    if response.get("is_error") is True or response.get("isError") is True:
+        return True
+    for name in _EXIT_KEYS:
+        value = response.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value != 0:
+            return True
+    return False
+
+
+def nothing_to_do(event: str, payload: dict[str, Any] | None) -> bool:
+    """A successful PostToolUse in a session with no open error: the common case on every tool call,
+    answered before the handlers (and redaction, pydantic) are imported."""
+    if event != "PostToolUse" or payload is None or response_failed(payload.get("tool_response")):
+        return False
+    from recall import session
+
+    sid = payload.get("session_id")
+    state = session.load(sid) if isinstance(sid, str) and sid.strip() else None
+    errors = state.get("errors") if state else None
+    return not (
+        isinstance(errors, list) and any(isinstance(e, dict) and not e.get("resolved_ts") for e in errors)
+    )
 
 
 def run(event: str, work: Callable[[], dict[str, Any] | None]) -> int:

@@ -6,12 +6,15 @@ PIP := $(PYTHON) -m pip
 
 install:  ## install recall and put the `recall` command on PATH
 	$(PIP) install --quiet -e .
+	@# byte-compile now: where PYTHONDONTWRITEBYTECODE is set, every run would compile recall's sources again
+	$(PYTHON) -m compileall -q recall
 	@command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 	@command -v recall >/dev/null 2>&1 && echo "recall installed: $$(command -v recall)" || \
 		echo "recall installed; add $$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH"
 
 dev:  ## install recall with the test, lint and benchmark tools
 	$(PIP) install --quiet -e '.[dev]'
+	$(PYTHON) -m compileall -q recall
 	@command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 
 test: dev  ## run the whole test suite (fails when no test ran: pytest exit 5 is non-zero)

@@ -232,3 +232,27 @@ def test_client_architecture_and_antipatterns_from_the_server_real_engines(tmp_p
         )
     finally:
         server.stop()
+
+
+def test_capture_hooks_post_learnings_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks' capture (recall/hooks/capture.py) writes to the server when RECALL_SERVER_URL is set."""
+    from recall.hooks import capture
+
+    server = start_server(tmp_path, env={"RECALL_HOME": str(tmp_path / "server-home")})
+    try:
+        monkeypatch.setenv("RECALL_SERVER_URL", server.url)
+        written = capture.store(
+            [{"repo": "shop", "error_signatures": [ERROR], "resolution_summary": FIX, "session_id": "s-9"}]
+        )
+        assert written == 1
+        answer = httpx.post(
+            server.url + DEFAULT_RETRIEVAL_PATH,
+            json={"match_type": "error_signature", "error_text": ERROR, "repo": "shop"},
+        ).json()
+        check_retrieval_wire(answer)
+        assert [m["resolution_summary"] for m in answer["matches"]] == [FIX]
+    finally:
+        server.stop()
+    from recall.config import recall_home
+
+    assert not (recall_home() / "learnings.db").exists()  # nothing fell back to the local store

@@ -45,13 +45,43 @@ from recall.learnings.store import open_store  # noqa: E402
 from recall.models import Learning, LearningRetrievalRequest  # noqa: E402
 
 CORPUS = ROOT / "bench" / "corpus" / "errors.jsonl"
+HELDOUT = ROOT / "bench" / "corpus" / "heldout.jsonl"
 RESULTS = ROOT / "bench" / "results" / "learnings.json"
 REPO = "bench-repo"
 DENSE_BLEND = 0.3
 
 
-def load_corpus() -> list[dict]:
-    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+def load_corpus(path: Path = CORPUS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def quality(tmp: Path, rows: list[dict]) -> tuple[dict, list[str]]:
+    """The four systems side by side on one corpus; also recall's misses."""
+    learn, positives, negatives = split(rows)
+    queries = positives + negatives
+    truth = [q["cause"] if q["kind"] == "cause" else None for q in queries]
+    out: dict = {}
+    ranked, extra = run_recall(tmp / "q-a", learn, queries, dense_weight=0.0)
+    out["recall"] = metrics(ranked, truth) | extra
+    misses = [
+        f"{q['cause']}#{q['instance']} -> {r[0] if r else 'nothing'}"
+        for q, r, t in zip(queries, ranked, truth, strict=True)
+        if (t is not None and (not r or r[0] != t)) or (t is None and r)
+    ]
+    ranked, extra = run_recall(tmp / "q-b", learn, queries, dense_weight=DENSE_BLEND)
+    out["recall+dense"] = metrics(ranked, truth) | extra | {"dense_weight": DENSE_BLEND}
+    out["bm25-raw"] = metrics(run_bm25(learn, queries), truth)
+    out["dense-origin"] = metrics(run_dense_origin(learn, queries), truth)
+    return out, misses
+
+
+def print_table(title: str, table: dict) -> None:
+    print(title)
+    print(f"{'system':<14} {'R@1':>6} {'MRR':>6} {'false-match':>12} {'wrong-top':>10}")
+    for name, m in table.items():
+        print(
+            f"{name:<14} {m['R@1']:>6.3f} {m['MRR']:>6.3f} {m['false_match_rate']:>12.3f} {m['wrong_top_rate']:>10.3f}"
+        )
 
 
 def split(rows: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
@@ -252,7 +282,7 @@ def latency(home: Path, queries: list[dict], rounds: int, by_id: dict[UUID, str]
 
 
 def _ids(home: Path) -> dict[UUID, str]:
-    """learning id -> cause, for the store run_recall built (the resolution text names the cause)."""
+    """learning id -> cause, for the store run_recall built on the main corpus (resolutions are unique)."""
     store = open_store(home)
     by_resolution = {r["resolution"]: r["cause"] for r in split(load_corpus())[0]}
     ids = {learning.id: by_resolution[learning.resolution_summary] for learning in store.iter_all()}
@@ -310,7 +340,6 @@ def main() -> int:
     rows = load_corpus()
     learn, positives, negatives = split(rows)
     queries = positives + negatives
-    truth = [q["cause"] if q["kind"] == "cause" else None for q in queries]
     results: dict = {
         "corpus": {
             "causes": len(learn),
@@ -322,21 +351,21 @@ def main() -> int:
         "quality": {},
     }
     with tempfile.TemporaryDirectory() as tmp:
-        ranked, extra = run_recall(Path(tmp) / "a", learn, queries, dense_weight=0.0)
-        results["cold_path"] = cold_path(Path(tmp) / "a", positives[0]["text"])
-        ids = {str(lid): cause for lid, cause in _ids(Path(tmp) / "a").items()}
-        results["calibration"] = calibration(Path(tmp) / "a", queries, ids)
-        results["quality"]["recall"] = metrics(ranked, truth) | extra
-        failures = [
-            (q["cause"], q["instance"], r[:1])
-            for q, r, t in zip(queries, ranked, truth, strict=True)
-            if (t is not None and (not r or r[0] != t)) or (t is None and r)
-        ]
-        ranked, extra = run_recall(Path(tmp) / "b", learn, queries, dense_weight=DENSE_BLEND)
-        results["quality"]["recall+dense"] = metrics(ranked, truth) | extra | {"dense_weight": DENSE_BLEND}
-    results["quality"]["bm25-raw"] = metrics(run_bm25(learn, queries), truth)
-    results["quality"]["dense-origin"] = metrics(run_dense_origin(learn, queries), truth)
-    results["recall_misses"] = [f"{c}#{i} -> {r[0] if r else 'nothing'}" for c, i, r in failures]
+        results["quality"], results["recall_misses"] = quality(Path(tmp), rows)
+        home = Path(tmp) / "q-a"  # the store recall's run built: the corpus learnings
+        results["cold_path"] = cold_path(home, positives[0]["text"])
+        results["calibration"] = calibration(home, queries, {str(k): v for k, v in _ids(home).items()})
+        if HELDOUT.exists():
+            held = load_corpus(HELDOUT)
+            h_learn, h_pos, h_neg = split(held)
+            table, misses = quality(Path(tmp) / "heldout", held)
+            results["heldout"] = {
+                "causes": len(h_learn),
+                "positive_queries": len(h_pos),
+                "no_learning_queries": len(h_neg),
+                "quality": table,
+                "recall_misses": misses,
+            }
 
     print(
         f"corpus: {len(learn)} causes, {len(positives)} positive queries, {len(negatives)} no-learning queries"
@@ -348,13 +377,18 @@ def main() -> int:
             f"{b['band']}: {b['pairs']} pairs, {b['same_cause']} same cause" for b in results["calibration"]
         )
     )
-    print(f"{'system':<14} {'R@1':>6} {'MRR':>6} {'false-match':>12} {'wrong-top':>10}")
-    for name, m in results["quality"].items():
-        print(
-            f"{name:<14} {m['R@1']:>6.3f} {m['MRR']:>6.3f} {m['false_match_rate']:>12.3f} {m['wrong_top_rate']:>10.3f}"
-        )
-    if failures:
+    print_table("main corpus", results["quality"])
+    if results["recall_misses"]:
         print("recall misses:", "; ".join(results["recall_misses"]))
+    if "heldout" in results:
+        h = results["heldout"]
+        print_table(
+            f"held-out corpus ({h['causes']} causes, {h['positive_queries']} positive, "
+            f"{h["no_learning_queries"]} no-learning queries; written after tuning)",
+            h["quality"],
+        )
+        if h["recall_misses"]:
+            print("held-out recall misses:", "; ".join(h["recall_misses"]))
 
     previous = json.loads(RESULTS.read_text()).get("scale", {}) if RESULTS.exists() else {}
     if not args.quick:

@@ -613,6 +613,88 @@ UNRELATED: dict[str, Callable[[Ctx], str]] = {
     "git-nothing-commit": lambda c: c.git("commit", "-m", "empty", cwd=git_repo(c)),
 }
 
+# held-out set: written after recall's scoring was tuned on the corpus above, evaluated once, not tuned on
+HELDOUT_OUT = Path(__file__).resolve().parent / "heldout.jsonl"
+HELDOUT_INSTANCES = 3
+HELDOUT_CAUSES: dict[str, tuple[Callable[[Ctx], str], str]] = {
+    "py-module-attr": (py("import json\nreturn json.loadz('{}')"), "it is json.loads (typo)"),
+    "py-none-subscript": (
+        py("row = None\nreturn row['id']"),
+        "the query returned no row: check for None first",
+    ),
+    "py-import-name": (
+        py("from os import missing_fn\nreturn missing_fn"),
+        "missing_fn moved to os.path in the refactor",
+    ),
+    "py-is-a-directory": (
+        py("os.makedirs('data', exist_ok=True)\nreturn open('data').read()"),
+        "pass the file inside data/, not the directory",
+    ),
+    "py-key-user-id": (
+        py("payload = {'name': 'x'}\nreturn payload['user_id']"),
+        "the webhook sends userId: map it",
+    ),
+    "py-json-datetime": (
+        py("import json, datetime\nreturn json.dumps({'t': datetime.datetime.now()})"),
+        "use default=str or .isoformat()",
+    ),
+    "py-unpack-many": (py("a, b = (1, 2, 3)\nreturn a"), "the tuple grew a third field: unpack three"),
+    "ruff-import-not-top": (
+        ruff_case("x = 1\nimport os\n\n\ndef FUNC():\n    return os, x\n"),
+        "move the import to the top",
+    ),
+    "mypy-name-defined": (
+        mypy_case("def FUNC() -> int:\n    return undefined_thing\n"),
+        "import undefined_thing",
+    ),
+    "git-src-refspec": (
+        lambda c: c.git("push", str(c.root), "nonexistent-branch", cwd=git_repo(c)),
+        "push an existing branch (git branch -a)",
+    ),
+    "git-branch-exists": (
+        lambda c: c.git("branch", "main", cwd=git_repo(c)),
+        "switch to it instead: git switch main",
+    ),
+    "node-reference": (
+        node_case("function FUNC() {\n  return fooBar + 1;\n}\nFUNC();\n"),
+        "declare fooBar (it was renamed)",
+    ),
+    "node-stack-size": (
+        node_case("function FUNC(n) {\n  return FUNC(n + 1);\n}\nFUNC(0);\n"),
+        "add the missing base case",
+    ),
+    "rust-assign-twice": (
+        rust_case('fn main() {\n    let x = 1;\n    x = 2;\n    println!("{}", x);\n}\n'),
+        "declare it let mut x",
+    ),
+    "c-conflicting-types": (
+        c_case("int FUNC(int a);\nlong FUNC(int a) { return a; }\n"),
+        "make the prototype match the definition",
+    ),
+    "sh-mkdir-exists": (sh("mkdir out_NAME && mkdir out_NAME"), "use mkdir -p"),
+    "sqlite-no-column": (
+        sqlite_cli("CREATE TABLE u(email); SELECT emial FROM u;"),
+        "typo in the column name: email",
+    ),
+}
+HELDOUT_DISTRACTORS: dict[str, Callable[[Ctx], str]] = {
+    "py-module-attr-other": py("import json\nreturn json.dumpz({})"),
+    "py-int-subscript": py("row = 5\nreturn row['id']"),
+    "py-import-name-other": py("from os import other_fn\nreturn other_fn"),
+    "py-key-order-id": py("payload = {'name': 'x'}\nreturn payload['order_id']"),
+    "py-json-set": py("import json\nreturn json.dumps({'t': {1, 2}})"),
+    "py-unpack-few": py("a, b, c = (1, 2)\nreturn a"),
+    "ruff-multiple-imports": ruff_case("import os, sys\n\n\ndef FUNC():\n    return os, sys\n"),
+    "mypy-name-defined-other": mypy_case("def FUNC() -> int:\n    return other_thing\n"),
+    "git-branch-exists-other": lambda c: c.git("checkout", "-b", "main", cwd=git_repo(c)),
+    "node-reference-other": node_case("function FUNC() {\n  return bazQux + 1;\n}\nFUNC();\n"),
+    "rust-no-method": rust_case("fn main() {\n    let x = 1;\n    x.push(2);\n}\n"),
+    "c-redefinition": c_case("int FUNC(int a) { return a; }\nint FUNC(int a) { return a; }\n"),
+    "sh-rmdir-not-empty": sh("mkdir -p d_NAME/x && rmdir d_NAME"),
+    "sqlite-no-column-other": sqlite_cli("CREATE TABLE u(email); SELECT nmae FROM u;"),
+}
+
+
 # --------------------------------------------------------------------------- surroundings
 
 
@@ -681,10 +763,13 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description="Run real tools to build bench/corpus/errors.jsonl.")
     ap.add_argument("--only", nargs="+", metavar="CAUSE", help="re-run these causes, keep the other rows")
+    ap.add_argument("--heldout", action="store_true", help="write the held-out set (heldout.jsonl) instead")
     args = ap.parse_args(argv)
     if not shutil.which("mypy"):
         print("mypy is needed: pip install mypy", file=sys.stderr)
         return 2
+    if args.heldout:
+        return write_heldout()
     jobs = [("cause", k, fn, i, res) for k, (fn, res) in CAUSES.items() for i in range(INSTANCES)]
     jobs += [
         ("distractor", k, fn, i, None) for k, fn in DISTRACTORS.items() for i in range(DISTRACTOR_INSTANCES)
@@ -710,6 +795,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     if empty:
         print("WARNING: empty output for " + ", ".join(empty), file=sys.stderr)
+    return 1 if empty else 0
+
+
+def write_heldout() -> int:
+    jobs = [
+        ("cause", k, fn, i, res) for k, (fn, res) in HELDOUT_CAUSES.items() for i in range(HELDOUT_INSTANCES)
+    ]
+    jobs += [("distractor", k, fn, 0, None) for k, fn in HELDOUT_DISTRACTORS.items()]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rows = list(pool.map(lambda j: run_one(*j), jobs))
+    with HELDOUT_OUT.open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+    empty = [f"{r['cause']}#{r['instance']}" for r in rows if not r["text"].strip()]
+    print(f"{len(rows)} held-out errors -> {HELDOUT_OUT}" + (f"; EMPTY: {empty}" if empty else ""))
     return 1 if empty else 0
 
 

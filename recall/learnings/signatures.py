@@ -28,7 +28,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-NORMALIZER_VERSION = 2
+NORMALIZER_VERSION = 3
 MAX_CAUSE_LINES = 6
 MAX_LINE = 300
 
@@ -206,6 +206,8 @@ _PY_EXC = re.compile(
 _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
 _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:]+\.py):\d+:(?: in (?P<func>\S+)| (?P<type>[A-Z]\w*))?$")
 _PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
+# Python 3.10+ appends a suggestion that pytest's report leaves out: a hint, not the cause
+_DID_YOU_MEAN = re.compile(r"\.? Did you mean: .{1,120}\?$")
 _PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")  # warnings.warn output, not the exception
 _PY_CHAIN = re.compile(
     r"^(?:The above exception was the direct cause|During handling of the above exception)"
@@ -258,7 +260,7 @@ def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
 
 def _exc_line(m: re.Match[str]) -> str:
     exc_type = m.group("type").rsplit(".", 1)[-1]  # pytest, plain python and logs qualify differently
-    msg = (m.group("msg") or "").strip()
+    msg = _DID_YOU_MEAN.sub("", (m.group("msg") or "").strip())
     return f"{exc_type}: {msg}" if msg else exc_type
 
 

@@ -384,7 +384,7 @@ def main() -> int:
         h = results["heldout"]
         print_table(
             f"held-out corpus ({h['causes']} causes, {h['positive_queries']} positive, "
-            f"{h["no_learning_queries"]} no-learning queries; written after tuning)",
+            f"{h['no_learning_queries']} no-learning queries; written after tuning)",
             h["quality"],
         )
         if h["recall_misses"]:

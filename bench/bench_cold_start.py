@@ -66,6 +66,9 @@ def clean_env(home: Path) -> dict[str, str]:
         "RECALL_TOKEN",
     ):
         env.pop(var, None)
+    # a normal machine caches bytecode; with PYTHONDONTWRITEBYTECODE set (as on the project's machines) every
+    # run would recompile recall's own sources, which is not what a user's `recall` pays after install
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["RECALL_HOME"] = str(home / "recall-home")
     env["CLAUDE_CONFIG_DIR"] = str(home / "claude")
     return env

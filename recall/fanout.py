@@ -71,10 +71,10 @@ def _auth_headers() -> dict[str, str]:
 
 async def post_json(url: str, payload: dict, timeout_s: float = REQUEST_TIMEOUT_S) -> Any:
     if "httpx" not in sys.modules:
-        # Two optional imports recall never uses, blocked for this process (both packages fall back
-        # cleanly on ImportError): httpx's own CLI (click + rich, ~190 ms) and trio, which httpcore imports
-        # eagerly whenever it is installed (~100 ms); this fan-out runs on asyncio.
-        for optional in ("httpx._main", "trio"):
+        # Optional imports recall never uses, blocked for this process (httpx and httpcore fall back
+        # cleanly on ImportError): httpx's own CLI (click + rich, ~190 ms), trio (~100 ms; this fan-out
+        # runs on asyncio) and h2 (~20 ms; recall speaks HTTP/1.1), which httpcore imports when installed.
+        for optional in ("httpx._main", "trio", "h2"):
             sys.modules.setdefault(optional, None)  # type: ignore[arg-type]
     import httpx
 

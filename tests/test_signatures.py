@@ -302,6 +302,8 @@ def test_python_suggestions_are_not_part_of_the_cause() -> None:
         'Traceback (most recent call last):\n  File "/w/utils.py", line 5, in run\n    json.loadz("{}")\n'
         "AttributeError: module 'json' has no attribute 'loadz'. Did you mean: 'load'?"
     )
-    pytest_style = "E       AttributeError: module 'json' has no attribute 'loadz'\n\nutils.py:5: AttributeError"
+    pytest_style = (
+        "E       AttributeError: module 'json' has no attribute 'loadz'\n\nutils.py:5: AttributeError"
+    )
     assert fingerprint(plain) == fingerprint(pytest_style)
     assert "Did you mean" not in normalize(plain)

@@ -229,3 +229,13 @@ def test_importing_the_package_is_stdlib_only() -> None:
     code = "import json, sys, recall.learnings; print(json.dumps([m in sys.modules for m in ('pydantic', 'numpy')]))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False]
+
+
+def test_lowered_confidence_sinks_a_learning_without_hiding_it() -> None:
+    good = learn(resolution_summary="pip install redis")
+    bad = learn(resolution_summary="reinstall python")
+    open_store().adjust_confidence(bad.id, -0.7)  # feedback: that fix did not work
+    res = run({"error_text": tb("/other"), "repo": "acme"})
+    assert [m["learning_id"] for m in res["matches"]] == [str(good.id), str(bad.id)]
+    assert res["matches"][1]["similarity"] == 1.0  # still the same error: shown, ranked lower
+    assert res["matches"][1]["confidence"] == pytest.approx(0.1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,17 +30,15 @@ class _Refused(Exception):
 
 
 def default_repo(cwd: Path | None = None) -> str:
-    """The name of the git top-level folder of cwd (the client uses the same rule), else cwd's name."""
-    cwd = cwd or Path.cwd()
+    """The name of the git top-level folder of cwd, else cwd's name: the rule the client uses when it asks
+    (recall.context), so what `recall learn` records is what `recall "<error>"` looks up."""
+    cwd = (cwd or Path.cwd()).resolve()
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, timeout=3
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return Path(out.stdout.strip()).name[:128] or "root"
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return (cwd.name or "root")[:128]
+        from recall.context import git_toplevel, repo_name
+    except ImportError:  # the client's module is optional for this command
+        root = next((f for f in (cwd, *cwd.parents) if (f / ".git").exists()), None)
+        return ((root or cwd).name or "root")[:128]
+    return repo_name(cwd, git_toplevel(cwd))
 
 
 def _redactor():

@@ -164,9 +164,9 @@ class Server:
 async def _load(url: str, queries: list[dict], duration: float, concurrency: int) -> dict:
     latencies: list[float] = []
     statuses: dict[int, int] = {}
-    stop_at = time.perf_counter() + duration
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+        stop_at = 0.0
 
         async def worker(offset: int) -> None:
             i = offset
@@ -180,6 +180,7 @@ async def _load(url: str, queries: list[dict], duration: float, concurrency: int
         for q in queries[:50]:  # warm-up: imports, caches, pool
             await client.post(DEFAULT_RETRIEVAL_PATH, json=q)
         started = time.perf_counter()
+        stop_at = started + duration
         await asyncio.gather(*(worker(k) for k in range(concurrency)))
         elapsed = time.perf_counter() - started
     latencies.sort()
@@ -349,6 +350,9 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=10.0, help="seconds of load per store (default 10)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent connections (default 16)")
     ap.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="server processes (default: one per core)"
+    )
+    ap.add_argument(
         "--no-save", action="store_true", help="print only; do not write bench/results/server.json"
     )
     args = ap.parse_args()
@@ -426,7 +430,8 @@ def print_table(results: dict) -> None:
             print(f"identical answers (ids, order, similarity): {q['identical_answers']:.1%}")
     size = results["size"]
     print(
-        f"\nrecall serve, {size:,} learnings, {results['concurrency']} connections, {results['duration_s']:g} s per store"
+        f"\nrecall serve --workers {results['workers']}, {size:,} learnings, {results['concurrency']} connections,"
+        f" {results['duration_s']:g} s per store"
     )
     print(f"{'store':<11} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'requests':>9}  {'non-200':>7}  {'target':<7}"
           f" {'8x500 writes':>12} {'stored':>7} {'writes/s':>8}")  # fmt: skip

@@ -8,6 +8,8 @@ Store: the 62 real causes of `bench/corpus/errors.jsonl` (instance 0 recorded as
   miss   PostToolUseFailure with a distractor / unrelated error (expects silence)
   ok     PostToolUse of a successful Bash command in a session with no open error (every tool call)
   stop   Stop of a session holding one resolved error (capture + store write)
+  http   the hit scenario with AGENT_LEARNING_RETRIEVAL_URL pointing at `recall serve` on the same store
+         (the hook then imports no pydantic: stdlib urllib + recall's own modules)
 
 Wall time is measured around the process (start to exit). On this shared 2-core machine wall time depends
 on the load of other jobs, so the table also shows the same-moment cost of a bare `python -c pass` and of
@@ -160,6 +162,47 @@ def importtime_breakdown(cmd: list[str], stdin: bytes, env: dict[str, str], cwd:
     return dict(sorted(groups.items(), key=lambda kv: -kv[1]))
 
 
+def run_http(
+    cmd: list[str], env: dict[str, str], project: Path, hits: list[dict], rng: random.Random, runs: int,
+    walls: list[float], cpus: list[float],
+) -> int:  # fmt: skip
+    """The hit scenario against `recall serve` (started once, stopped after); returns how many injected."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recall", "serve", "--port", str(port), "--log-level", "error"],
+        env=env, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("recall serve did not start") from None
+                time.sleep(0.3)
+        url = f"http://127.0.0.1:{port}/v1/nodes/node_agent_learning_retrieval_effect/execute"
+        http_env = env | {"AGENT_LEARNING_RETRIEVAL_URL": url}
+        injected = 0
+        for i in range(runs):
+            row = rng.choice(hits)
+            payload = failure_payload(f"x{i}", project, row["text"], i)
+            w, c, out = timed(cmd + ["PostToolUseFailure"], payload, http_env, project)
+            walls.append(w)
+            cpus.append(c)
+            injected += bool(out.strip())
+        return injected
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30, help="processes per scenario (default 30)")
@@ -189,7 +232,7 @@ def main() -> int:
         cmd = [sys.executable, "-m", "recall", "hook"]
 
         walls: dict[str, list[float]] = {
-            k: [] for k in ("hit", "miss", "ok", "stop", "python -c pass", "import recall.models")
+            k: [] for k in ("hit", "miss", "ok", "stop", "http", "python -c pass", "import recall.models")
         }
         cpus: dict[str, list[float]] = {k: [] for k in walls}
         injected = 0
@@ -224,6 +267,8 @@ def main() -> int:
                 w, c, _ = timed([sys.executable, "-c", code], b"", env, project)
                 walls[name].append(w), cpus[name].append(c)
 
+        http_injected = run_http(cmd, env, project, hits, rng, args.runs, walls["http"], cpus["http"])
+
         breakdown = importtime_breakdown(
             cmd + ["PostToolUseFailure"], failure_payload("imp", project, hits[0]["text"], 0), env, project
         )
@@ -237,6 +282,7 @@ def main() -> int:
     results["store_size"] = STORE_SIZE
     results["scenarios"] = {k: summary(walls[k], cpus[k]) for k in walls}
     results["hit_injected"] = f"{injected}/{args.runs}"
+    results["http_injected"] = f"{http_injected}/{args.runs}"
     results["stop_captured"] = f"{captured}/{args.runs}"
     results["importtime_self_us_on_error"] = breakdown
     results["machine"]["load_after"] = os.getloadavg()  # type: ignore[index]
@@ -250,7 +296,10 @@ def main() -> int:
         print(
             f"{name:<24}{s['n']:>4}{s['p50_ms']:>9}{s['p95_ms']:>9}{s['max_ms']:>9}{s['cpu_p50_ms']:>9}{s['cpu_p95_ms']:>9}"
         )
-    print(f"hits injected: {results['hit_injected']}; stops captured: {results['stop_captured']}")
+    print(
+        f"hits injected: {results['hit_injected']} (http {results['http_injected']}); "
+        f"stops captured: {results['stop_captured']}"
+    )
     print("\nimport time on one on-error run (self, ms):")
     for name, us in list(breakdown.items())[:12]:
         print(f"  {name:<48}{us / 1000:>8.1f}")

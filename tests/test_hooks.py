@@ -349,3 +349,15 @@ def test_slow_server_cannot_stall_the_hook(project: Path, isolated_recall_env: P
     log = (isolated_recall_env / "logs" / "hooks.log").read_text()
     # either the lookup's own timeout or the process deadline ended it, and said so
     assert "learnings lookup failed" in log or "deadline: gave up" in log
+
+
+def test_deadline_ends_the_process_silently(
+    project: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Past its deadline the hook leaves (exit 0, no output, one log line) even mid-lookup."""
+    _fix_session("sess-1", project, env)  # a store exists: the lookup loads the learnings engine
+    tight = env | {"RECALL_HOOK_DEADLINE": "0.2"}
+    proc = Session("sess-late", project, tight).bash_fails("python -m pytest -q", ERROR_TEXT)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    log = (isolated_recall_env / "logs" / "hooks.log").read_text()
+    assert "deadline: gave up" in log or "no time left" in log

@@ -276,7 +276,13 @@ def run_store(
 ) -> dict:
     server = Server(env, work / f"server-{label}.log", args.workers)
     try:
-        return asyncio.run(_load(server.url, queries, args.duration, args.concurrency))
+        loaded = asyncio.run(_load(server.url, queries, args.duration, args.concurrency))
+        # one connection: the service time of a request, without queueing behind others
+        single = asyncio.run(_load(server.url, queries[::-1], min(args.duration, 5.0), 1))
+        return {
+            **loaded,
+            "one_connection": {k: single[k] for k in ("req_per_s", "p50_ms", "p99_ms", "requests")},
+        }
     finally:
         server.stop()
 
@@ -436,6 +442,7 @@ def print_table(results: dict) -> None:
     print(f"{'store':<11} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'requests':>9}  {'non-200':>7}  {'target':<7}"
           f" {'8x500 writes':>12} {'stored':>7} {'writes/s':>8}")  # fmt: skip
     for name, r in results["stores"].items():
+        one = r.get("one_connection", {})
         non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
         ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
         w = r.get("writers", {})
@@ -444,6 +451,10 @@ def print_table(results: dict) -> None:
             f"  {'met' if ok else 'MISSED':<7} {'exact' if w.get('exact') else 'WRONG':>12} {w.get('stored', '-'):>7}"
             f" {w.get('writes_per_s', '-'):>8}"
         )
+        if one:
+            print(
+                f"{'  1 conn':<11} {one['req_per_s']:>7} {one['p50_ms']:>7} {one['p99_ms']:>7} {one['requests']:>9}"
+            )
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from recall.models import Learning, TaskType
 DB_NAME = "learnings.db"
 SCHEMA_VERSION = 1
 MAX_FTS_TERMS = 4  # rarest query terms sent to the full-text index
+INDEX_CACHE_MAX = 50_000  # entries of each full-text cache (term document counts, ranked hits)
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 _SCHEMA_V1 = """
@@ -165,6 +166,12 @@ class LearningStore:
         self._conn = conn
         self._lock = threading.RLock()
         self._vocab = False  # temp fts5vocab table created on this connection
+        # Full-text caches: a term's document count and a MATCH's ranked row ids cost a scan of the
+        # term's doclist each time (bm25's IDF too), ~1 ms per common term. Valid until the index changes.
+        self._index_writes = 0  # our own commits that may have changed signatures
+        self._index_seen: tuple[int, int] | None = None  # (PRAGMA data_version, _index_writes) cached at
+        self._doc_counts: dict[str, int] = {}
+        self._fts_hits: dict[tuple[str, int], list[int]] = {}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -177,10 +184,13 @@ class LearningStore:
                 raise _store_error(self.path, exc, action) from exc
 
     @contextmanager
-    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+    def _write(self, action: str, *, index: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction; `index=False` promises it leaves signatures (the full-text index) alone."""
         if self.read_only:
             raise StoreError(f"learnings store {self.path} is read-only; cannot {action}")
         with self._guard(action) as conn:
+            if index:
+                self._index_writes += 1
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -188,6 +198,29 @@ class LearningStore:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def _index_caches_valid(self, conn: sqlite3.Connection) -> None:
+        """Drop the full-text caches when the index may have changed: a write of ours, or a commit by any
+        other connection (another process or server worker), which changes PRAGMA data_version."""
+        seen = (conn.execute("PRAGMA data_version").fetchone()[0], self._index_writes)
+        if seen != self._index_seen or len(self._doc_counts) + len(self._fts_hits) > 2 * INDEX_CACHE_MAX:
+            self._doc_counts.clear()
+            self._fts_hits.clear()
+            self._index_seen = seen
+
+    def _ranked_rowids(self, conn: sqlite3.Connection, match: str, limit: int) -> list[int]:
+        key = (match, limit)
+        hits = self._fts_hits.get(key)
+        if hits is None:
+            hits = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM signatures_fts WHERE signatures_fts MATCH ? ORDER BY rank LIMIT ?",
+                    (match, limit),
+                )
+            ]
+            self._fts_hits[key] = hits
+        return hits
 
     def close(self) -> None:
         with self._lock:
@@ -321,6 +354,7 @@ class LearningStore:
             return []
         with self._guard("search learnings") as conn:
             if self.fts:
+                self._index_caches_valid(conn)
                 terms = self._rarest_terms(conn, terms, MAX_FTS_TERMS)
                 if not terms:
                     return []
@@ -329,13 +363,7 @@ class LearningStore:
                 quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
                 rowids: list[int] = []
                 for joiner in (" AND ", " OR ") if len(quoted) > 1 else (" OR ",):
-                    rowids = [
-                        r[0]
-                        for r in conn.execute(
-                            "SELECT rowid FROM signatures_fts WHERE signatures_fts MATCH ? ORDER BY rank LIMIT ?",
-                            (joiner.join(quoted), limit * 4),
-                        )
-                    ]
+                    rowids = self._ranked_rowids(conn, joiner.join(quoted), limit * 4)
                     if rowids:
                         break
                 if not rowids:
@@ -359,10 +387,14 @@ class LearningStore:
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.signatures_vocab USING fts5vocab(main, signatures_fts, row)"
             )
             self._vocab = True
-        marks = ",".join("?" * len(terms))
-        docs = dict(
-            conn.execute(f"SELECT term, doc FROM temp.signatures_vocab WHERE term IN ({marks})", terms)
-        )
+        docs = self._doc_counts
+        unknown = [t for t in terms if t not in docs]
+        if unknown:
+            marks = ",".join("?" * len(unknown))
+            found = dict(
+                conn.execute(f"SELECT term, doc FROM temp.signatures_vocab WHERE term IN ({marks})", unknown)
+            )
+            docs.update((t, found.get(t, 0)) for t in unknown)
         present = [t for t in terms if docs.get(t)]
         return sorted(present, key=lambda t: docs[t])[:keep]
 
@@ -399,7 +431,7 @@ class LearningStore:
         if self.read_only or not ids:
             return
         marks = ",".join("?" * len(ids))
-        with self._write("record access") as conn:
+        with self._write("record access", index=False) as conn:
             conn.execute(
                 f"UPDATE learnings SET access_count = access_count + 1, last_accessed_at = ?"
                 f" WHERE id IN ({marks})",
@@ -410,7 +442,7 @@ class LearningStore:
         """Optional: keep embeddings retrieval computed (by signature row id) so later queries reuse them."""
         if self.read_only or not items:
             return
-        with self._write("cache embeddings") as conn:
+        with self._write("cache embeddings", index=False) as conn:
             conn.executemany(
                 "UPDATE signatures SET embedding = ?, embedding_model = ? WHERE rowid = ?",
                 [(blob, model, rid) for rid, blob in items],

@@ -1,0 +1,49 @@
+"""The SQLite store caches full-text lookups (term document counts, ranked hits); every write must show."""
+
+from __future__ import annotations
+
+from uuid import uuid4
+
+from recall.learnings.store import open_store
+from recall.models import Learning
+
+
+def _learning(error: str, fix: str) -> Learning:
+    return Learning(id=uuid4(), repo="r", error_signatures=[error], resolution_summary=fix)
+
+
+def _ids(store, terms: list[str]) -> set[str]:
+    return {str(c.learning.id) for c in store.candidates_by_terms(terms, 20)}
+
+
+def test_own_writes_and_deletes_show_in_term_candidates() -> None:
+    with open_store() as store:
+        first = _learning("KeyError: 'flux_capacitor_setting'", "add the key to settings.toml")
+        store.add(first)
+        terms = ["flux_capacitor_setting", "keyerror"]
+        assert _ids(store, terms) == {str(first.id)}
+        second = _learning("KeyError: 'flux_capacitor_setting' in loader", "load defaults first")
+        store.add(second)
+        assert _ids(store, terms) == {str(first.id), str(second.id)}
+        assert store.delete(first.id)
+        assert _ids(store, terms) == {str(second.id)}
+
+
+def test_another_connections_write_shows_in_term_candidates() -> None:
+    with open_store() as reader, open_store() as writer:
+        terms = ["quantum_flux_mode", "attributeerror"]
+        assert _ids(reader, terms) == set()  # caches "absent" for these terms
+        added = _learning("AttributeError: 'Engine' object has no attribute 'quantum_flux_mode'", "rename it")
+        writer.add(added)
+        assert _ids(reader, terms) == {str(added.id)}
+
+
+def test_access_counts_keep_results_the_same() -> None:
+    with open_store() as store:
+        added = _learning("ValueError: bad ripple_width_px value", "clamp ripple_width_px")
+        store.add(added)
+        terms = ["ripple_width_px", "valueerror"]
+        assert _ids(store, terms) == {str(added.id)}
+        store.record_access([added.id])
+        assert _ids(store, terms) == {str(added.id)}
+        assert store.get(added.id).access_count == 1

@@ -47,3 +47,26 @@ def test_access_counts_keep_results_the_same() -> None:
         store.record_access([added.id])
         assert _ids(store, terms) == {str(added.id)}
         assert store.get(added.id).access_count == 1
+
+
+def test_candidates_show_merges_and_access_counts() -> None:
+    with open_store() as store:
+        added = _learning("OSError: cannot open tachyon_buffer_path", "create the tachyon buffer dir")
+        store.add(added)
+        fp = store.candidates_by_terms(["tachyon_buffer_path"], 20)[0].signatures[0].fingerprint
+        assert store.candidates_by_fingerprint([fp], 20)[0].learning.access_count == 0
+        store.record_access([added.id])
+        merged = Learning(
+            repo="r",
+            error_signatures=[
+                "OSError: cannot open tachyon_buffer_path",
+                "PermissionError: tachyon_buffer_path",
+            ],
+            resolution_summary="create the tachyon buffer dir",
+            file_paths_touched=["buffers/tachyon.py"],
+        )
+        assert store.add(merged) == (added.id, True)
+        (cand,) = store.candidates_by_fingerprint([fp], 20)
+        assert cand.learning.access_count == 1
+        assert cand.learning.file_paths_touched == ["buffers/tachyon.py"]
+        assert len(cand.signatures) == 2

@@ -172,6 +172,11 @@ class LearningStore:
         self._index_seen: tuple[int, int] | None = None  # (PRAGMA data_version, _index_writes) cached at
         self._doc_counts: dict[str, int] = {}
         self._fts_hits: dict[tuple[str, int], list[int]] = {}
+        # Candidates (learning + signature rows) by id, for retrieval only: valid until ANY write, ours
+        # (access counts included, so a cached learning is never stale) or another connection's.
+        self._writes = 0
+        self._candidates_seen: tuple[int, int] | None = None
+        self._candidates: dict[str, Candidate] = {}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -189,6 +194,7 @@ class LearningStore:
         if self.read_only:
             raise StoreError(f"learnings store {self.path} is read-only; cannot {action}")
         with self._guard(action) as conn:
+            self._writes += 1
             if index:
                 self._index_writes += 1
             conn.execute("BEGIN IMMEDIATE")
@@ -207,6 +213,18 @@ class LearningStore:
             self._doc_counts.clear()
             self._fts_hits.clear()
             self._index_seen = seen
+
+    def _load_candidates(self, conn: sqlite3.Connection, ids: list[str]) -> list[Candidate]:
+        """`_load` through the candidate cache (callers only read the candidates, never change them)."""
+        seen = (conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        cache = self._candidates
+        if seen != self._candidates_seen or len(cache) > INDEX_CACHE_MAX:
+            cache.clear()
+            self._candidates_seen = seen
+        missing = [i for i in ids if i not in cache]
+        if missing:
+            cache.update((str(c.learning.id), c) for c in self._load(conn, missing))
+        return [cache[i] for i in ids if i in cache]
 
     def _ranked_rowids(self, conn: sqlite3.Connection, match: str, limit: int) -> list[int]:
         key = (match, limit)
@@ -346,7 +364,7 @@ class LearningStore:
                     (*fps, limit),
                 )
             ]
-            return self._load(conn, ids)
+            return self._load_candidates(conn, ids)
 
     def candidates_by_terms(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         terms = [t.lower() for t in dict.fromkeys(terms) if t][:64]
@@ -377,7 +395,7 @@ class LearningStore:
                 ids = list(dict.fromkeys(owner[r] for r in rowids if r in owner))[:limit]
             else:
                 ids = self._scan_terms(conn, terms, limit)
-            return self._load(conn, ids)
+            return self._load_candidates(conn, ids)
 
     def _rarest_terms(self, conn: sqlite3.Connection, terms: list[str], keep: int) -> list[str]:
         """The `keep` query terms present in the fewest signatures: they discriminate, and a MATCH on common
@@ -425,7 +443,7 @@ class LearningStore:
                         (repo, task_type, limit),
                     )
                 ]
-            return self._load(conn, list(dict.fromkeys(ids))[: limit * 2])
+            return self._load_candidates(conn, list(dict.fromkeys(ids))[: limit * 2])
 
     def record_access(self, ids: Sequence[UUID]) -> None:
         if self.read_only or not ids:

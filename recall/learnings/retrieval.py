@@ -385,7 +385,9 @@ def _to_match(s: Scored, repo: str, now: datetime) -> LearningMatch:
     if learning.repo != repo:
         combined *= CROSS_REPO_FACTOR
     similarity = min(1.0, max(0.0, s.similarity))
-    return LearningMatch(
+    # model_construct: every value is in range by construction (clamped scores, a learning validated when
+    # it was stored), so validation would only cost time, and on the CLI's cold path a validator build
+    return LearningMatch.model_construct(
         learning_id=learning.id,
         match_type=s.match_type,
         similarity=round(similarity, 4),

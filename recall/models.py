@@ -19,8 +19,9 @@ RESOLUTION_MAX = 2000
 TICKET_MAX = 64
 TASK_TYPE_MAX = 64
 REPO_MAX = 128
-# counters are stored as SQLite / PostgreSQL 64-bit integers
-INT64_MAX = 2**63 - 1
+# counters: the largest integer every JSON parser reads exactly (and SQLite / PostgreSQL bigint store); an
+# OpenAPI maximum of 2**63 - 1 is printed as a float that rounds above it, and fuzzers then send values it rejects
+COUNTER_MAX = 2**53 - 1
 
 
 class MatchType(StrEnum):
@@ -127,7 +128,7 @@ class Learning(WireModel):
     ticket_id: str | None = Field(default=None, max_length=TICKET_MAX)
     task_type: TaskType = TaskType.UNKNOWN
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
-    access_count: int = Field(default=0, ge=0, le=INT64_MAX)
+    access_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
     last_accessed_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
 

@@ -163,6 +163,13 @@ class FederationRequest(WireModel):
     # antipattern engines look at. Absent: the server's configured repositories / the client's cwd.
     repo_path: str | None = Field(default=None, max_length=4096)
 
+    @field_validator("repo_path")
+    @classmethod
+    def _path_has_no_nul(cls, v: str | None) -> str | None:
+        if v is not None and "\x00" in v:
+            raise ValueError("repo_path must not contain a NUL character")
+        return v
+
 
 class FederationResult(WireModel):
     model_config = ConfigDict(extra="allow")  # extra fields are allowed by the contract

@@ -153,6 +153,8 @@ def test_reused_id_for_a_different_learning_is_a_conflict(server: RunningServer)
             "min_similarity_error",
         ),
         (DEFAULT_FEDERATION_PATH, json.dumps({"query": ""}).encode(), 422, "query"),
+        # found by the fuzzer: a NUL in repo_path made path resolution raise (a 500)
+        (DEFAULT_FEDERATION_PATH, json.dumps({"query": "x", "repo_path": "a\u0000b"}).encode(), 422, "NUL"),
         (
             DEFAULT_FEDERATION_PATH,
             json.dumps({"query": "x", "force_backends": ["neo4j"]}).encode(),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Annotated
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
@@ -22,6 +23,9 @@ REPO_MAX = 128
 # counters: the largest integer every JSON parser reads exactly (and SQLite / PostgreSQL bigint store); an
 # OpenAPI maximum of 2**63 - 1 is printed as a float that rounds above it, and fuzzers then send values it rejects
 COUNTER_MAX = 2**53 - 1
+# "has a character that is not white space" as a schema pattern, so the published OpenAPI says what the
+# validator enforces: Python's str.isspace() is Unicode White_Space plus the separators U+001C-U+001F
+NOT_BLANK = r"[^\s\x1c-\x1f]"
 
 
 class MatchType(StrEnum):
@@ -123,8 +127,8 @@ class Learning(WireModel):
     session_id: str | None = Field(default=None, max_length=128)
     repo: str = Field(min_length=1, max_length=REPO_MAX)
     file_paths_touched: list[str] = Field(default_factory=list)
-    error_signatures: list[str] = Field(default_factory=list)
-    resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX)
+    error_signatures: list[Annotated[str, Field(max_length=ERROR_TEXT_MAX)]] = Field(default_factory=list)
+    resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX, pattern=NOT_BLANK)
     ticket_id: str | None = Field(default=None, max_length=TICKET_MAX)
     task_type: TaskType = TaskType.UNKNOWN
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
@@ -138,14 +142,6 @@ class Learning(WireModel):
         if not v.strip():
             raise ValueError("resolution_summary must not be blank")
         return v.strip()
-
-    @field_validator("error_signatures")
-    @classmethod
-    def _signatures_bounded(cls, v: list[str]) -> list[str]:
-        for sig in v:
-            if len(sig) > ERROR_TEXT_MAX:
-                raise ValueError(f"each error signature must be at most {ERROR_TEXT_MAX} characters")
-        return v
 
 
 # --------------------------------------------------------------------------- federation node

@@ -26,6 +26,7 @@ import recall
 from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
+    NOT_BLANK,
     FederationRequest,
     FederationResponse,
     Learning,
@@ -309,4 +310,9 @@ def _describe(error: dict[str, Any]) -> str:
         return str(error.get("msg", "")).removeprefix("Value error, ")
     if error.get("type") in ("model_attributes_type", "dict_type") and not loc:
         return "body: expected a JSON object"
+    if (
+        error.get("type") == "string_pattern_mismatch"
+        and (error.get("ctx") or {}).get("pattern") == NOT_BLANK
+    ):
+        return f"{where}: must not be blank"
     return f"{where}: {error.get('msg')}"

@@ -135,9 +135,26 @@ def main(argv: list[str] | None = None) -> int:
 ENV_WORKER_CONFIG = "RECALL_SERVE_WORKER_CONFIG"  # main process → worker processes (no secrets in it)
 
 
+def _uvicorn_config(app: Any, args: argparse.Namespace, **extra: Any) -> Any:
+    """uvicorn settings shared by the single-process and the --workers server (recall logs access itself)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=args.shutdown_timeout,
+        timeout_keep_alive=5,
+        lifespan="on",
+        **extra,
+    )
+
+
 def _serve_workers(args: argparse.Namespace, principals: list) -> int:
     """N processes on one socket (uvicorn's supervisor); each builds its own app and store connection."""
-    import uvicorn
 
     os.environ[ENV_WORKER_CONFIG] = json.dumps(
         {
@@ -151,19 +168,7 @@ def _serve_workers(args: argparse.Namespace, principals: list) -> int:
     log.info("starting", extra={"fields": {**_start_fields(args, principals), "workers": args.workers}})
     from uvicorn.supervisors import Multiprocess
 
-    config = uvicorn.Config(
-        "recall.server:worker_app",
-        factory=True,
-        workers=args.workers,
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=args.shutdown_timeout,
-        timeout_keep_alive=5,
-        lifespan="on",
-    )
+    config = _uvicorn_config("recall.server:worker_app", args, factory=True, workers=args.workers)
     sock = config.bind_socket()
     # the workers' copies of this socket lose asyncio's TCP_NODELAY; accepted sockets inherit it from the
     # listener, and without it every response waits ~40 ms for a delayed ACK (measured)
@@ -247,17 +252,7 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
         max_body=args.max_body,
         body_timeout=args.body_timeout,
     )
-    config = uvicorn.Config(
-        create_app(settings),
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=args.shutdown_timeout,
-        timeout_keep_alive=5,
-        lifespan="on",
-    )
+    config = _uvicorn_config(create_app(settings), args)
     server = _GracefulServer(config)
     log.info("starting", extra={"fields": _start_fields(args, principals, backend.name)})
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections import Counter
 from typing import Any, Protocol
 from uuid import UUID
@@ -86,22 +85,14 @@ class AccessRecorder:
 def answer(
     store: Any, request: LearningRetrievalRequest, access: AccessRecorder | None = None
 ) -> LearningRetrievalResponse:
-    """The learnings node over a given store: the package's own ranking (`retrieval.retrieve`), wrapped
-    in the wire response exactly as `recall.learnings.execute_sync` does for the embedded store."""
-    from recall.learnings.retrieval import retrieve
+    """The learnings node over a given store (`recall.learnings.answer`); with an AccessRecorder the access
+    counts are written in batches off the request path instead of per query."""
+    from recall.learnings import answer as node_answer
 
-    started = time.perf_counter()
-    if request.error_text is None and not request.file_paths and not request.task_type:
-        return LearningRetrievalResponse(query_ms=0)  # nothing to match on (same rule as execute_sync)
-    result = retrieve(store, request, record_access=access is None)
+    response = node_answer(store, request, record_access=access is None)
     if access is not None:
-        access.note([m.learning_id for m in result.matches])
-    return LearningRetrievalResponse(
-        matches=result.matches,
-        query_ms=max(0, int((time.perf_counter() - started) * 1000)),
-        error_matches_count=result.error_matches_count,
-        context_matches_count=result.context_matches_count,
-    )
+        access.note([m.learning_id for m in response.matches])
+    return response
 
 
 class SqliteBackend:

@@ -18,9 +18,34 @@ from typing import TYPE_CHECKING, Any
 from recall.learnings.types import StoreError
 
 if TYPE_CHECKING:
+    from recall.learnings.types import CandidateStore
     from recall.models import LearningRetrievalRequest, LearningRetrievalResponse
 
-__all__ = ["StoreError", "execute", "execute_sync"]
+__all__ = ["StoreError", "answer", "execute", "execute_sync"]
+
+
+def answer(
+    store: CandidateStore,
+    request: LearningRetrievalRequest,
+    *,
+    record_access: bool = True,
+    started: float | None = None,
+) -> LearningRetrievalResponse:
+    """The node's answer over any CandidateStore (SQLite here, PostgreSQL on a team server): nothing to
+    match on is an empty answer, else the ranking of `retrieval.py` in the wire response."""
+    from recall.learnings.retrieval import retrieve
+    from recall.models import LearningRetrievalResponse
+
+    started = time.perf_counter() if started is None else started
+    if not _has_query(request):
+        return LearningRetrievalResponse(query_ms=_ms(started))
+    result = retrieve(store, request, record_access=record_access)
+    return LearningRetrievalResponse(
+        matches=result.matches,
+        query_ms=_ms(started),
+        error_matches_count=result.error_matches_count,
+        context_matches_count=result.context_matches_count,
+    )
 
 
 def execute_sync(
@@ -35,21 +60,13 @@ def execute_sync(
         if isinstance(request, LearningRetrievalRequest)
         else LearningRetrievalRequest.model_validate(request)
     )
-    from recall.learnings.retrieval import retrieve
     from recall.learnings.store import default_path, open_store
 
-    if req.error_text is None and not req.file_paths and not req.task_type:
-        return LearningRetrievalResponse(query_ms=_ms(started))
-    if not default_path(home).exists():  # nothing learned yet: answer without creating anything
+    # nothing to match on, or nothing learned yet: answer without opening (or creating) the store
+    if not _has_query(req) or not default_path(home).exists():
         return LearningRetrievalResponse(query_ms=_ms(started))
     with open_store(home) as store:
-        result = retrieve(store, req)
-    return LearningRetrievalResponse(
-        matches=result.matches,
-        query_ms=_ms(started),
-        error_matches_count=result.error_matches_count,
-        context_matches_count=result.context_matches_count,
-    )
+        return answer(store, req, started=started)
 
 
 async def execute(
@@ -63,6 +80,10 @@ async def execute(
     if not isinstance(request, LearningRetrievalRequest):
         request = LearningRetrievalRequest.model_validate(request)  # fail fast, before the thread hop
     return await asyncio.to_thread(execute_sync, request, home=home)
+
+
+def _has_query(request: LearningRetrievalRequest) -> bool:
+    return request.error_text is not None or bool(request.file_paths) or bool(request.task_type)
 
 
 def _ms(started: float) -> int:

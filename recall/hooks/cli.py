@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
 KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart")
 _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
@@ -85,31 +86,37 @@ def install_main(argv: list[str]) -> int:
         "Add recall's Claude Code hooks (auto-recall on failed tool calls, capture of resolved errors) to "
         "settings.json. Idempotent; other hooks and settings are kept.",
     )
-    args = parser.parse_args(argv)
-    from recall.hooks.install import SettingsError, install
-
-    path = _target(args)
-    try:
-        count = install(path)
-    except SettingsError as exc:
-        print(f"recall install: {exc}", file=sys.stderr)
-        return 1
-    print(f"recall hooks installed for {count} events in {path}")
-    return 0
+    return _change_settings(
+        "recall install",
+        parser.parse_args(argv),
+        "install",
+        lambda count, path: f"recall hooks installed for {count} events in {path}",
+    )
 
 
 def uninstall_main(argv: list[str]) -> int:
     parser = _scope_parser(
         "recall uninstall", "Remove recall's hooks from settings.json; everything else is kept."
     )
-    args = parser.parse_args(argv)
-    from recall.hooks.install import SettingsError, uninstall
+    return _change_settings(
+        "recall uninstall",
+        parser.parse_args(argv),
+        "uninstall",
+        lambda n, path: f"removed {n} recall hook(s) from {path}" if n else f"no recall hooks in {path}",
+    )
+
+
+def _change_settings(
+    command: str, args: argparse.Namespace, action: str, report: Callable[[int, Path], str]
+) -> int:
+    """Run install.install / install.uninstall on the chosen settings.json: one line out, one on error."""
+    from recall.hooks import install as settings
 
     path = _target(args)
     try:
-        removed = uninstall(path)
-    except SettingsError as exc:
-        print(f"recall uninstall: {exc}", file=sys.stderr)
+        count = getattr(settings, action)(path)
+    except settings.SettingsError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
         return 1
-    print(f"removed {removed} recall hook(s) from {path}" if removed else f"no recall hooks in {path}")
+    print(report(count, path))
     return 0

@@ -275,7 +275,7 @@ def forget_main(argv: list[str]) -> int:
     )
     p.add_argument("--home", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    from recall.learnings.store import parse_id
+    from recall.learnings.records import parse_id
 
     try:
         ids = [parse_id(i) for i in args.ids]

@@ -30,9 +30,16 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recall.learnings import signatures as sigs
-from recall.learnings.store import _basename, _dedupe, _signature_rows, parse_id, resolution_key
+from recall.learnings.records import (
+    dedupe,
+    parse_id,
+    path_basename,
+    read_task_type,
+    resolution_key,
+    signature_rows,
+)
 from recall.learnings.types import Candidate, SignatureRow, StoreError
-from recall.models import Learning, TaskType
+from recall.models import Learning
 
 POOL_MAX = 16
 CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
@@ -193,14 +200,14 @@ class PgStore:
                 raise ValueError(f"bulk_load: a learning id is already stored ({_first_line(exc)})") from exc
             with cur.copy("COPY sig_stage FROM STDIN") as copy:
                 for item in learnings:
-                    for i, row in enumerate(_signature_rows(item.error_signatures)):
+                    for i, row in enumerate(signature_rows(item.error_signatures)):
                         copy.write_row(
                             (item.id, i, row.text, row.normalized, row.fingerprint, _terms(row.normalized))
                         )
             with cur.copy("COPY files (learning_id, path, basename) FROM STDIN") as copy:
                 for item in learnings:
-                    for path in _dedupe(item.file_paths_touched):
-                        copy.write_row((item.id, path, _basename(path)))
+                    for path in dedupe(item.file_paths_touched):
+                        copy.write_row((item.id, path, path_basename(path)))
             conn.execute(
                 "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv)"
                 " SELECT learning_id, position, text, normalized, fingerprint, array_to_tsvector(tokens) FROM sig_stage"
@@ -303,7 +310,7 @@ class PgStore:
         self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
     ) -> list[Candidate]:
         paths = [p for p in dict.fromkeys(file_paths) if p]
-        bases = list(dict.fromkeys(_basename(p) for p in paths))
+        bases = list(dict.fromkeys(path_basename(p) for p in paths))
         clauses, params = [], [repo]
         if paths:
             clauses.append("id IN (SELECT learning_id FROM files WHERE path = ANY(%s) OR basename = ANY(%s))")
@@ -441,7 +448,7 @@ def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
         learning.id,
         learning.session_id,
         learning.repo,
-        Jsonb(_dedupe(learning.file_paths_touched)),
+        Jsonb(dedupe(learning.file_paths_touched)),
         learning.resolution_summary,
         resolution_key(learning.resolution_summary),
         learning.ticket_id,
@@ -455,9 +462,9 @@ def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
 
 
 def _add(conn: psycopg.Connection, learning: Learning) -> tuple[UUID, bool]:
-    rows = _signature_rows(learning.error_signatures)
+    rows = signature_rows(learning.error_signatures)
     key = resolution_key(learning.resolution_summary)
-    paths = _dedupe(learning.file_paths_touched)
+    paths = dedupe(learning.file_paths_touched)
     # concurrent writers of the same resolution serialize here, so a duplicate merges, never forks
     conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{learning.repo}\n{key}",))
     target = _merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
@@ -546,7 +553,7 @@ def _insert_files(conn: psycopg.Connection, lid: UUID, paths: list[str]) -> None
     with conn.cursor() as cur:
         cur.executemany(
             "INSERT INTO files (learning_id, path, basename) VALUES (%s,%s,%s)",
-            [(lid, p, _basename(p)) for p in paths],
+            [(lid, p, path_basename(p)) for p in paths],
         )
 
 
@@ -569,7 +576,7 @@ def _load(conn: psycopg.Connection, ids: list[UUID]) -> list[Candidate]:
                 error_signatures=[],
                 resolution_summary=r[4],
                 ticket_id=r[5],
-                task_type=_task_type(r[6]),
+                task_type=read_task_type(r[6]),
                 confidence=float(r[7]),
                 access_count=int(r[8]),
                 last_accessed_at=r[9],
@@ -586,10 +593,3 @@ def _load(conn: psycopg.Connection, ids: list[UUID]) -> list[Candidate]:
         cand.signatures.append(SignatureRow(r[1], r[2], r[3], blob, r[5], r[6]))
         cand.learning.error_signatures.append(r[1])
     return [by_id[i] for i in ids if i in by_id]
-
-
-def _task_type(value: str) -> TaskType:
-    try:
-        return TaskType(value)
-    except ValueError:
-        return TaskType.UNKNOWN

@@ -23,8 +23,16 @@ from pathlib import Path
 from uuid import UUID
 
 from recall.learnings import signatures as sigs
+from recall.learnings.records import (  # noqa: F401  (parse_id, resolution_key: public here too)
+    dedupe,
+    parse_id,
+    path_basename,
+    read_task_type,
+    resolution_key,
+    signature_rows,
+)
 from recall.learnings.types import Candidate, SignatureRow, StoreError
-from recall.models import Learning, TaskType
+from recall.models import Learning
 
 DB_NAME = "learnings.db"
 SCHEMA_VERSION = 1
@@ -141,21 +149,6 @@ def _parse_dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def resolution_key(text: str) -> str:
-    """What "the same resolution" means for merging: case- and whitespace-insensitive equality."""
-    return " ".join(text.lower().split())
-
-
-def parse_id(value: UUID | str) -> UUID:
-    """A learning id from user input; ValueError with a readable message when it is not a UUID."""
-    if isinstance(value, UUID):
-        return value
-    try:
-        return UUID(str(value).strip())
-    except ValueError:
-        raise ValueError(f"not a learning id (expected a UUID): {value!r}") from None
-
-
 class LearningStore:
     """SQLite-backed learnings store; thread-safe (one connection behind a lock). Implements CandidateStore."""
 
@@ -265,7 +258,7 @@ class LearningStore:
             return [self._add(conn, learning) for learning in learnings]
 
     def _add(self, conn: sqlite3.Connection, learning: Learning) -> tuple[UUID, bool]:
-        rows = _signature_rows(learning.error_signatures)
+        rows = signature_rows(learning.error_signatures)
         key = resolution_key(learning.resolution_summary)
         existing = self._find_merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
         if existing is not None:
@@ -281,7 +274,7 @@ class LearningStore:
                 str(learning.id),
                 learning.session_id,
                 learning.repo,
-                json.dumps(_dedupe(learning.file_paths_touched)),
+                json.dumps(dedupe(learning.file_paths_touched)),
                 learning.resolution_summary,
                 key,
                 learning.ticket_id,
@@ -294,7 +287,7 @@ class LearningStore:
             ),
         )
         self._insert_signatures(conn, str(learning.id), rows, start=0)
-        self._insert_files(conn, str(learning.id), _dedupe(learning.file_paths_touched))
+        self._insert_files(conn, str(learning.id), dedupe(learning.file_paths_touched))
         return learning.id, False
 
     def get(self, learning_id: UUID | str) -> Learning | None:
@@ -420,7 +413,7 @@ class LearningStore:
         self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
     ) -> list[Candidate]:
         paths = [p for p in dict.fromkeys(file_paths) if p]
-        bases = list(dict.fromkeys(_basename(p) for p in paths))
+        bases = list(dict.fromkeys(path_basename(p) for p in paths))
         with self._guard("search learnings") as conn:
             ids: list[str] = []
             if paths:
@@ -493,7 +486,7 @@ class LearningStore:
             "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = ?", (lid,)
         ).fetchone()
         old_paths = json.loads(cur[0])
-        added_paths = [p for p in _dedupe(new.file_paths_touched) if p not in old_paths]
+        added_paths = [p for p in dedupe(new.file_paths_touched) if p not in old_paths]
         have = {
             r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = ?", (lid,))
         }
@@ -530,7 +523,7 @@ class LearningStore:
     def _insert_files(conn: sqlite3.Connection, lid: str, paths: list[str]) -> None:
         conn.executemany(
             "INSERT INTO files (learning_id, path, basename) VALUES (?,?,?)",
-            [(lid, p, _basename(p)) for p in paths],
+            [(lid, p, path_basename(p)) for p in paths],
         )
 
     @staticmethod
@@ -565,7 +558,7 @@ class LearningStore:
                     error_signatures=[],
                     resolution_summary=r[4],
                     ticket_id=r[5],
-                    task_type=_task_type(r[6]),
+                    task_type=read_task_type(r[6]),
                     confidence=float(r[7]),
                     access_count=int(r[8]),
                     last_accessed_at=_parse_dt(r[9]),
@@ -584,35 +577,6 @@ class LearningStore:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _signature_rows(texts: list[str]) -> list[SignatureRow]:
-    rows: list[SignatureRow] = []
-    seen: set[str] = set()
-    for text in texts:
-        if not text.strip():
-            continue
-        normalized = sigs.normalize(text)
-        fp = sigs.fingerprint_normalized(normalized)
-        if fp not in seen:
-            seen.add(fp)
-            rows.append(SignatureRow(text=text, normalized=normalized, fingerprint=fp))
-    return rows
-
-
-def _task_type(value: str) -> TaskType:
-    try:
-        return TaskType(value)
-    except ValueError:
-        return TaskType.UNKNOWN
-
-
-def _dedupe(items: list[str]) -> list[str]:
-    return [i for i in dict.fromkeys(items) if i]
-
-
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def _store_error(path: Path, exc: sqlite3.Error, action: str) -> StoreError:

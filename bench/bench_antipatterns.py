@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from recall.antipatterns.catalog import load_catalog  # noqa: E402
-from recall.antipatterns.detectors import ScanContext  # noqa: E402
 from recall.antipatterns.engine import MIN_SCORE, rank_entries  # noqa: E402
+from recall.antipatterns.source import ScanContext  # noqa: E402
 
 DATA = ROOT / "bench" / "antipatterns_labeled"
 RESULTS = ROOT / "bench" / "results" / "antipatterns.json"

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from recall import repo
+
 TRANSCRIPT_TAIL_BYTES = 8 * 1024 * 1024
 _CHUNK = 256 * 1024
 # tool results flagged as errors that are not errors of the code (the user declined, or interrupted)
@@ -33,28 +35,6 @@ class Context:
     repo_root: Path | None  # git top-level, None outside git
     last_error: str | None
     error_source: str | None  # "session-state" | "transcript" | None
-
-
-def git_toplevel(cwd: Path) -> Path | None:
-    for folder in (cwd, *cwd.parents):
-        try:
-            if (folder / ".git").exists():
-                return folder
-        except OSError:  # an unreadable parent: keep walking up
-            continue
-    return None
-
-
-def current_dir() -> Path:
-    try:
-        return Path.cwd().resolve()
-    except OSError:  # the working directory was deleted under us
-        return Path(os.environ.get("PWD") or "/")
-
-
-def repo_name(cwd: Path, root: Path | None) -> str:
-    name = (root or cwd).name or "root"  # "/" has no name
-    return name[:128]
 
 
 def claude_projects_dir() -> Path:
@@ -162,8 +142,8 @@ def _recorded_error(session_id: str | None, cwd: Path) -> str | None:
 
 
 def detect(cwd: Path | None = None, session_id: str | None = None, want_error: bool = True) -> Context:
-    cwd = cwd.resolve() if cwd else current_dir()
-    root = git_toplevel(cwd)
+    cwd = cwd.resolve() if cwd else repo.current_dir()
+    root = repo.toplevel(cwd)
     session_id = session_id or os.environ.get("CLAUDE_SESSION_ID") or None
     error, source = None, None
     if want_error:
@@ -173,4 +153,4 @@ def detect(cwd: Path | None = None, session_id: str | None = None, want_error: b
             transcript = find_transcript(cwd, session_id)
             error = last_transcript_error(transcript) if transcript else None
             source = "transcript" if error else None
-    return Context(cwd, repo_name(cwd, root), root, error, source)
+    return Context(cwd, repo.name(cwd, root), root, error, source)

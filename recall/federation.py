@@ -32,6 +32,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from recall import repo
 from recall.models import BackendRole, FederationRequest, FederationResponse, FederationResult, content_hash
 
 ENV_REPOS = "RECALL_REPOS"  # os.pathsep-separated repositories the server answers for
@@ -140,14 +141,6 @@ def configured_repos() -> list[str]:
     return [str(Path(p).expanduser().resolve()) for p in env.split(os.pathsep) if p.strip()]
 
 
-def git_toplevel(start: Path) -> str | None:
-    """The nearest ancestor of `start` holding a .git entry (no subprocess: this runs per request)."""
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return str(folder)
-    return None
-
-
 def resolve_repos(request_repo: str | None) -> list[str | None]:
     """request field → the configured repositories → cwd's git top-level → [None] (no repository)."""
     if request_repo:
@@ -155,7 +148,8 @@ def resolve_repos(request_repo: str | None) -> list[str | None]:
     repos = configured_repos()
     if repos:
         return list(repos)
-    return [git_toplevel(Path.cwd().resolve())]
+    root = repo.toplevel(repo.current_dir())
+    return [str(root) if root else None]
 
 
 # --------------------------------------------------------------------------- execute
@@ -193,10 +187,10 @@ async def execute(
     roles = _requested_roles(req)
     repos = list(repos) if repos else resolve_repos(req.repo_path)
     outcomes = [
-        _Outcome(engine, repo)
+        _Outcome(engine, repo_path)
         for engine in list(ENGINES)
         if engine.roles & set(roles)
-        for repo in (repos if engine.needs_repo else repos[:1])
+        for repo_path in (repos if engine.needs_repo else repos[:1])
     ]
     budget = _deadline() if deadline is None else deadline
     with anyio.move_on_after(budget):

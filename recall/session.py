@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from recall import repo
+
 SCHEMA_VERSION = 1
 MAX_ERRORS = 100
 MAX_SUCCESSES = 300
@@ -65,21 +67,9 @@ def session_path(session_id: str, home: Path | None = None) -> Path:
     return sessions_dir(home) / f"{_file_stem(session_id)}.json"
 
 
-def find_repo_root(path: Path) -> Path | None:
-    """The nearest ancestor holding `.git` (directory or worktree file); no subprocess, no git needed."""
-    try:
-        current = path.resolve()
-    except OSError:
-        return None
-    for candidate in (current, *current.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
 def new_state(session_id: str, cwd: str | None) -> dict[str, Any]:
     now = time.time()
-    root = find_repo_root(Path(cwd)) if cwd else None
+    root = repo.toplevel(Path(cwd)) if cwd else None
     return {
         "version": SCHEMA_VERSION,
         "session_id": session_id,
@@ -217,7 +207,7 @@ def last_recorded_error(session_id: str | None, cwd: Path) -> str | None:
 
 
 def _latest_error_for_repo(cwd: Path) -> str | None:
-    scope = find_repo_root(cwd) or cwd.resolve()
+    scope = repo.toplevel(cwd) or cwd.resolve()
     folder = sessions_dir()
     try:
         entries = [e for e in os.scandir(folder) if e.name.endswith(".json")]

@@ -10,6 +10,10 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# Every `python -m recall` a test starts runs this checkout's code, whatever `pip install -e` points at
+# (a second worktree, a stale install): the checkout goes first on the subprocesses' import path.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+
 
 @pytest.fixture(autouse=True)
 def isolated_recall_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def example_failures(entry: Antipattern) -> list[str]:
     """Detectors that miss their bad example or fire on their good example."""
-    from recall.antipatterns.detectors import ScanContext
+    from recall.antipatterns.source import ScanContext
 
     problems = []
     for i, det in enumerate(entry.detectors):

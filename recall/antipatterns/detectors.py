@@ -14,52 +14,20 @@ and runs over a `ScanContext`, which parses each file at most once per grammar.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
-# file kind -> extensions; a file's kind decides which detectors run on it
-_EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi"),
-    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
-    "typescript": (".ts", ".mts", ".cts"),
-    "tsx": (".tsx",),
-    "sql": (".sql",),
-    "shell": (".sh", ".bash", ".zsh"),
-    "yaml": (".yml", ".yaml"),
-    "go": (".go",),
-    "rust": (".rs",),
-    "java": (".java",),
-    "c": (".c", ".h"),
-    "cpp": (".cc", ".cpp", ".cxx", ".hpp", ".hh"),
-    "c_sharp": (".cs",),
-    "ruby": (".rb",),
-    "php": (".php",),
-    "kotlin": (".kt", ".kts"),
-}
-FILE_KINDS = frozenset(_EXTENSIONS) | {"dockerfile", "any"}
-_BY_EXT = {ext: kind for kind, exts in _EXTENSIONS.items() for ext in exts}
-
-# tree-sitter grammar per file kind: (module, function returning the language pointer)
-_GRAMMARS: dict[str, tuple[str, str]] = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "c_sharp": ("tree_sitter_c_sharp", "language"),
-    "ruby": ("tree_sitter_ruby", "language"),
-    "php": ("tree_sitter_php", "language_php"),
-    "kotlin": ("tree_sitter_kotlin", "language"),
-}
-TREE_SITTER_KINDS = frozenset(_GRAMMARS)
+from recall.antipatterns.rules import RULES
+from recall.antipatterns.source import (
+    FILE_KINDS,
+    TREE_SITTER_KINDS,
+    Hit,
+    ScanContext,
+    snippet_at,
+    ts_language,
+)
 
 # comment line prefixes per kind, skipped by line-unit regexes
 _COMMENT_PREFIX: dict[str, tuple[str, ...]] = {
@@ -70,107 +38,9 @@ _COMMENT_PREFIX: dict[str, tuple[str, ...]] = {
     "python": ("#",),
 }
 
-SNIPPET_MAX = 120
-_SQL_START = re.compile(
-    r"\s*(select|insert|update|delete|create|alter|drop|grant|with)\s.*\b(from|into|set|table|index|on|to|as)\b",
-    re.IGNORECASE | re.DOTALL,
-)
-
 
 class DetectorError(ValueError):
     """A detector spec is invalid (unknown kind/rule, query or regex that does not compile)."""
-
-
-def file_kind(path: str | PurePath) -> str | None:
-    """The detector file kind of a path, from its name; None for files no detector reads."""
-    p = PurePath(path)
-    name = p.name.lower()
-    if name == "dockerfile" or name.startswith("dockerfile.") or name.endswith(".dockerfile"):
-        return "dockerfile"
-    if name == "containerfile":
-        return "dockerfile"
-    return _BY_EXT.get(p.suffix.lower())
-
-
-@dataclass(frozen=True)
-class Hit:
-    line: int  # 1-based
-    snippet: str
-    detail: str = ""
-
-
-def snippet_at(text: str, line: int) -> str:
-    lines = text.splitlines()
-    if 1 <= line <= len(lines):
-        s = lines[line - 1].strip()
-        return s if len(s) <= SNIPPET_MAX else s[: SNIPPET_MAX - 1] + "…"
-    return ""
-
-
-# --------------------------------------------------------------------------- scan context
-
-
-_languages: dict[str, Any] = {}
-
-
-def ts_language(kind: str) -> Any:
-    """The tree_sitter.Language for a file kind (grammar packages ship compiled; nothing downloads)."""
-    lang = _languages.get(kind)
-    if lang is None:
-        import importlib
-
-        import tree_sitter
-
-        module, func = _GRAMMARS[kind]
-        lang = tree_sitter.Language(getattr(importlib.import_module(module), func)())
-        _languages[kind] = lang
-    return lang
-
-
-@dataclass
-class ScanContext:
-    """One file's text plus lazily built parse trees, shared by every detector that runs on it."""
-
-    text: str
-    kind: str
-    path: str = ""
-    _py_tree: ast.Module | None = None
-    _py_failed: bool = False
-    _ts_trees: dict[str, Any] = field(default_factory=dict)
-    cache: dict[str, Any] = field(default_factory=dict)  # per-file analysis shared by rules (rules.PyModule)
-
-    def python_ast(self) -> ast.Module | None:
-        if self._py_tree is None and not self._py_failed:
-            try:
-                self._py_tree = ast.parse(self.text)
-            except (SyntaxError, ValueError):
-                self._py_failed = True
-        return self._py_tree
-
-    def embedded_sql(self) -> list[tuple[int, str]]:
-        """(first line, text) of the plain string literals in a Python file that start like SQL."""
-        found = self.cache.get("embedded_sql")
-        if found is None:
-            found = []
-            tree = self.python_ast() if self.kind == "python" else None
-            for node in ast.walk(tree) if tree is not None else []:
-                if (
-                    isinstance(node, ast.Constant)
-                    and isinstance(node.value, str)
-                    and _SQL_START.match(node.value)
-                ):
-                    found.append((node.lineno, node.value))
-            self.cache["embedded_sql"] = found
-        return found
-
-    def ts_tree(self, kind: str) -> Any:
-        tree = self._ts_trees.get(kind)
-        if tree is None:
-            import tree_sitter
-
-            tree = tree_sitter.Parser(ts_language(kind)).parse(self.text.encode("utf-8"))
-            self._ts_trees[kind] = tree
-        return tree
 
 
 # --------------------------------------------------------------------------- detector kinds
@@ -226,8 +96,6 @@ def build_detector(spec: Any, default_kinds: tuple[str, ...], *, eager: bool = T
         if value is not None and not isinstance(value, str):
             raise DetectorError(f"{name}: must be a string")
     if kind == "rule":
-        from recall.antipatterns.rules import RULES
-
         rule_name = spec.get("rule")
         if rule_name not in RULES:
             raise DetectorError(f"rule: unknown rule {rule_name!r} (known: {', '.join(sorted(RULES))})")

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from recall.antipatterns.detectors import Hit, ScanContext, snippet_at
+from recall.antipatterns.source import Hit, ScanContext, snippet_at
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.antipatterns.catalog import Antipattern, Catalog
-from recall.antipatterns.detectors import Hit, ScanContext, file_kind
+from recall.antipatterns.source import Hit, ScanContext, file_kind
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200

@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from recall import repo
 from recall.hooks.runtime import log
 from recall.redact import redact
 
@@ -146,9 +147,7 @@ def _learning(
 
 
 def _repo_name(root: str | None) -> str:
-    from recall.hooks.handlers import repo_name
-
-    return repo_name(root)
+    return repo.name(Path(root), None) if root else "unknown"
 
 
 # ---------------------------------------------------------------------- git facts (no git process)

@@ -73,10 +73,10 @@ def _scope_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 
 def _target(args: argparse.Namespace) -> Path:
+    from recall import repo
     from recall.hooks.install import settings_path
-    from recall.session import find_repo_root
 
-    project = args.dir or find_repo_root(Path.cwd()) or Path.cwd()
+    project = args.dir or repo.toplevel(Path.cwd()) or Path.cwd()
     return settings_path("user" if args.user else "project", Path(project).resolve())
 
 

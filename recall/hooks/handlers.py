@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from recall import session
+from recall import repo, session
 from recall.hooks import events, retrieve, runtime, state
 from recall.redact import redact
 
@@ -67,7 +67,7 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
     ident = events.error_ident(ev.key or ev.tool, text)
     shown: set[str] = set()
     penalize: list[str] = []
-    root = session.find_repo_root(Path(cwd))
+    root = repo.toplevel(Path(cwd))
     try:
         with session.update(sid, cwd) as st:
             _entry, earlier = state.add_error(st, ev, text)
@@ -83,7 +83,7 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
         runtime.log(event, "no time left for the learnings lookup")
         return None
     try:
-        matches = retrieve.query(text, repo_name(str(root) if root else cwd), budget)
+        matches = retrieve.query(text, repo.name(Path(cwd), root), budget)
     except Exception as exc:  # store broken, server down: the agent carries on without recall
         runtime.log(event, f"learnings lookup failed: {type(exc).__name__}: {exc}")
         return None
@@ -149,11 +149,6 @@ def _adjust(ids: list[str], delta: float, event: str) -> None:
     with open_store() as st:
         for lid in ids:
             st.adjust_confidence(lid, delta)
-
-
-def repo_name(root: str | None) -> str:
-    """The learnings `repo`: the git top-level folder's name (as the client names it)."""
-    return (Path(root).name if root else "") or "unknown"
 
 
 def on_stop(event: str, payload: dict[str, Any]) -> None:

@@ -31,14 +31,11 @@ class _Refused(Exception):
 
 def default_repo(cwd: Path | None = None) -> str:
     """The name of the git top-level folder of cwd, else cwd's name: the rule the client uses when it asks
-    (recall.context), so what `recall learn` records is what `recall "<error>"` looks up."""
-    cwd = (cwd or Path.cwd()).resolve()
-    try:
-        from recall.context import git_toplevel, repo_name
-    except ImportError:  # the client's module is optional for this command
-        root = next((f for f in (cwd, *cwd.parents) if (f / ".git").exists()), None)
-        return ((root or cwd).name or "root")[:128]
-    return repo_name(cwd, git_toplevel(cwd))
+    (recall.repo), so what `recall learn` records is what `recall "<error>"` looks up."""
+    from recall import repo
+
+    cwd = cwd or repo.current_dir()
+    return repo.name(cwd, repo.toplevel(cwd))
 
 
 def _redactor():

@@ -144,7 +144,9 @@ class TranscriptWriter:
 
     def bash(self, command: str, output: str = "", exit_code: int = 0, **kw: Any) -> str:
         if exit_code:
-            text = f"Exit code {exit_code}\n{output}".rstrip("\n")
+            text = (
+                output if output.startswith("Exit code") else f"Exit code {exit_code}\n{output}".rstrip("\n")
+            )
             return self.tool("Bash", {"command": command}, text, is_error=True, result=f"Error: {text}", **kw)
         result = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
         return self.tool("Bash", {"command": command}, output, is_error=False, result=result, **kw)

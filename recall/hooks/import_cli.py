@@ -200,3 +200,20 @@ class _RichProgress:
         stored = sink.counts.new + sink.counts.merged if sink is not None else totals["learnings"]
         detail = f"{totals['errors']} errors, {totals['resolved']} resolved, {stored} learnings"
         self.progress.update(self.task, advance=1, detail=detail)
+
+
+def install_offer(project: Path | None) -> str | None:
+    """The line `recall install` prints when past sessions exist: how many, and the command that imports
+    them (`project` None: every project, for a user-wide install). Counting only: nothing is read."""
+    from recall.hooks.transcripts import all_project_folders, project_folders, sessions_in
+
+    folders = all_project_folders() if project is None else project_folders(project)
+    count = sum(1 for s in sessions_in(folders) if not s.main.name.startswith("agent-")) if folders else 0
+    if not count:
+        return None
+    command = "recall import-sessions --all" if project is None else "recall import-sessions"
+    where = "on this machine" if project is None else "for this project"
+    return (
+        f"Found {count} earlier Claude Code session(s) {where}: `{command}` learns the fixes in them "
+        "(nothing is imported until you run it)."
+    )

@@ -230,6 +230,7 @@ class Sink:
                 self.counts.new += 1
 
 
+_ERROR_LINE = re.compile(r"[A-Za-z]+(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:")
 _ERRORISH = re.compile(r"(?i)error|exception|fail|fatal|denied|not found|cannot|unable|panic")
 
 
@@ -237,7 +238,7 @@ def learning_line(learning: dict[str, Any], width: int = 100) -> str:
     """One entry of `--dry-run`: repo, the error's telling line, the resolution."""
     lines = [" ".join(ln.split()) for ln in str(learning["error_signatures"][-1]).splitlines() if ln.strip()]
     lines = [ln for ln in lines if not capture.EXIT_CODE_LINE.fullmatch(ln)] or lines
-    telling = [ln for ln in lines if _ERRORISH.search(ln)]
+    telling = [ln for ln in lines if _ERROR_LINE.search(ln)] or [ln for ln in lines if _ERRORISH.search(ln)]
     error = (telling or lines or [""])[-1]
     summary = " ".join(str(learning["resolution_summary"]).split())
     return f"- [{learning['repo']}] {error[:width]}\n    -> {summary[: width * 2]}"

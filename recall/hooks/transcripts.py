@@ -361,14 +361,13 @@ def all_project_folders(projects: Path | None = None) -> list[Path]:
 
 def sessions_in(paths: list[Path]) -> list[SessionFiles]:
     """Sessions under `paths` (transcript files or folders); subagent files join their session."""
+    found: list[Path] = []
+    for path in paths:
+        found.extend([path] if path.is_file() else sorted(_walk(path)))
     sessions: dict[Path, SessionFiles] = {}
     loose: list[Path] = []
-    for path in paths:
-        if path.is_file():
-            _add(sessions, loose, path)
-            continue
-        for found in sorted(_walk(path)):
-            _add(sessions, loose, found)
+    for path in sorted(found, key=_is_subagent):  # sessions first, so their subagents find them
+        _add(sessions, loose, path)
     for path in loose:  # a subagent file whose session is not among the paths: a session of its own
         sessions.setdefault(path, SessionFiles(path))
     return list(sessions.values())
@@ -380,6 +379,10 @@ def _walk(folder: Path) -> Iterator[Path]:
         for name in filenames:
             if name.endswith(".jsonl"):
                 yield Path(dirpath) / name
+
+
+def _is_subagent(path: Path) -> bool:
+    return path.parent.name == "subagents" or path.name.startswith("agent-")
 
 
 def _add(sessions: dict[Path, SessionFiles], loose: list[Path], path: Path) -> None:

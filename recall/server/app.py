@@ -33,9 +33,9 @@ from recall.models import (
     LearningRetrievalRequest,
     LearningRetrievalResponse,
 )
-from recall.server_auth import Principal
-from recall.server_http import LEARNINGS_PATH, AccessLog, Guard
-from recall.server_store import LearningsBackend, StoreUnavailable
+from recall.server.auth import Principal
+from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server.store import LearningsBackend, StoreUnavailable
 
 log = logging.getLogger("recall.server")
 

@@ -89,6 +89,7 @@ def _strict_json_types(model: type[BaseModel]) -> Any:
 
 RetrievalBody = _strict_json_types(LearningRetrievalRequest)
 LearningBody = _strict_json_types(Learning)
+FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
 
 
 class LearningWritten(BaseModel):
@@ -168,7 +169,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         responses=_ERRORS,
         summary="Federation node: architecture and antipattern answers, routed by keyword",
     )
-    async def federation_execute(body: FederationRequest, request: Request) -> Response:
+    async def federation_execute(body: FederationBody, request: Request) -> Response:
         repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
         result = await federation.execute(body, repos=repos)
         return Response(result.model_dump_json(), media_type="application/json")

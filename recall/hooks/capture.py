@@ -108,11 +108,14 @@ def capture(state: dict[str, Any], payload: dict[str, Any]) -> list[dict[str, An
 
 
 def resolved_groups(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Resolved, not yet captured errors, grouped by command key (one learning per group)."""
+    """Resolved, not yet captured errors, grouped by command key and resolving run (one learning per
+    group): a command that failed, passed, then failed otherwise and passed again made two fixes."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in state["errors"]:
         if isinstance(entry, dict) and entry.get("resolved_ts") and not entry.get("captured"):
-            groups.setdefault(str(entry.get("key")), []).append(entry)
+            by = entry.get("resolved_by")
+            run = by.get("tool_use_id") if isinstance(by, dict) else None
+            groups.setdefault(f"{entry.get('key')}\n{run}", []).append(entry)
     return groups
 
 
@@ -195,19 +198,16 @@ EXIT_CODE_LINE = re.compile(r"(?:Error: )?Exit code -?\d+")
 def worth_learning(state: dict[str, Any], entries: list[dict[str, Any]]) -> bool:
     """Is a resolved group a fix worth keeping? Not when the command only looked at something (ls, grep,
     git status), when the error said nothing beyond its exit code (grep finding no match), or when the same
-    command simply passed on a retry with nothing done in between (a flaky run, not a fix)."""
+    command simply passed on a retry with nothing done in between (no edit, no command but looking around:
+a flaky run, not a fix)."""
     if str(entries[-1].get("family") or "") in _PROBES:
         return False
     if all(EXIT_CODE_LINE.fullmatch(str(e.get("text") or "").strip()) for e in entries):
         return False
     first_ts = min(float(e.get("ts") or 0) for e in entries)
     resolved_ts = max(float(e.get("resolved_ts") or 0) for e in entries)
-    acted = [
-        r
-        for r in (*state["files"], *state["successes"])
-        if isinstance(r, dict) and first_ts < float(r.get("ts") or 0) < resolved_ts
-    ]
-    return bool(acted)
+    changes = [*state["files"], *(s for s in state["successes"] if s.get("family") not in _PROBES)]
+    return any(isinstance(r, dict) and first_ts < float(r.get("ts") or 0) < resolved_ts for r in changes)
 
 
 def _repo_name(root: str | None) -> str:

@@ -16,6 +16,7 @@ from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, PLANTED_PASSWORD, PLANTED_SE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
+from scripted_claude import claude_binary, run_claude, scripted_api  # noqa: E402
 from transcript_writer import TranscriptWriter  # noqa: E402
 
 PYTEST = "python -m pytest tests/test_app.py -q"
@@ -379,3 +380,50 @@ def test_install_offers_the_import_and_imports_nothing(
     bare = project.parent / "bare"
     (bare / ".git").mkdir(parents=True)
     assert "import-sessions" not in run(["install"], env, bare).stdout
+
+
+# ---------------------------------------------------------------------- the real client's own transcript
+
+
+@pytest.mark.skipif(
+    claude_binary() is None, reason="the Claude Code CLI (npm @anthropic-ai/claude-code) is not installed"
+)
+def test_a_session_of_the_real_claude_code_client(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """`claude -p` runs a real failing script, edits it and reruns it against a scripted model; the
+    transcript the client writes is imported, and the fix answers the same error in another checkout."""
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/fix/ABC-9-oauth-import\n")
+    app = project / "app.py"
+    app.write_text("import requests_oauth\nprint('ok')\n")
+    explanation = (
+        "The script failed because app.py imported requests_oauth, a module that is not installed and not "
+        "used. I replaced the import with json, and python3 app.py now prints ok."
+    )
+    turns = [
+        [{"type": "text", "text": "Let me run it."},
+         {"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Run"}}],
+        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(app)}}],
+        [{"type": "tool_use", "name": "Edit",
+          "input": {"file_path": str(app), "old_string": "import requests_oauth", "new_string": "import json"}}],
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Rerun"}}],
+        [{"type": "text", "text": explanation}],
+    ]  # fmt: skip
+    with scripted_api(turns) as (url, requests):
+        out = run_claude("run app.py and fix it", project, claude_dir, url)
+    assert len(requests) == 5 and explanation in out
+    assert app.read_text().startswith("import json")  # the client really ran the tools
+
+    result = run(["import-sessions"], env, project)
+    assert result.returncode == 0 and "1 learning(s) stored" in result.stdout, result.stdout
+    [learning] = all_learnings(isolated_recall_env)
+    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-9"
+    assert learning.file_paths_touched == ["app.py"]
+    assert "ModuleNotFoundError: No module named 'requests_oauth'" in learning.error_signatures[0]
+    assert "replaced the import with json" in learning.resolution_summary
+
+    other = tmp_path / "other-clone" / "shop-api"
+    (other / ".git").mkdir(parents=True)
+    error = learning.error_signatures[0]
+    query = run(["--scope", "learnings", error.replace(str(project), str(other))], env, other)
+    assert "replaced the import with json" in query.stdout, query.stdout

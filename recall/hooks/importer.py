@@ -201,11 +201,24 @@ class Sink:
         self.store.close()
 
     def known(self, learning: dict[str, Any]) -> bool:
-        from recall.learnings.records import signature_rows
+        """Already in the store: this session's error (the hooks or an earlier import stored it), or a
+        learning that a merge would leave unchanged (same repo and resolution, holding these signatures
+        and files)."""
+        from recall.learnings.records import resolution_key, signature_rows
 
-        fps = [row.fingerprint for row in signature_rows(learning["error_signatures"])]
-        for cand in self.store.candidates_by_fingerprint(fps, limit=50):
-            if cand.learning.session_id == learning["session_id"] and cand.learning.repo == learning["repo"]:
+        fps = {row.fingerprint for row in signature_rows(learning["error_signatures"])}
+        key = resolution_key(learning["resolution_summary"])
+        for cand in self.store.candidates_by_fingerprint(sorted(fps), limit=50):
+            have = cand.learning
+            if have.repo != learning["repo"]:
+                continue
+            if have.session_id == learning["session_id"]:
+                return True
+            if (
+                resolution_key(have.resolution_summary) == key
+                and fps <= {row.fingerprint for row in cand.signatures}
+                and set(learning["file_paths_touched"]) <= set(have.file_paths_touched)
+            ):
                 return True
         return False
 

@@ -427,3 +427,41 @@ def test_a_session_of_the_real_claude_code_client(
     error = learning.error_signatures[0]
     query = run(["--scope", "learnings", error.replace(str(project), str(other))], env, other)
     assert "replaced the import with json" in query.stdout, query.stdout
+
+
+def test_progress_on_a_terminal(project: Path, claude_dir: Path, env: dict[str, str]) -> None:
+    """stderr on a terminal gets the live progress line; stdout keeps the summary alone."""
+    import pty
+
+    folder = folder_of(claude_dir, project)
+    for i in range(3):
+        w = TranscriptWriter(folder / f"p{i}.jsonl", f"p-{i}", str(project))
+        fix_episode(w)
+        w.save()
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "recall", "import-sessions"],
+            env=env | {"COLUMNS": "120", "TERM": "xterm"},
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=120,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("recall import-sessions: 3 session(s) read")
+    assert b"Traceback" not in shown
+    assert b"sessions" in shown and b"learnings" in shown  # the progress line was drawn on the terminal

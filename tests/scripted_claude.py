@@ -12,9 +12,10 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from hooks_fixtures import http_server
 
 Turn = list[
     dict[str, Any]
@@ -58,56 +59,25 @@ def scripted_api(turns: list[Turn]) -> Iterator[tuple[str, list[dict[str, Any]]]
     received: list[dict[str, Any]] = []
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def answer(_request: object, raw: bytes) -> tuple[int, bytes, float, str]:
+        body = json.loads(raw or b"{}")
+        tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+        with lock:
+            if "Bash" in tools and len(received) < len(turns):
+                received.append(body)
+                n, blocks = len(received), turns[len(received) - 1]
+            else:
+                n, blocks = 900 + len(received), [{"type": "text", "text": "Scripted session"}]
+        if not body.get("stream"):
+            message = {"id": f"msg_side{n}", "type": "message", "role": "assistant", "model": "claude-scripted",
+                       "content": [b for b in blocks if b["type"] == "text"], "stop_reason": "end_turn",
+                       "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 5}}  # fmt: skip
+            return 200, json.dumps(message).encode(), 0, "application/json"
+        events = b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in _events(blocks, n))
+        return 200, events, 0, "text/event-stream"
 
-        def do_HEAD(self) -> None:  # noqa: N802
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def do_POST(self) -> None:  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-            tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
-            with lock:
-                if "Bash" in tools and len(received) < len(turns):
-                    received.append(body)
-                    n = len(received)
-                    blocks = turns[n - 1]
-                else:
-                    n, blocks = 900 + len(received), [{"type": "text", "text": "Scripted session"}]
-            if not body.get("stream"):
-                message = {"id": f"msg_side{n}", "type": "message", "role": "assistant", "model": "claude-scripted",
-                           "content": [b for b in blocks if b["type"] == "text"], "stop_reason": "end_turn",
-                           "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 5}}  # fmt: skip
-                out = json.dumps(message).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-                return
-            stream = b"".join(
-                f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in _events(blocks, n)
-            )
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(stream)))
-            self.end_headers()
-            self.wfile.write(stream)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(answer) as (url, _raw):
+        yield url, received
 
 
 def run_claude(prompt: str, cwd: Path, config_dir: Path, base_url: str, timeout: float = 180) -> str:

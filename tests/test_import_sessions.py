@@ -55,13 +55,17 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
 
 
 def fix_episode(
-    w: TranscriptWriter, command: str = PYTEST, error: str = ERROR_TEXT, words: str = FIX_MESSAGE
+    w: TranscriptWriter,
+    command: str = PYTEST,
+    error: str = ERROR_TEXT,
+    words: str = FIX_MESSAGE,
+    path: str = "src/app/client.py",
 ) -> None:
     """failure -> look -> edit -> the same command passes -> the agent says what it did."""
     w.prompt("the tests fail, please fix them")
     w.bash(command, error, exit_code=1)
-    w.read("src/app/client.py", "import requests_oauth\n")
-    w.edit("src/app/client.py", "requests_oauth", "requests_oauthlib")
+    w.read(path, "import requests_oauth\n")
+    w.edit(path, "requests_oauth", "requests_oauthlib")
     w.bash(command + " 2>&1 | tail -n 20", "1 passed in 0.02s")
     w.say(words, thinking="The import is wrong.")
 
@@ -182,11 +186,9 @@ def test_subagents_sidechains_compaction_and_split_replies(
         sidechain=True,
         agent_id="a1",
     )
-    sub.prompt("make the linter pass")
-    sub.bash("ruff check src", "src/app/views.py:3:1: F401 [*] `os` imported but unused\nFound 1 error.", 1)
-    sub.edit("src/app/views.py", "import os\n", "")
-    sub.bash("ruff check src", "All checks passed!")
-    sub.say("Ruff failed on an unused `os` import in views.py; I removed the import and ruff passes.")
+    error = "src/app/views.py:3:1: F401 [*] `os` imported but unused\nFound 1 error."
+    words = "Ruff failed on an unused `os` import in views.py; I removed the import and ruff passes."
+    fix_episode(sub, command="ruff check src", error=error, words=words, path="src/app/views.py")
     sub.save()
 
     out = run(["import-sessions"], env, project)
@@ -208,11 +210,9 @@ def test_each_turn_is_captured_on_its_own(
     fix_episode(
         w, command="pytest -q", error="E   AssertionError: assert 3 == 4\nFAILED tests/test_a.py::test_sum"
     )
-    w.prompt("now the date test")
-    w.bash("pytest -q", "E   ValueError: month must be in 1..12\nFAILED tests/test_b.py::test_date", 1)
-    w.edit("src/dates.py", "month=13", "month=12")
-    w.bash("pytest -q", "2 passed")
-    w.say("The date test failed because dates.py built a month 13; I fixed the month to 12.")
+    error = "E   ValueError: month must be in 1..12\nFAILED tests/test_b.py::test_date"
+    words = "The date test failed because dates.py built a month 13; I fixed the month to 12."
+    fix_episode(w, command="pytest -q", error=error, words=words, path="src/dates.py")
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
     learnings = all_learnings(isolated_recall_env)

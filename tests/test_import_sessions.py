@@ -465,3 +465,28 @@ def test_progress_on_a_terminal(project: Path, claude_dir: Path, env: dict[str, 
     assert proc.stdout.startswith("recall import-sessions: 3 session(s) read")
     assert b"Traceback" not in shown
     assert b"sessions" in shown and b"learnings" in shown  # the progress line was drawn on the terminal
+
+
+def test_a_resumed_session_repeating_its_history_stores_only_the_new_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """`claude --resume` starts a new file that holds the earlier conversation again (same entries, the new
+    session's id) before going on: the repeated fix is known, the new one is stored."""
+    folder = folder_of(claude_dir, project)
+    first = TranscriptWriter(folder / "first.jsonl", "first-1", str(project))
+    fix_episode(first)
+    first.save()
+    resumed = TranscriptWriter(folder / "resumed.jsonl", "resumed-2", str(project))
+    for line in first.lines:
+        resumed.raw(line.replace('"sessionId":"first-1"', '"sessionId":"resumed-2"'))
+    resumed.raw('{"type":"continued-in","sessionId":"first-1","continuedIn":"resumed-2"}')
+    error = "error TS2339: Property 'total' does not exist on type 'Order'."
+    words = (
+        "The type check failed because Order has no total field; I added it to the Order type in order.ts."
+    )
+    fix_episode(resumed, command="npx tsc --noEmit", error=error, words=words, path="src/order.ts")
+    resumed.save()
+    out = run(["import-sessions"], env, project)
+    assert "2 learning(s) stored" in out.stdout and "1 already known" in out.stdout, out.stdout
+    texts = sorted(lr.error_signatures[0].splitlines()[-1] for lr in all_learnings(isolated_recall_env))
+    assert len(texts) == 2 and texts[1].startswith("error TS2339")

@@ -31,6 +31,8 @@ from recall.hooks.transcripts import Prompt, Result, Said, SessionFiles, Step, T
 from recall.redact import redact
 
 _TICK = 1e-6  # keeps replayed events in file order when timestamps are equal or missing
+# learnings sharing a fingerprint looked at to tell "already known" (the store merges the rest anyway)
+KNOWN_LIMIT = 200
 
 
 @dataclass
@@ -208,7 +210,7 @@ class Sink:
 
         fps = {row.fingerprint for row in signature_rows(learning["error_signatures"])}
         key = resolution_key(learning["resolution_summary"])
-        for cand in self.store.candidates_by_fingerprint(sorted(fps), limit=50):
+        for cand in self.store.candidates_by_fingerprint(sorted(fps), limit=KNOWN_LIMIT):
             have = cand.learning
             if have.repo != learning["repo"]:
                 continue

@@ -41,6 +41,7 @@ _QUIET_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Ag
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _RESULT_IDS = re.compile(rb'"tool_use_id":\s*"([^"\\]{1,200})"')
 _IS_ERROR = re.compile(rb'"is_error":\s*true')
+_CONVERSATION = (b'{"type":"user"', b'{"type":"assistant"')
 _NOT_TOOL_OUTPUT = (
     "The user doesn't want to",
     "[Request interrupted by user",
@@ -125,6 +126,8 @@ class Transcript:
                 yield from self._line(line)
 
     def _line(self, line: bytes) -> Iterator[Step]:
+        if line.startswith(b'{"type":"') and not line.startswith(_CONVERSATION):
+            return  # bookkeeping entries written type-first (api-request-blob, snapshots, queue, costs)
         has_result = b'"tool_result"' in line
         if has_result:
             settled = self._settled_unparsed(line)

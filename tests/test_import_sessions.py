@@ -331,7 +331,9 @@ def test_dry_run_since_all_and_paths(
     assert "1 session(s) read" in since.stdout and "1 session(s) older than --since left out" in since.stdout
     assert "[billing]" in since.stdout and "[shop-api]" not in since.stdout
 
-    alls = run(["import-sessions", "--all", "-q"], env, project)
+    alls = run(
+        ["import-sessions", "--all", "-q"], env | {"RECALL_IMPORT_WORKERS": "2"}, project
+    )  # 2 processes
     assert "2 session(s) read" in alls.stdout and "2 learning(s) stored" in alls.stdout
     assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"shop-api", "billing"}
 

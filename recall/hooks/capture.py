@@ -197,9 +197,9 @@ EXIT_CODE_LINE = re.compile(r"(?:Error: )?Exit code -?\d+")
 
 def worth_learning(state: dict[str, Any], entries: list[dict[str, Any]]) -> bool:
     """Is a resolved group a fix worth keeping? Not when the command only looked at something (ls, grep,
-    git status), when the error said nothing beyond its exit code (grep finding no match), or when the same
-    command simply passed on a retry with nothing done in between (no edit, no command but looking around:
-a flaky run, not a fix)."""
+        git status), when the error said nothing beyond its exit code (grep finding no match), or when the same
+        command simply passed on a retry with nothing done in between (no edit, no command but looking around:
+    a flaky run, not a fix)."""
     if str(entries[-1].get("family") or "") in _PROBES:
         return False
     if all(EXIT_CODE_LINE.fullmatch(str(e.get("text") or "").strip()) for e in entries):

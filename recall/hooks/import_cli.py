@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
 
 
 def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
-    from recall.hooks.importer import Sink, learning_line, read_session
+    from recall.hooks.importer import Sink, learning_line, read_sessions, workers_for
     from recall.learnings.types import StoreError
 
     sink = None
@@ -108,24 +108,27 @@ def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
     totals = {"errors": 0, "resolved": 0, "learnings": 0, "bad_lines": 0, "bytes": 0, "transcripts": 0}
     failed: list[str] = []
     planned: list[dict[str, Any]] = []
-    with _progress(len(sessions), quiet=args.quiet) as bar:
-        for files in sessions:
-            totals["bytes"] += files.size()
-            totals["transcripts"] += len(files.paths())
-            result = read_session(files)
-            if result.failed:
-                failed.append(result.failed)
-            for key in ("errors", "resolved", "bad_lines"):
-                totals[key] += getattr(result, key)
-            totals["learnings"] += len(result.learnings)
-            if sink is not None:
-                sink.add(result.learnings)
-            else:
-                planned.extend(result.learnings)
-            if bar is not None:
-                bar(totals, sink)
-    if sink is not None:
-        sink.close()
+    try:
+        with _progress(len(sessions), quiet=args.quiet) as bar:
+            for files, result in zip(sessions, read_sessions(sessions, workers_for(sessions)), strict=True):
+                totals["bytes"] += files.size()
+                totals["transcripts"] += len(files.paths())
+                if result.failed:
+                    failed.append(result.failed)
+                for key in ("errors", "resolved", "bad_lines"):
+                    totals[key] += getattr(result, key)
+                totals["learnings"] += len(result.learnings)
+                if sink is not None:
+                    sink.add(result.learnings)
+                else:
+                    planned.extend(result.learnings)
+                if bar is not None:
+                    bar(totals, sink)
+        if sink is not None:
+            sink.close()
+    except StoreError as exc:  # the store went bad mid-way (disk full, locked): what was written stays
+        print(f"recall import-sessions: {exc}", file=sys.stderr)
+        return 1
     elapsed = time.monotonic() - started
     if args.dry_run:
         for learning in planned:
@@ -197,7 +200,9 @@ class _RichProgress:
         self.progress.__exit__(None, None, None)
 
     def update(self, totals: dict[str, int], sink: Any) -> None:
-        stored = sink.counts.new + sink.counts.merged if sink is not None else totals["learnings"]
+        stored = totals["learnings"]
+        if sink is not None:
+            stored = sink.counts.new + sink.counts.merged + len(sink.pending)
         detail = f"{totals['errors']} errors, {totals['resolved']} resolved, {stored} learnings"
         self.progress.update(self.task, advance=1, detail=detail)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,11 +28,13 @@ from typing import Any
 from recall import session
 from recall.hooks import capture, events, state
 from recall.hooks.transcripts import Prompt, Result, Said, SessionFiles, Step, Transcript
+from recall.learnings.records import resolution_key, signature_rows
 from recall.redact import redact
 
 _TICK = 1e-6  # keeps replayed events in file order when timestamps are equal or missing
 # learnings sharing a fingerprint looked at to tell "already known" (the store merges the rest anyway)
 KNOWN_LIMIT = 200
+WRITE_BATCH = 200
 
 
 @dataclass
@@ -178,6 +180,42 @@ def read_session(files: SessionFiles) -> SessionResult:
     return result
 
 
+# below this much transcript, worker processes cost more to start than they save
+PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+WORKERS_ENV = "RECALL_IMPORT_WORKERS"
+
+
+def workers_for(sessions: list[SessionFiles]) -> int:
+    """Processes to read with: `RECALL_IMPORT_WORKERS` when set, else one per core (at most 4) for
+    imports of at least PARALLEL_MIN_BYTES, one for smaller ones."""
+    try:
+        return max(1, min(16, int(os.environ[WORKERS_ENV])))
+    except (KeyError, ValueError):
+        pass
+    if sum(s.size() for s in sessions) < PARALLEL_MIN_BYTES:
+        return 1
+    return min(4, os.cpu_count() or 1)
+
+
+def read_sessions(sessions: list[SessionFiles], workers: int = 1) -> Iterator[SessionResult]:
+    """`read_session` for each, in order; with several workers, in that many processes (reading is
+    CPU-bound; storing stays in the caller's process). A worker that dies leaves the rest to this one."""
+    done = 0
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            with ProcessPoolExecutor(workers) as pool:
+                for result in pool.map(read_session, sessions, chunksize=2):
+                    done += 1
+                    yield result
+        except (BrokenProcessPool, OSError):
+            pass
+    for files in sessions[done:]:
+        yield read_session(files)
+
+
 # ---------------------------------------------------------------------- storing
 
 
@@ -186,6 +224,31 @@ class StoreCounts:
     new: int = 0
     merged: int = 0  # folded into an identical learning already stored
     known: int = 0  # this session's error was already in the store (the hooks, an earlier import)
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What decides whether a learning adds anything to one already stored."""
+
+    repo: str
+    session_id: str | None
+    key: str
+    fps: frozenset[str]
+    files: frozenset[str]
+
+    @classmethod
+    def of(
+        cls, repo: str, session_id: str | None, summary: str, signatures: list[str], files: list[str]
+    ) -> _Facts:
+        fps = frozenset(row.fingerprint for row in signature_rows(signatures))
+        return cls(repo, session_id, resolution_key(summary), fps, frozenset(files))
+
+    def covers(self, new: _Facts) -> bool:
+        if self.repo != new.repo or not (self.fps & new.fps):
+            return False
+        if self.session_id and self.session_id == new.session_id:
+            return True
+        return self.key == new.key and new.fps <= self.fps and new.files <= self.files
 
 
 class Sink:
@@ -198,29 +261,48 @@ class Sink:
         self.server = os.environ.get("RECALL_SERVER_URL")
         self.store = open_store()
         self.counts = StoreCounts()
+        self.pending: list[Any] = []  # validated learnings written together (one transaction, one fsync)
+        self.pending_facts: list[_Facts] = []
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            self.flush()
+        finally:
+            self.store.close()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        batch, self.pending, self.pending_facts = self.pending, [], []
+        for _id, merged in self.store.add_many(batch):
+            if merged:
+                self.counts.merged += 1
+            else:
+                self.counts.new += 1
 
     def known(self, learning: dict[str, Any]) -> bool:
-        """Already in the store: this session's error (the hooks or an earlier import stored it), or a
-        learning that a merge would leave unchanged (same repo and resolution, holding these signatures
-        and files)."""
-        from recall.learnings.records import resolution_key, signature_rows
-
-        fps = {row.fingerprint for row in signature_rows(learning["error_signatures"])}
-        key = resolution_key(learning["resolution_summary"])
-        for cand in self.store.candidates_by_fingerprint(sorted(fps), limit=KNOWN_LIMIT):
+        """Already stored (or about to be, in this run): this session's error (the hooks or an earlier
+        import stored it), or a learning that a merge would leave unchanged (same repo and resolution,
+        holding these signatures and files)."""
+        want = _Facts.of(
+            learning["repo"],
+            learning["session_id"],
+            learning["resolution_summary"],
+            learning["error_signatures"],
+            learning["file_paths_touched"],
+        )
+        if any(have.covers(want) for have in self.pending_facts):
+            return True
+        for cand in self.store.candidates_by_fingerprint(sorted(want.fps), limit=KNOWN_LIMIT):
             have = cand.learning
-            if have.repo != learning["repo"]:
-                continue
-            if have.session_id == learning["session_id"]:
-                return True
-            if (
-                resolution_key(have.resolution_summary) == key
-                and fps <= {row.fingerprint for row in cand.signatures}
-                and set(learning["file_paths_touched"]) <= set(have.file_paths_touched)
-            ):
+            facts = _Facts(
+                have.repo,
+                have.session_id,
+                resolution_key(have.resolution_summary),
+                frozenset(row.fingerprint for row in cand.signatures),
+                frozenset(have.file_paths_touched),
+            )
+            if facts.covers(want):
                 return True
         return False
 
@@ -238,11 +320,19 @@ class Sink:
         if self.server:
             self.counts.new += capture.store(fresh)
             return
-        for _id, merged in self.store.add_many([Learning.model_validate(item) for item in fresh]):
-            if merged:
-                self.counts.merged += 1
-            else:
-                self.counts.new += 1
+        for item in fresh:
+            self.pending.append(Learning.model_validate(item))
+            self.pending_facts.append(
+                _Facts.of(
+                    item["repo"],
+                    item["session_id"],
+                    item["resolution_summary"],
+                    item["error_signatures"],
+                    item["file_paths_touched"],
+                )
+            )
+        if len(self.pending) >= WRITE_BATCH:
+            self.flush()
 
 
 _ERROR_LINE = re.compile(r"[A-Za-z]+(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:")

@@ -5,7 +5,8 @@ under /tmp in the client's layout (bench/transcript_writer.py): per session, pro
 of whole files, edits carrying the original file, Bash runs, progress/snapshot/system entries, and error
 episodes whose error texts are real tool output (bench/corpus/errors.jsonl: produced by running real tools).
 Then the real command runs on it as a process (`python -m recall import-sessions --all -q`, fresh
-RECALL_HOME), once from scratch and once more (everything already known). Sessions/s and MB/s are wall time.
+RECALL_HOME): once from scratch, once more (every file unchanged: skipped by the ledger), and once with
+`--reread` (everything read again, all of it already known). Sessions/s and MB/s are wall time.
 
 Quality: every labelled transcript in bench/corpus/transcripts/ (built by its build.py, which says how they are labelled) is read by the importer;
 a stored learning is a true positive when its error signature carries the `marker` of an episode labelled
@@ -125,13 +126,13 @@ def generate(root: Path, sessions: int, mb: int, seed: int = 7) -> dict[str, flo
     }
 
 
-def run_import(config_dir: Path, home: Path) -> dict[str, object]:
+def run_import(config_dir: Path, home: Path, *extra: str) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k not in ("RECALL_SERVER_URL",)}
     env |= {"CLAUDE_CONFIG_DIR": str(config_dir), "RECALL_HOME": str(home), "PYTHONPATH": str(REPO)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", "import-sessions", "--all", "-q"],
+        [sys.executable, "-m", "recall", "import-sessions", "--all", "-q", *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -159,12 +160,13 @@ def speed(sessions: int, mb: int, keep: bool) -> dict[str, object]:
         )
         first = run_import(root, root / "home")
         again = run_import(root, root / "home")
+        reread = run_import(root, root / "home", "--reread")
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
     mbytes = float(gen["bytes"]) / 1e6
-    out = {"history": gen, "first": first, "again": again}
-    for name in ("first", "again"):
+    out = {"history": gen, "first": first, "again": again, "reread": reread}
+    for name in ("first", "again", "reread"):
         run = out[name]
         run["sessions_per_s"] = sessions / run["wall_s"]
         run["mb_per_s"] = mbytes / run["wall_s"]
@@ -231,6 +233,7 @@ def main() -> None:
 
     results: dict[str, object] = {"when": datetime.now(UTC).isoformat(timespec="seconds")}
     results["load_avg"] = os.getloadavg()
+    results["cores"] = os.cpu_count()
     q = quality()
     results["quality"] = q
     print("\nlabelled episodes        files  fixes  found  stored  true  precision  recall")
@@ -252,7 +255,7 @@ def main() -> None:
             f"\nhistory: {args.sessions} sessions, {mb:.0f} MB, {s['history']['fix_episodes']} fix episodes"
         )
         print("run          wall s   CPU s   sessions/s    MB/s   max RSS MB")
-        for name in ("first", "again"):
+        for name in ("first", "again", "reread"):
             r = s[name]
             print(
                 f"{name:<10} {r['wall_s']:>8.1f} {r['cpu_s']:>7.1f} {r['sessions_per_s']:>12.1f}"

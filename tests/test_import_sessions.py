@@ -151,8 +151,23 @@ def test_importing_twice_and_after_the_hooks_adds_nothing(
     assert "1 learning(s) stored" in first.stdout and "1 already known" in first.stdout, first.stdout
     assert len(all_learnings(isolated_recall_env)) == 2
     again = run(["import-sessions"], env, project)
-    assert "0 learning(s) stored" in again.stdout and "2 already known" in again.stdout, again.stdout
+    assert "2 session(s) unchanged since they were imported; nothing to read" in again.stdout, again.stdout
+    reread = run(["import-sessions", "--reread"], env, project)
+    assert "0 learning(s) stored" in reread.stdout and "2 already known" in reread.stdout, reread.stdout
     assert len(all_learnings(isolated_recall_env)) == 2
+    # a learning the user forgot stays forgotten; a session that grew is read again
+    npm = next(lr for lr in all_learnings(isolated_recall_env) if "left-pad" in lr.error_signatures[0])
+    assert run(["forget", str(npm.id)], env, project).returncode == 0
+    w.bash("cargo test", "error[E0308]: mismatched types\n --> src/lib.rs:9:5", exit_code=101)
+    w.edit("src/lib.rs", "u32", "u64")
+    w.bash("cargo test", "test result: ok. 4 passed")
+    w.say("The test failed on a u32/u64 mismatch in lib.rs; I widened the field to u64.")
+    w.save()
+    grown = run(["import-sessions"], env, project)
+    assert "1 session(s) read" in grown.stdout and "1 learning(s) stored" in grown.stdout, grown.stdout
+    assert "1 already known" in grown.stdout and "1 session(s) unchanged" in grown.stdout, grown.stdout
+    errors = sorted(lr.error_signatures[0] for lr in all_learnings(isolated_recall_env))
+    assert not any("left-pad" in e for e in errors) and any("E0308" in e for e in errors)
 
 
 # ---------------------------------------------------------------------- what real transcripts hold
@@ -338,6 +353,8 @@ def test_dry_run_since_all_and_paths(
     assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"shop-api", "billing"}
 
     by_path = run(["import-sessions", str(old), "--dry-run"], env, tmp_path)
+    assert "1 session(s) unchanged since they were imported; nothing to read" in by_path.stdout
+    by_path = run(["import-sessions", str(old), "--dry-run", "--reread"], env, tmp_path)
     assert "1 session(s) read" in by_path.stdout
 
 

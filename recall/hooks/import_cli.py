@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
         "--since", type=_since, metavar="DATE", help="only sessions written on or after DATE (or Nd)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would be stored, store nothing")
+    parser.add_argument(
+        "--reread",
+        action="store_true",
+        help="read sessions imported before again, even unchanged ones (what is known is still not stored twice)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, only the summary")
     return parser
 
@@ -93,9 +98,32 @@ def main(argv: list[str]) -> int:
     return _run(sessions, args, too_old)
 
 
+def _ledger(args: argparse.Namespace) -> Any:
+    """What earlier imports read, unless told to read again or learnings go to a team server."""
+    import os
+
+    from recall.config import recall_home
+    from recall.hooks.importer import Ledger
+
+    if args.reread or os.environ.get("RECALL_SERVER_URL"):
+        return None
+    return Ledger(recall_home())
+
+
 def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
+    from recall.config import recall_home
     from recall.hooks.importer import Sink, learning_line, read_sessions, workers_for
     from recall.learnings.types import StoreError
+
+    ledger = _ledger(args)
+    unchanged = [s for s in sessions if ledger and ledger.unchanged(s)]
+    sessions = [s for s in sessions if not (ledger and ledger.unchanged(s))]
+    if not sessions:
+        print(
+            f"recall import-sessions: {len(unchanged)} session(s) unchanged since they were imported; nothing "
+            "to read (--reread reads them again)."
+        )
+        return 0
 
     sink = None
     if not args.dry_run:
@@ -120,12 +148,16 @@ def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
                 totals["learnings"] += len(result.learnings)
                 if sink is not None:
                     sink.add(result.learnings)
+                    if ledger and not result.failed:
+                        ledger.note(files)
                 else:
                     planned.extend(result.learnings)
                 if bar is not None:
                     bar(totals, sink)
         if sink is not None:
             sink.close()
+            if ledger:
+                ledger.save(recall_home())
     except StoreError as exc:  # the store went bad mid-way (disk full, locked): what was written stays
         print(f"recall import-sessions: {exc}", file=sys.stderr)
         return 1
@@ -133,7 +165,7 @@ def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
     if args.dry_run:
         for learning in planned:
             print(learning_line(learning))
-    print(_summary(len(sessions), totals, sink, failed, too_old, elapsed, args.dry_run))
+    print(_summary(len(sessions), totals, sink, failed, too_old, len(unchanged), elapsed, args.dry_run))
     for reason in failed[:5]:
         print(f"  skipped {reason[:300]}", file=sys.stderr)
     return 0
@@ -145,6 +177,7 @@ def _summary(
     sink: Any,
     failed: list[str],
     too_old: int,
+    unchanged: int,
     elapsed: float,
     dry_run: bool,
 ) -> str:
@@ -166,6 +199,8 @@ def _summary(
         parts.append(f"{totals['bad_lines']} unreadable line(s) skipped")
     if too_old:
         parts.append(f"{too_old} session(s) older than --since left out")
+    if unchanged:
+        parts.append(f"{unchanged} session(s) unchanged since they were imported, not read again")
     return "recall import-sessions: " + "; ".join(parts) + "."
 
 

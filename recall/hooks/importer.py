@@ -17,6 +17,7 @@ resolution, a shared signature). Importing twice adds nothing.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -350,3 +351,66 @@ def learning_line(learning: dict[str, Any], width: int = 100) -> str:
 
 
 ProgressFn = Callable[[SessionResult], None]
+
+
+class Ledger:
+    """Transcript files already imported, unchanged since (size and mtime), into this store: a re-run
+    skips them without reading, and a learning removed with `recall forget` is not brought back.
+    `$RECALL_HOME/imported.json`; tied to the store file (a new store starts a new ledger)."""
+
+    NAME = "imported.json"
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / self.NAME
+        self.store_id = self._store_id(home)
+        self.files: dict[str, list[int]] = {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if (
+            isinstance(data, dict)
+            and data.get("store") == self.store_id
+            and isinstance(data.get("files"), dict)
+        ):
+            self.files = data["files"]
+
+    @staticmethod
+    def _store_id(home: Path) -> str | None:
+        try:
+            st = (home / "learnings.db").stat()
+        except OSError:
+            return None
+        return f"{st.st_dev}:{st.st_ino}"
+
+    @staticmethod
+    def _mark(path: Path) -> list[int] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return [st.st_size, st.st_mtime_ns]
+
+    def unchanged(self, files: SessionFiles) -> bool:
+        return self.store_id is not None and all(
+            self.files.get(str(p)) == self._mark(p) for p in files.paths()
+        )
+
+    def note(self, files: SessionFiles) -> None:
+        for path in files.paths():
+            mark = self._mark(path)
+            if mark:
+                self.files[str(path)] = mark
+
+    def save(self, home: Path) -> None:
+        """Write it (atomically); a home that cannot be written only costs the next run a full read."""
+        import tempfile
+
+        self.store_id = self._store_id(home)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=self.NAME + ".", suffix=".tmp", dir=home)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"store": self.store_id, "files": self.files}, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            return

@@ -13,6 +13,7 @@ same family whose targets cover the failure's (`pytest tests/` covers `pytest te
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shlex
@@ -83,9 +84,18 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     if ev.command:
         # commands carry secrets too (`curl -H "Authorization: ..."`, `DB_PASSWORD=... pytest`); a failure
         # and its success are redacted alike, so their keys still compare
-        ev.command = redact(ev.command)
-        ev.key, ev.family, ev.targets = command_identity(ev.command)
+        ev.command, ev.key, ev.family, targets = _command_facts(ev.command)
+        ev.targets = list(targets)
     return ev
+
+
+@functools.lru_cache(maxsize=1024)
+def _command_facts(command: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """The redacted command and its identity; cached, since a replayed transcript runs the same few
+    commands (`git status`, the test command) hundreds of times."""
+    redacted = redact(command)
+    key, family, targets = command_identity(redacted)
+    return redacted, key, family, tuple(targets)
 
 
 def learns_from_failure(ev: ToolEvent) -> bool:

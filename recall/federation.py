@@ -43,9 +43,7 @@ ROLE_ORDER = (BackendRole.MEMGRAPH, BackendRole.REPOWISE, BackendRole.QDRANT)
 
 # --------------------------------------------------------------------------- routing
 
-_PATHLIKE = (
-    r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php)\b"
-)
+_PATHLIKE = r"(?<![\w.-])[\w.-]+/[\w./-]+|(?<![\w-])[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php)\b"
 ROUTES: dict[BackendRole, re.Pattern[str]] = {
     BackendRole.MEMGRAPH: re.compile(
         r"\bdepend\w*|\bimport(?:s|ed|ing|ers?)?\b|\bblast[ -]?radius\b|\bcircular\b|\bcycles?\b"

@@ -141,8 +141,8 @@ def configured_repos() -> list[str]:
 
 def resolve_repos(request_repo: str | None) -> list[str | None]:
     """request field → the configured repositories → cwd's git top-level → [None] (no repository)."""
-    if request_repo:
-        return [str(Path(request_repo).expanduser().resolve())]
+    if request_repo:  # the caller's own folder (in-process); `recall serve` checks it first (server/scope.py)
+        return [os.path.realpath(request_repo)]  # no `~` expansion; a symlink loop stays unresolved
     repos = configured_repos()
     if repos:
         return list(repos)

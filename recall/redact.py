@@ -19,6 +19,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 PLACEHOLDER = "<redacted:{}>"
 
@@ -314,3 +315,17 @@ def redact_obj(value: object) -> object:
     if isinstance(value, dict):
         return {k: redact_obj(v) for k, v in value.items()}
     return value
+
+
+def redact_learning(learning: Any) -> Any:
+    """A `recall.models.Learning` with every free-text field redacted: error signatures, resolution, file
+    paths, ticket id and session id (the one rule for every path that stores a learning)."""
+    return learning.model_copy(
+        update={
+            "resolution_summary": redact(learning.resolution_summary),
+            "error_signatures": [redact(s) for s in learning.error_signatures],
+            "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
+            "ticket_id": redact(learning.ticket_id) if learning.ticket_id else learning.ticket_id,
+            "session_id": redact(learning.session_id) if learning.session_id else learning.session_id,
+        }
+    )

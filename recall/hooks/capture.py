@@ -140,7 +140,7 @@ def _learning(
         "file_paths_touched": [redact(f) for f in files],
         "error_signatures": signatures[-MAX_SIGNATURES:],
         "resolution_summary": redact(summary)[:2000],
-        "ticket_id": ticket_from_branch(branch),
+        "ticket_id": redact(ticket) if (ticket := ticket_from_branch(branch)) else None,
         "task_type": task_type(branch, files, command),
         "confidence": CAPTURE_CONFIDENCE,
     }

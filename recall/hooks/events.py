@@ -67,7 +67,8 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     if tool == "Bash":
         ev.command = _str(tool_input.get("command"))
     elif tool in FILE_TOOLS:
-        ev.file_path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
+        path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
+        ev.file_path = redact(path) if path else path  # the session file keeps it
     else:
         ev.command = _describe_input(tool, tool_input)
 

@@ -229,18 +229,9 @@ def _visible(result: LearningRetrievalResponse, principal: Principal) -> Learnin
 
 
 def _redacted(learning: Learning) -> Learning:
-    try:
-        from recall.redact import redact
-    except ImportError:  # the hooks owner's module is the only redactor; without it, store as given
-        return learning
-    return learning.model_copy(
-        update={
-            "resolution_summary": redact(learning.resolution_summary),
-            "error_signatures": [redact(s) for s in learning.error_signatures],
-            "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
-            "ticket_id": redact(learning.ticket_id) if learning.ticket_id else None,
-        }
-    )
+    from recall.redact import redact_learning
+
+    return redact_learning(learning)
 
 
 # --------------------------------------------------------------------------- errors

@@ -137,7 +137,7 @@ def path_hooks(cases: list[dict], home: Path) -> dict[str, bool]:
         transcript.write_text("")
         base = {"session_id": session, "transcript_path": str(transcript), "cwd": str(project)}
         command = "python -m pytest -q"
-        first = case["text"].splitlines()[0][:120].replace("/", "_")
+        first = case["text"].splitlines()[0][:120]
         handlers.handle(
             "PostToolUseFailure",
             base
@@ -149,7 +149,7 @@ def path_hooks(cases: list[dict], home: Path) -> dict[str, bool]:
                 "error": "Exit code 1\n" + case["text"],
             },
         )
-        edited = str(project / f"cfg-{first}.py")
+        edited = f"{project}/{first}/settings.py"  # a path naming the secret (as a folder would)
         handlers.handle(
             "PostToolUse",
             base

@@ -128,7 +128,8 @@ _SECRET_NAME_END = re.compile(
 )
 _SECRET_ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,60})"
-    r"([\"']?[ \t]*(?::=|=>|=(?!=)|:)[ \t]*)"
+    r"([\"']?(?:[ \t]*(?::=|=>|=(?!=))|:)[ \t]*)"
+    r"(?![A-Za-z0-9_.-]{1,60}(?:[\"']?[ \t]*:(?:[ \t]|$)|=[^\s=]))"  # not a value: the next `name:`/`name=`
     r"(?:([\"'])((?:(?!\3).){1,500}?)\3|([^\s\"',;&)(\[\]{}<>]{1,500}))"
 )
 # uppercase env names ending in _KEY (STRIPE_KEY=..., SECRET_KEY=...) at the start of a line

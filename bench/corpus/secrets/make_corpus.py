@@ -226,28 +226,26 @@ def assignments() -> None:
 
 
 def cli_and_urls() -> None:
+    rows = [
+        ("cli-long-flag", "$ mysqladmin --user=root --password {p} status"),
+        ("cli-long-flag-eq", "pg_dump --dbname=app --password={p} > dump.sql"),
+        ("cli-mysql-short", "mysql -uroot -p{p} -h db app"),
+        ("cli-docker-login", "docker login -u deploy -p {p} registry.example.com"),
+        ("cli-curl-user", "curl -u deploy:{t} https://api.example.com/v1"),
+        ("cli-sshpass", "sshpass -p '{p}' ssh app@host uptime"),
+        ("cli-pgpassword-env", "PGPASSWORD={p} psql -h db -U app"),
+        ("cli-htpasswd", "htpasswd -b /etc/nginx/.htpasswd deploy {p}"),
+        ("url-credentials", "fatal: unable to access 'https://deploy:{t}@git.example.com/o/r.git/'"),
+        ("url-postgres", "could not connect to postgresql://app:{p}@db:5432/app"),
+        ("url-redis-no-user", "redis://:{p}@cache:6379/0"),
+        ("url-amqp", "amqp://guest:{p}@rabbit:5672/vhost"),
+        ("userinfo-no-scheme", "ssh: connect to deploy:{p}@db.internal port 22: refused"),
+        ("url-mongodb-srv", "mongodb+srv://admin:{p}@cluster0.ab1cd.mongodb.net/test"),
+    ]
     for i in range(2):
-        p, tok, user = pw(), r(B62, 32), "deploy"
-        add("cli-long-flag", f"$ mysqladmin --user=root --password {p} status", p, "", i)
-        add("cli-long-flag-eq", f"pg_dump --dbname=app --password={p} > dump.sql", p, "", i)
-        add("cli-mysql-short", f"mysql -uroot -p{p} -h db app", p, "", i)
-        add("cli-docker-login", f"docker login -u {user} -p {p} registry.example.com", p, "", i)
-        add("cli-curl-user", f"curl -u {user}:{tok} https://api.example.com/v1", tok, "", i)
-        add("cli-sshpass", f"sshpass -p '{p}' ssh app@host uptime", p, "", i)
-        add("cli-pgpassword-env", f"PGPASSWORD={p} psql -h db -U app", p, "", i)
-        add("cli-htpasswd", f"htpasswd -b /etc/nginx/.htpasswd {user} {p}", p, "", i)
-        add(
-            "url-credentials",
-            f"fatal: unable to access 'https://{user}:{tok}@git.example.com/o/r.git/'",
-            tok,
-            "",
-            i,
-        )
-        add("url-postgres", f"could not connect to postgresql://app:{p}@db:5432/app", p, "", i)
-        add("url-redis-no-user", f"redis://:{p}@cache:6379/0", p, "", i)
-        add("url-amqp", f"amqp://guest:{p}@rabbit:5672/vhost", p, "", i)
-        add("userinfo-no-scheme", f"ssh: connect to {user}:{p}@db.internal port 22: refused", p, "", i)
-        add("url-mongodb-srv", f"mongodb+srv://admin:{p}@cluster0.ab1cd.mongodb.net/test", p, "", i)
+        for fmt, template in rows:
+            value = pw() if "{p}" in template else r(B62, 32)  # one fresh value per case
+            add(fmt, template.format(p=value, t=value), value, "", i)
 
 
 def keys_and_blobs() -> None:

@@ -188,3 +188,41 @@ def test_a_4000_zero_query_is_answered_in_a_second_while_health_answers(tmp_path
         assert health_ms and max(health_ms) < 1000, max(health_ms)
     finally:
         srv.stop()
+
+
+# --------------------------------------------------------------------------- a corrupt store
+
+
+def test_health_is_503_when_the_sqlite_file_is_corrupted_under_a_running_server(tmp_path: Path) -> None:
+    import random
+
+    srv = start_server(tmp_path, [])
+    for i in range(200):
+        body = {
+            "repo": "shop",
+            "error_signatures": [f"KeyError: 'field_{i}'"],
+            "resolution_summary": "x" * 300,
+        }
+        assert httpx.post(srv.url + LEARN, json=body).status_code == 201
+    srv.stop()  # checkpoint: the rows now live in the main file, not the WAL
+    srv = start_server(tmp_path, [])
+    try:
+        assert httpx.get(srv.url + "/health").status_code == 200
+        db = tmp_path / "recall-home" / "learnings.db"
+        data = bytearray(db.read_bytes())
+        rng = random.Random(15)
+        for offset in range(4096 * 3, len(data), 4096):  # every page after the schema: garbage
+            data[offset : offset + 4096] = rng.randbytes(4096)
+        with db.open("r+b") as fh:
+            fh.write(bytes(data))
+        deadline = time.monotonic() + 30  # no request needed: the background check finds it
+        while httpx.get(srv.url + "/health").status_code == 200 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        health = httpx.get(srv.url + "/health")
+        assert health.status_code == 503 and "corrupt" in health.json()["detail"]
+        r = httpx.post(
+            srv.url + DEFAULT_RETRIEVAL_PATH, json={"repo": "shop", "error_text": "KeyError: 'field_3'"}
+        )
+        assert r.status_code == 503 and "corrupt" in r.json()["detail"] and "Traceback" not in r.text
+    finally:
+        srv.stop()

@@ -140,7 +140,7 @@ def _learning(
         "file_paths_touched": [redact(f) for f in files],
         "error_signatures": signatures[-MAX_SIGNATURES:],
         "resolution_summary": redact(summary)[:2000],
-        "ticket_id": ticket_from_branch(branch),
+        "ticket_id": redact(ticket) if (ticket := ticket_from_branch(branch)) else None,
         "task_type": task_type(branch, files, command),
         "confidence": CAPTURE_CONFIDENCE,
     }
@@ -181,7 +181,9 @@ def ticket_from_branch(branch: str | None) -> str | None:
         ticket = match.group(1) if match.groups() else match.group(0)
         if pattern == DEFAULT_TICKET_PATTERN and ticket.split("-")[0].lower() in _NOT_PROJECT_KEYS:
             continue  # fix-42, release-3: branch words, not tracker keys
-        return ticket.upper()[:64] if re.fullmatch(r"[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        return (
+            ticket.upper()[:64] if re.fullmatch(r"(?<![A-Za-z0-9])[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        )
     return None
 
 
@@ -306,7 +308,7 @@ def _assistant_text_after(entries: list[dict[str, Any]], tool_use_id: str | None
 def summarize(text: str, max_sentences: int = 3) -> str:
     """2-3 sentences that say what was wrong and what fixed it, in the message's own order."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
-    text = re.sub(r"(?m)^\s*(?:#+|[-*+]|\d+\.)\s+", "", text)
+    text = re.sub(r"(?m)^[ \t]*(?:#+|[-*+]|\d+\.)[ \t]+", "", text)
     text = text.replace("**", "").replace("__", "")
     text = " ".join(text.split())
     if not text:

@@ -38,14 +38,6 @@ def default_repo(cwd: Path | None = None) -> str:
     return repo.name(cwd, repo.toplevel(cwd))
 
 
-def _redactor():
-    try:
-        from recall.redact import redact
-    except ImportError:  # the hooks owner's module is optional here
-        return lambda text: text
-    return redact
-
-
 def _validation_message(exc: ValidationError) -> str:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err.get("loc", ())) or "input"
@@ -68,7 +60,6 @@ def _open_store(home: str | None):
 
 def build_learning(data: dict[str, Any]) -> Learning:
     """Validate a learning from user input, redacting its free text first. Raises _Refused."""
-    redact = _redactor()
     data = dict(data)
     sigs = data.get("error_signatures") or []
     if not isinstance(sigs, list) or not all(isinstance(s, str) for s in sigs):
@@ -82,12 +73,14 @@ def build_learning(data: dict[str, Any]) -> Learning:
             raise _Refused("resolution_summary: must not be empty")
         if len(resolution) > RESOLUTION_MAX:
             raise _Refused(f"resolution is {len(resolution)} characters; the limit is {RESOLUTION_MAX}")
-        data["resolution_summary"] = redact(resolution)
-    data["error_signatures"] = [redact(s) for s in sigs if s.strip()]
+    data["error_signatures"] = [s for s in sigs if s.strip()]
     try:
-        return Learning.model_validate(data)
+        learning = Learning.model_validate(data)
     except ValidationError as exc:
         raise _Refused(_validation_message(exc)) from None
+    from recall.redact import redact_learning
+
+    return redact_learning(learning)  # file paths, ticket and session id too
 
 
 # --------------------------------------------------------------------------- recall learn

@@ -12,7 +12,6 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -35,6 +34,7 @@ from recall.models import (
 )
 from recall.server.auth import Principal
 from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server.scope import ScopeError, federation_repos
 from recall.server.store import LearningsBackend, StoreUnavailable
 
 log = logging.getLogger("recall.server")
@@ -170,8 +170,19 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         summary="Federation node: architecture and antipattern answers, routed by keyword",
     )
     async def federation_execute(body: FederationBody, request: Request) -> Response:
-        repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
-        result = await federation.execute(body, repos=repos)
+        try:
+            repos = federation_repos(body.repo_path, settings.repos, _principal(request))
+        except ScopeError as exc:
+            raise HTTPException(exc.status, exc.detail) from exc
+        if not repos:
+            result = FederationResponse(
+                query=body.query,
+                results=[],
+                backends_queried=[],
+                error_message="this server has no repository to answer from (start it with --repo PATH)",
+            )
+        else:
+            result = await federation.execute(body, repos=repos)
         return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post(
@@ -186,7 +197,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning_id, merged = await backend.add(_redacted(body))
+            learning_id, merged = await backend.add(await anyio.to_thread.run_sync(_redacted, body))
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc
         written = LearningWritten(id=learning_id, merged=merged)
@@ -217,57 +228,10 @@ def _visible(result: LearningRetrievalResponse, principal: Principal) -> Learnin
     )
 
 
-def _federation_repos(
-    requested: str | None, configured: list[str], principal: Principal | None
-) -> list[str] | None:
-    """The repositories a federation request may look at, or 403. None = the node's own resolution.
-
-    A client sends its own checkout path; on a team server that path rarely exists, so a configured
-    repository with the same folder name stands in for it."""
-    if requested:
-        path = str(Path(requested).expanduser().resolve())
-        if configured:
-            path = _configured_match(path, configured) or ""
-            if not path:
-                raise HTTPException(
-                    403, f"forbidden: repo_path {requested!r} is not one of this server's repositories"
-                )
-        if principal and not principal.may_see_repo(path):
-            raise HTTPException(
-                403, f"forbidden: token '{principal.name}' may not read repo_path {requested!r}"
-            )
-        return [path]
-    if principal and not principal.unrestricted:
-        allowed = [r for r in configured if principal.may_see_repo(r)]
-        if not allowed:
-            raise HTTPException(
-                403, f"forbidden: token '{principal.name}' may not read any configured repository"
-            )
-        return allowed
-    return configured or None
-
-
-def _configured_match(path: str, configured: list[str]) -> str | None:
-    for repo in configured:
-        if path == repo or path.startswith(repo.rstrip("/") + "/"):
-            return path
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return next((repo for repo in configured if repo.rstrip("/").rsplit("/", 1)[-1] == name), None)
-
-
 def _redacted(learning: Learning) -> Learning:
-    try:
-        from recall.redact import redact
-    except ImportError:  # the hooks owner's module is the only redactor; without it, store as given
-        return learning
-    return learning.model_copy(
-        update={
-            "resolution_summary": redact(learning.resolution_summary),
-            "error_signatures": [redact(s) for s in learning.error_signatures],
-            "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
-            "ticket_id": redact(learning.ticket_id) if learning.ticket_id else None,
-        }
-    )
+    from recall.redact import redact_learning
+
+    return redact_learning(learning)
 
 
 # --------------------------------------------------------------------------- errors

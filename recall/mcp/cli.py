@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"recall mcp: --cwd {folder}: not a directory", file=sys.stderr)
             return 2
         os.chdir(folder)
-    # recall installs no pydantic plugins (see recall.client.ask)
+    # recall installs no pydantic plugins (see recall.client.main.ask)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from recall import repo
     from recall.mcp.local import LocalBackend

@@ -1,7 +1,7 @@
 """`/mcp` on `recall serve`: the tools over MCP's streamable HTTP transport.
 
 Stateless, JSON responses: every POST is one self-contained exchange, so any `--workers` process can
-answer it and nothing is kept between calls. Authentication is the server's own (`recall.server_http.Guard`
+answer it and nothing is kept between calls. Authentication is the server's own (`recall.server.http.Guard`
 asks every /mcp request for a valid bearer token when tokens are configured); each tool then checks its
 scope and the token's repositories (`recall.mcp.team`). Bound to a loopback address, the SDK's DNS
 rebinding protection accepts only loopback Host/Origin headers.
@@ -17,9 +17,9 @@ from recall.mcp.team import TeamBackend
 from recall.mcp.tools import build_server
 
 if TYPE_CHECKING:
-    from recall.server_app import Settings
+    from recall.server.app import Settings
 
-from recall.server_http import MCP_PATH
+from recall.server.http import MCP_PATH
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from recall import query as client_query
+from recall.client import query as client_query
 from recall.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 
 
@@ -29,7 +29,7 @@ class LocalBackend:
         return await anyio.to_thread.run_sync(self._recall, args, abandon_on_cancel=True)
 
     def _recall(self, args: client_query.Args) -> RecallAnswer:
-        from recall import client
+        from recall.client import main as client
 
         asked = client.ask(args, cwd=self.cwd)
         markdown = client.render(asked, "markdown")

@@ -4,7 +4,7 @@ Everything the HTTP routes enforce holds here too, with the same functions: the 
 `recall`, `write` for `recall_learn`), its repository allow-list (a learnings query or a write for another
 repository is refused, matches from repositories it may not see are dropped, the federation asks only the
 allowed configured repositories), and redaction before a learning is stored. The payloads are the
-client's (`recall.query.build_payloads`) and the answer is the client's display, so an agent on `/mcp`
+client's (`recall.client.query.build_payloads`) and the answer is the client's display, so an agent on `/mcp`
 reads what `recall` prints with the two backend URLs pointed at this server.
 
 There is no session here: an empty query is the seed's auto mode (or task-context mode with `repo` /
@@ -21,17 +21,17 @@ from fastapi import HTTPException
 from pydantic import ValidationError
 
 from recall import federation
-from recall import query as client_query
 from recall import repo as repo_rule
-from recall.fanout import BackendOutcome
+from recall.client import query as client_query
+from recall.client.fanout import BackendOutcome
 from recall.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 from recall.models import FederationRequest, Learning, LearningRetrievalRequest
-from recall.server_app import _federation_repos, _redacted, _visible
-from recall.server_auth import Principal
-from recall.server_store import StoreUnavailable
+from recall.server.app import _federation_repos, _redacted, _visible
+from recall.server.auth import Principal
+from recall.server.store import StoreUnavailable
 
 if TYPE_CHECKING:
-    from recall.server_app import Settings
+    from recall.server.app import Settings
 
 TRANSPORT = "server"
 
@@ -45,8 +45,8 @@ class TeamBackend:
     # ------------------------------------------------------------------ recall
 
     async def recall(self, args: client_query.Args, ctx: Context) -> RecallAnswer:
-        from recall import client
-        from recall.context import Context as ClientContext
+        from recall.client import main as client
+        from recall.client.context import Context as ClientContext
 
         principal = _authorized(ctx, "read")
         repo = args.repo or self._default_repo(principal)

@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from recall import __version__
-from recall import query as client_query
+from recall.client import query as client_query
 
 __all__ = ["Backend", "LearnRequest", "RecallAnswer", "ToolError", "build_server"]
 

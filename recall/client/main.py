@@ -15,12 +15,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from recall import query
-from recall.query import UsageError
+from recall.client import query
+from recall.client.query import UsageError
 
 if TYPE_CHECKING:
-    from recall.context import Context
-    from recall.fanout import BackendOutcome
+    from recall.client.context import Context
+    from recall.client.fanout import BackendOutcome
 
 STDIN_MAX_BYTES = 4 * 1024 * 1024  # more than enough for any error; the query is cut to 4000 chars anyway
 
@@ -72,7 +72,7 @@ def parse(argv: list[str]) -> query.Args:
 
 
 def _context_line(args: query.Args, ctx: Context, error_text: str) -> str:
-    from recall.display import one_line
+    from recall.client.display import one_line
 
     if args.query:
         return ""
@@ -119,7 +119,7 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     """Detect the context of `cwd` (default: the working folder), build the payloads and fan out.
 
     Never raises for a backend's failure; `started` (time.monotonic()) starts the 10 s budget."""
-    from recall import context, fanout
+    from recall.client import context, fanout
 
     started = time.monotonic() if started is None else started
     ctx = context.detect(cwd=cwd, session_id=args.session, want_error=not args.query)
@@ -138,7 +138,7 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
 
 def render(asked: Asked, fmt: str) -> str:
     """The answer as the seed's Markdown, or as the `--format json` document."""
-    from recall import display
+    from recall.client import display
 
     args, ctx = asked.args, asked.ctx
     if fmt == "json":

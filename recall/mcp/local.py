@@ -9,7 +9,6 @@ server's event loop.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,9 @@ class LocalBackend:
         return await anyio.to_thread.run_sync(self._recall, args, abandon_on_cancel=True)
 
     def _recall(self, args: client_query.Args) -> RecallAnswer:
-        from recall.client import main as client
+        from recall.client.main import ask
 
-        asked = client.ask(args, cwd=self.cwd)
-        markdown = client.render(asked, "markdown")
-        return RecallAnswer(markdown=markdown, document=json.loads(client.render(asked, "json")))
+        return RecallAnswer.of(ask(args, cwd=self.cwd))
 
     async def learn(self, request: LearnRequest, ctx: Context) -> LearnResult:
         return await anyio.to_thread.run_sync(self._learn, request)

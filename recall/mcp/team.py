@@ -24,6 +24,7 @@ from recall import federation
 from recall import repo as repo_rule
 from recall.client import query as client_query
 from recall.client.fanout import BackendOutcome
+from recall.client.main import Asked
 from recall.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 from recall.models import FederationRequest, Learning, LearningRetrievalRequest
 from recall.server.app import _federation_repos, _redacted, _visible
@@ -45,7 +46,6 @@ class TeamBackend:
     # ------------------------------------------------------------------ recall
 
     async def recall(self, args: client_query.Args, ctx: Context) -> RecallAnswer:
-        from recall.client import main as client
         from recall.client.context import Context as ClientContext
 
         principal = _authorized(ctx, "read")
@@ -64,10 +64,7 @@ class TeamBackend:
             if payloads.get("federation"):
                 tg.start_soon(self._federation, outcomes["federation"], repos)
         here = ClientContext(Path("/"), repo, None, None, None)
-        asked = client.Asked(args, here, args.query, outcomes)
-        markdown = client.render(asked, "markdown")
-        document = _document(client.render(asked, "json"))
-        return RecallAnswer(markdown=markdown, document=document)
+        return await anyio.to_thread.run_sync(RecallAnswer.of, Asked(args, here, args.query, outcomes))
 
     async def _learnings(
         self, outcome: BackendOutcome, request: LearningRetrievalRequest, principal: Principal | None
@@ -132,7 +129,9 @@ class TeamBackend:
         except ValidationError as exc:
             raise ToolError(_invalid(exc)) from None
         try:
-            learning_id, merged = await self.settings.backend.add(_redacted(learning))
+            # redaction runs its regexes over user text: CPU work, kept off the event loop
+            redacted = await anyio.to_thread.run_sync(_redacted, learning)
+            learning_id, merged = await self.settings.backend.add(redacted)
         except StoreUnavailable as exc:
             raise ToolError(f"learnings store unavailable: {exc}") from None
         except ValueError as exc:
@@ -191,9 +190,3 @@ def _invalid(exc: ValidationError) -> str:
     loc = [str(p) for p in err.get("loc", ())]
     field = _ARGUMENT_OF.get(loc[0], loc[0]) if loc else "input"
     return f"{field}: {str(err.get('msg', 'invalid')).removeprefix('Value error, ')}"
-
-
-def _document(text: str) -> dict[str, Any]:
-    import json
-
-    return json.loads(text)

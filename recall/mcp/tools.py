@@ -12,6 +12,7 @@ signatures below (strict types, the CLI's ranges and choices); a bad one is an M
 it, and the server keeps serving. A refused call raises `ToolError` with one readable line.
 """
 
+import json
 from typing import Annotated, Any, Literal, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -20,7 +21,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from recall import __version__
+from recall.client import main as client_main
 from recall.client import query as client_query
+from recall.client.main import Asked
 
 __all__ = ["Backend", "LearnRequest", "RecallAnswer", "ToolError", "build_server"]
 
@@ -121,6 +124,12 @@ class LearnResult(BaseModel):
 class RecallAnswer(BaseModel):
     markdown: str
     document: dict[str, Any]
+
+    @classmethod
+    def of(cls, asked: Asked) -> "RecallAnswer":
+        """The client's two renderings of one answer (CPU work: call it off the event loop)."""
+        document = json.loads(client_main.render(asked, "json"))
+        return cls(markdown=client_main.render(asked, "markdown"), document=document)
 
 
 class LearnRequest(BaseModel):

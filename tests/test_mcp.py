@@ -141,6 +141,8 @@ def test_stdio_bad_arguments_are_tool_errors_naming_the_argument_and_the_server_
         results.append((await session.call_tool("recall_learn", {"error": ERROR}), "resolution"))
         results.append((await session.call_tool("recall_learn", {"error": "", "resolution": "x"}), "error"))
         results.append((await session.call_tool("recall_forget", {"id": "not-a-uuid"}), "id"))
+        # an argument the tool does not take (meant for recall_learn) is named, never silently dropped
+        results.append((await session.call_tool("recall", {"error": ERROR}), "unknown argument(s) 'error'"))
         good = await session.call_tool("recall", {"query": ERROR, "scope": "learnings"})
         return results, good
 

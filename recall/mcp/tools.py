@@ -269,7 +269,38 @@ def build_server(backend: Backend) -> MCPServer:
     )
     if backend.local:
         _add_local_tools(server, backend)
+    server.middleware.append(_UnknownArguments(server))
     return server
+
+
+class _UnknownArguments:
+    """An argument name the tool does not take is a tool error that names it. (The SDK drops unknown
+    names silently: `recall` called with `error=...` meant for recall_learn would answer auto mode.)"""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self.known: dict[str, list[str]] | None = None
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        params = ctx.params
+        if (
+            ctx.method == "tools/call"
+            and isinstance(params, dict)
+            and isinstance(params.get("arguments"), dict)
+        ):
+            if self.known is None:
+                tools = await self.server.list_tools()
+                self.known = {t.name: list(t.input_schema.get("properties", {})) for t in tools}
+            name = params.get("name")
+            takes = self.known.get(name) if isinstance(name, str) else None
+            unknown = sorted(set(params["arguments"]) - set(takes)) if takes is not None else []
+            if unknown:
+                message = (
+                    f"Error executing tool {name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                    f"{name} takes: {', '.join(takes) or 'no arguments'}"
+                )
+                return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+        return await call_next(ctx)
 
 
 def _add_local_tools(server: MCPServer, backend: Backend) -> None:

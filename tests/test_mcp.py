@@ -6,6 +6,7 @@ An agent that speaks only MCP must get what the CLI (the skill) gives: the same 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,14 @@ from server_fixtures import RunningServer, free_port, start_server
 ERROR = "ModuleNotFoundError: No module named 'yaml'"
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 FIX = f"PyYAML was missing from requirements.txt; added it (the old key {SECRET} is not needed)."
+
+
+@pytest.fixture(autouse=True)
+def no_developer_transcripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code transcripts come from a temporary folder, never from the machine's own ~/.claude."""
+    config = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    return config
 
 
 @pytest.fixture
@@ -187,6 +196,32 @@ def test_stdio_with_an_empty_query_uses_auto_mode_like_the_cli(repo: Path) -> No
     assert answer.structured_content["learnings"]["payload"]["match_type"] == "auto"
 
 
+def test_stdio_with_an_empty_query_answers_the_sessions_last_error(
+    repo: Path, no_developer_transcripts: Path
+) -> None:
+    failed = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": f"Traceback ...\n{ERROR}",
+        "is_error": True,
+    }
+    entry = {"type": "user", "message": {"role": "user", "content": [failed]}}
+    folder = no_developer_transcripts / "projects" / str(repo.resolve()).replace("/", "-")
+    folder.mkdir(parents=True)
+    (folder / "0b6c3f7e-2222-4c2a-9e55-7d1f1f2a3b4c.jsonl").write_text(json.dumps(entry) + "\n")
+
+    async def calls(session):
+        await session.call_tool("recall_learn", {"error": ERROR, "resolution": "pip install pyyaml"})
+        return await session.call_tool("recall", {"scope": "learnings"})
+
+    answer = run(lambda: stdio_session(repo), calls)
+    markdown = text(answer)
+    assert "Query: the last error of this session (transcript)" in markdown
+    assert "pip install pyyaml" in markdown
+    assert answer.structured_content["context"]["error_source"] == "transcript"
+    assert markdown == recall_cli(repo, "--scope", "learnings")
+
+
 def test_stdio_names_a_backend_that_is_down_and_still_answers(repo: Path) -> None:
     down = f"http://127.0.0.1:{free_port()}/v1/nodes/node_agent_learning_retrieval_effect/execute"
     env = {"AGENT_LEARNING_RETRIEVAL_URL": down}
@@ -339,3 +374,30 @@ def test_http_bad_argument_is_a_tool_error_and_the_server_keeps_serving(team) ->
     assert bad.is_error and "max_results" in text(bad)
     assert not good.is_error and "src/shop/api.py" in text(good)
     assert httpx.get(server.url + "/health").json()["status"] == "ok"
+
+
+def test_http_is_stateless_across_workers_and_refuses_foreign_hosts_on_loopback(
+    tmp_path: Path, repo: Path
+) -> None:
+    """--workers 2: every POST is a whole exchange, so calls spread over two processes still work; bound to
+    loopback without tokens, a DNS-rebinding page (foreign Host or Origin) is refused."""
+    server = start_server(tmp_path, ["--workers", "2", "--repo", str(repo)])
+    try:
+
+        async def calls(session):
+            return [await session.call_tool("recall", {"query": "who calls checkout"}) for _ in range(6)]
+
+        answers = run(lambda: http_session(server.url + "/mcp"), calls)
+        assert all(not a.is_error and "src/shop/api.py" in text(a) for a in answers)
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        accept = {"Accept": "application/json, text/event-stream"}
+        foreign_host = httpx.post(
+            server.url + "/mcp", json=initialize, headers={**accept, "Host": "evil.example"}
+        )
+        assert foreign_host.status_code == 421
+        foreign_origin = httpx.post(
+            server.url + "/mcp", json=initialize, headers={**accept, "Origin": "http://evil.example"}
+        )
+        assert foreign_origin.status_code == 403
+    finally:
+        server.stop()

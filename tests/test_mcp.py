@@ -240,6 +240,15 @@ def test_stdio_cwd_option_answers_for_that_repository(repo: Path, tmp_path: Path
     assert "src/shop/api.py" in text(answer)
 
 
+def test_the_plugin_registers_recall_mcp(repo: Path) -> None:
+    """`.mcp.json` at the plugin root (where Claude Code reads a plugin's MCP servers) starts `recall mcp`."""
+    config = json.loads((Path(__file__).resolve().parent.parent / ".mcp.json").read_text())
+    server = config["mcpServers"]["recall"]
+    assert server == {"command": "recall", "args": ["mcp"]}
+    tools = run(lambda: stdio_session(repo, *server["args"][1:]), lambda s: s.list_tools()).tools
+    assert "recall" in {t.name for t in tools}
+
+
 def test_recall_mcp_refuses_a_missing_cwd(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "recall", "mcp", "--cwd", str(tmp_path / "nope")],

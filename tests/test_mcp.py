@@ -358,6 +358,26 @@ def test_http_answers_an_architecture_question_about_the_served_repository(team)
     assert "src/shop/service.py" in text(answer) and "checkout" in text(answer)
 
 
+def test_http_learnings_of_a_repository_the_server_does_not_index_still_answer(team) -> None:
+    server, _ = team
+    url = server.url + "/mcp"
+    error = "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
+    learn = {"error": error, "resolution": "cast the count with int() before adding", "repo": "billing"}
+    assert not run(
+        lambda: http_session(url, TOKENS["rw"]), lambda s: s.call_tool("recall_learn", learn)
+    ).is_error
+    answer = run(
+        lambda: http_session(url, TOKENS["rw"]),
+        lambda s: s.call_tool("recall", {"query": error, "repo": "billing"}),
+    )
+    assert not answer.is_error, text(answer)
+    assert "cast the count with int()" in text(answer)
+    assert (
+        "[Architecture] unavailable: repo 'billing' is not one of this server's repositories (shop)"
+        in text(answer)
+    )
+
+
 def test_http_write_needs_the_write_scope_and_the_repository(team) -> None:
     server, _ = team
     url = server.url + "/mcp"

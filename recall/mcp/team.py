@@ -58,10 +58,12 @@ class TeamBackend:
         # refusals first: a ToolError raised inside the task group would reach the SDK as a crash
         learnings = _learnings_request(payloads.get("learnings"), principal)
         repos = self._federation_repos(args.repo, principal) if payloads.get("federation") else None
+        if isinstance(repos, str):  # learnings of a repository this server does not index: no federation
+            outcomes["federation"].failure = {"kind": "unavailable", "message": repos}
         async with anyio.create_task_group() as tg:
             if learnings is not None:
                 tg.start_soon(self._learnings, outcomes["learnings"], learnings, principal)
-            if payloads.get("federation"):
+            if payloads.get("federation") and not isinstance(repos, str):
                 tg.start_soon(self._federation, outcomes["federation"], repos)
         here = ClientContext(Path("/"), repo, None, None, None)
         return await anyio.to_thread.run_sync(RecallAnswer.of, Asked(args, here, args.query, outcomes))
@@ -98,13 +100,15 @@ class TeamBackend:
         here = repo_rule.current_dir()
         return repo_rule.name(here, repo_rule.toplevel(here))
 
-    def _federation_repos(self, repo: str | None, principal: Principal | None) -> list[str] | None:
-        """The configured repositories named `repo` (all the token may see without one); the routes' rule."""
+    def _federation_repos(self, repo: str | None, principal: Principal | None) -> list[str] | str | None:
+        """The configured repositories named `repo` (all the token may see without one): the routes' rule.
+        A `repo` the server does not index gives the reason as a string (the learnings still answer);
+        one the token may not see is refused."""
         if repo and self.settings.repos:
             named = [r for r in self.settings.repos if Path(r).name == repo]
             if not named:
                 names = ", ".join(sorted({Path(r).name for r in self._allowed_repos(principal)})) or "none"
-                raise ToolError(f"repo: '{repo}' is not one of this server's repositories ({names})")
+                return f"repo '{repo}' is not one of this server's repositories ({names})"
             return _checked(lambda: _federation_repos(named[0], self.settings.repos, principal))
         return _checked(lambda: _federation_repos(None, self.settings.repos, principal))
 

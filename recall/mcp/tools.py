@@ -27,13 +27,9 @@ from recall.client.main import Asked
 
 __all__ = ["Backend", "LearnRequest", "RecallAnswer", "ToolError", "build_server"]
 
-Scope = Literal["learnings", "architecture", "antipatterns", "all"]
-TaskType = Literal[
-    "ci_fix", "migration", "feature", "refactor", "bug_fix", "test", "docs", "dependency", "unknown"
-]
-assert set(Scope.__args__) == set(client_query.SCOPES) and set(TaskType.__args__) == set(
-    client_query.TASK_TYPES
-)
+# the CLI's choices, one source of truth (Literal of a tuple = Literal of its items)
+Scope = Literal[client_query.SCOPES]  # type: ignore[valid-type]
+TaskType = Literal[client_query.TASK_TYPES]  # type: ignore[valid-type]
 
 INSTRUCTIONS = """\
 recall is this team's memory of coding-agent sessions plus code sense for the repository.

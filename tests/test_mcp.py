@@ -373,7 +373,7 @@ def test_http_learnings_of_a_repository_the_server_does_not_index_still_answer(t
     assert not answer.is_error, text(answer)
     assert "cast the count with int()" in text(answer)
     assert (
-        "[Architecture] unavailable: repo 'billing' is not one of this server's repositories (shop)"
+        "[Architecture] unavailable (repo 'billing' is not one of this server's repositories (shop))"
         in text(answer)
     )
 

@@ -249,6 +249,16 @@ def test_the_plugin_registers_recall_mcp(repo: Path) -> None:
     assert "recall" in {t.name for t in tools}
 
 
+def test_recall_mcp_without_the_sdk_says_what_to_install(tmp_path: Path) -> None:
+    code = "import sys; sys.modules['mcp'] = None; from recall.cli import main; sys.exit(main(['mcp']))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1 and not proc.stdout
+    assert proc.stderr.startswith("recall mcp: the MCP SDK is not installed") and "pip install" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_recall_mcp_refuses_a_missing_cwd(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "recall", "mcp", "--cwd", str(tmp_path / "nope")],

@@ -43,8 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     # recall installs no pydantic plugins (see recall.client.main.ask)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from recall import repo
-    from recall.mcp.local import LocalBackend
-    from recall.mcp.tools import build_server
+
+    try:
+        from recall.mcp.local import LocalBackend
+        from recall.mcp.tools import build_server
+    except ImportError as exc:  # an environment installed before recall depended on the SDK
+        print(f"recall mcp: the MCP SDK is not installed ({exc}); pip install 'mcp>=2.3,<3'", file=sys.stderr)
+        return 1
 
     server = build_server(LocalBackend(repo.current_dir()))
     try:

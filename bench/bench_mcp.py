@@ -9,11 +9,13 @@ Data (not written for this benchmark):
   architecture questions name its real symbols ("who calls _merge_cookies"...).
 
 Every client is the official SDK's (`mcp.ClientSession` over `stdio_client` / `streamable_http_client`);
-the server process lives across calls, as an agent's does. The first call of each session is reported
-apart (it pays imports and the index check). Equality: for a sample of questions the MCP text content is
-compared with what `recall` prints for the same question in the same folder.
+the server processes live across calls, as an agent's do. Both sessions stay open and each question is
+asked on every path in turn (stdio, HTTP /mcp, the plain wire route, and every Nth question a CLI process
+per scope), so the shared machine's load falls on all rows alike. The first call of each session is
+reported apart (it pays imports). Equality: for every question a CLI process answers, its stdout is
+compared with the MCP text content for the same question in the same folder.
 
-    python bench/bench_mcp.py [--calls 40] [--cli-runs 8]
+    python bench/bench_mcp.py [--calls 40] [--cli-every 4]
 
 Prints a table and writes bench/results/mcp.json.
 """
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -96,16 +99,13 @@ def bench_env(work: Path) -> dict[str, str]:
     return env
 
 
-async def timed_calls(session, calls: list[tuple[str, dict]]) -> tuple[list[float], list]:
-    times, results = [], []
-    for name, args in calls:
-        t0 = time.perf_counter()
-        result = await session.call_tool(name, args)
-        times.append((time.perf_counter() - t0) * 1000)
-        if result.is_error:
-            raise SystemExit(f"{name} {args} failed: {text(result)[:300]}")
-        results.append(result)
-    return times, results
+async def timed(session, name: str, args: dict) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    result = await session.call_tool(name, args)
+    elapsed = (time.perf_counter() - t0) * 1000
+    if result.is_error:
+        raise SystemExit(f"{name} {args} failed: {text(result)[:300]}")
+    return elapsed, result
 
 
 def cli(cmd_args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
@@ -119,111 +119,111 @@ def cli(cmd_args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str
     return elapsed, proc.stdout
 
 
+async def measure(
+    url: str,
+    repo: Path,
+    env: dict[str, str],
+    learn: list[dict],
+    queries: list[str],
+    questions: list[str],
+    cli_every: int,
+) -> dict:
+    """Both MCP sessions open at once and every question asked on each path in turn (stdio, HTTP, the
+    wire route, now and then a CLI process), so the shared machine's load falls on all rows alike."""
+    times: dict[str, list[float]] = {}
+    same = compared = 0
+
+    def note(row: str, ms: float) -> None:
+        times.setdefault(row, []).append(ms)
+
+    async def cli_row(row: str, argv: list[str], mcp_text: str) -> None:
+        nonlocal same, compared
+        ms, out = await anyio.to_thread.run_sync(cli, argv, env, repo)
+        note(row, ms)
+        same, compared = same + (out == mcp_text), compared + 1
+
+    async with AsyncExitStack() as stack:
+        t0 = time.perf_counter()
+        stdio = await stack.enter_async_context(stdio_session(repo))
+        start = {"spawn_and_initialize_ms": round((time.perf_counter() - t0) * 1000, 1)}
+        http = await stack.enter_async_context(http_session(url + "/mcp"))
+        wire = await stack.enter_async_context(httpx.AsyncClient(base_url=url))
+        warm = {"query": queries[0], "scope": "learnings"}
+        start["stdio_first_call_ms"] = round((await timed(stdio, "recall", warm))[0], 1)
+        start["http_first_call_ms"] = round((await timed(http, "recall", warm))[0], 1)
+        for row in learn:
+            args = {"error": row["text"], "resolution": row["resolution"], "task_type": "dependency"}
+            note("stdio: recall_learn", (await timed(stdio, "recall_learn", args))[0])
+        for i, query in enumerate(queries):
+            args = {"query": query, "scope": "learnings"}
+            ms, result = await timed(stdio, "recall", args)
+            note("stdio: recall, scope learnings", ms)
+            note("HTTP /mcp: recall, scope learnings", (await timed(http, "recall", args))[0])
+            payload = {"match_type": "error_signature", "error_text": query[:4000], "repo": repo.name}
+            t1 = time.perf_counter()
+            (
+                await wire.post("/v1/nodes/node_agent_learning_retrieval_effect/execute", json=payload)
+            ).raise_for_status()
+            note(
+                "HTTP wire route: learnings node (no MCP, for comparison)", (time.perf_counter() - t1) * 1000
+            )
+            note("stdio: recall, scope all", (await timed(stdio, "recall", {"query": query}))[0])
+            note("HTTP /mcp: recall, scope all", (await timed(http, "recall", {"query": query}))[0])
+            question = {"query": questions[i], "scope": "architecture"}
+            ms, arch = await timed(stdio, "recall", question)
+            note("stdio: recall, scope architecture", ms)
+            note("HTTP /mcp: recall, scope architecture", (await timed(http, "recall", question))[0])
+            if i % cli_every == 0:
+                await cli_row(
+                    "CLI cold start: recall, scope learnings", ["--scope", "learnings", query], text(result)
+                )
+                await cli_row(
+                    "CLI cold start: recall, scope architecture",
+                    ["--scope", "architecture", questions[i]],
+                    text(arch),
+                )
+                note(
+                    "CLI cold start: recall, scope all",
+                    (await anyio.to_thread.run_sync(cli, [query], env, repo))[0],
+                )
+    return {"start": start, "times": times, "same_answer_as_cli": f"{same}/{compared}"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=40, help="tool calls per warm row (default 40)")
-    parser.add_argument("--cli-runs", type=int, default=8, help="CLI processes per cold row (default 8)")
+    parser.add_argument("--calls", type=int, default=40, help="questions per warm row (default 40)")
+    parser.add_argument(
+        "--cli-every", type=int, default=4, help="one CLI process per row every N questions (default 4)"
+    )
     opts = parser.parse_args()
     learn, queries = load_corpus()
     queries = queries[: opts.calls]
-    questions = (ARCHITECTURE_QUESTIONS * (opts.calls // len(ARCHITECTURE_QUESTIONS) + 1))[: opts.calls]
-    rows: dict[str, dict] = {}
+    questions = (ARCHITECTURE_QUESTIONS * (len(queries) // len(ARCHITECTURE_QUESTIONS) + 1))[: len(queries)]
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         work = Path(tmp)
         repo = make_repo(work)
         env = bench_env(work)
         os.environ.update(env)  # the SDK's stdio client passes this environment to `recall mcp`
         subprocess.run([sys.executable, "-m", "recall", "index", "--quiet", str(repo)], env=env, check=True)
-
-        learn_calls = [
-            ("recall_learn", {"error": r["text"], "resolution": r["resolution"], "task_type": "dependency"})
-            for r in learn
-        ]
-        learnings_calls = [("recall", {"query": q, "scope": "learnings"}) for q in queries]
-        all_calls = [("recall", {"query": q}) for q in queries]
-        arch_calls = [("recall", {"query": q, "scope": "architecture"}) for q in questions]
-
-        async def over_stdio() -> dict:
-            t0 = time.perf_counter()
-            async with stdio_session(repo) as session:
-                started = (time.perf_counter() - t0) * 1000
-                first, _ = await timed_calls(
-                    session, [("recall", {"query": queries[0], "scope": "learnings"})]
-                )
-                out = {"spawn_and_initialize_ms": round(started, 1), "first_call_ms": round(first[0], 1)}
-                out["learn"], _ = await timed_calls(session, learn_calls)
-                out["learnings"], results = await timed_calls(session, learnings_calls)
-                out["all"], _ = await timed_calls(session, all_calls)
-                out["architecture"], arch = await timed_calls(session, arch_calls)
-                out["texts"] = [text(r) for r in results[:5]] + [text(r) for r in arch[:3]]
-                return out
-
-        stdio = anyio.run(over_stdio)
-        rows["stdio: recall, scope learnings"] = summary(stdio["learnings"])
-        rows["stdio: recall, scope all"] = summary(stdio["all"])
-        rows["stdio: recall, scope architecture"] = summary(stdio["architecture"])
-        rows["stdio: recall_learn"] = summary(stdio["learn"])
-
-        # the same questions as CLI processes (cold start each), and the answers compared
-        cli_rows = {"learnings": [], "all": [], "architecture": []}
-        same = 0
-        samples = [("learnings", ["--scope", "learnings", q]) for q in queries[:5]]
-        samples += [("architecture", ["--scope", "architecture", q]) for q in questions[:3]]
-        for i, (kind, argv) in enumerate(samples):
-            elapsed, out = cli(argv, env, repo)
-            cli_rows[kind].append(elapsed)
-            same += out == stdio["texts"][i]
-        for i in range(opts.cli_runs):
-            cli_rows["learnings"].append(
-                cli(["--scope", "learnings", queries[i % len(queries)]], env, repo)[0]
-            )
-            cli_rows["all"].append(cli([queries[i % len(queries)]], env, repo)[0])
-            cli_rows["architecture"].append(cli(["--scope", "architecture", questions[i]], env, repo)[0])
-        for kind, values in cli_rows.items():
-            rows[f"CLI cold start: recall, scope {kind}"] = summary(values)
-
         server = start_server(work, ["--repo", str(repo)], env=env)
         try:
-            url = server.url + "/mcp"
-
-            async def over_http() -> dict:
-                async with http_session(url) as session:
-                    first, _ = await timed_calls(
-                        session, [("recall", {"query": queries[0], "scope": "learnings"})]
-                    )
-                    out = {"first_call_ms": round(first[0], 1)}
-                    out["learnings"], _ = await timed_calls(session, learnings_calls)
-                    out["all"], _ = await timed_calls(session, all_calls)
-                    out["architecture"], _ = await timed_calls(session, arch_calls)
-                    return out
-
-            http = anyio.run(over_http)
-            wire = []
-            with httpx.Client(base_url=server.url) as client:
-                for q in queries:
-                    payload = {"match_type": "error_signature", "error_text": q[:4000], "repo": repo.name}
-                    t0 = time.perf_counter()
-                    client.post(
-                        "/v1/nodes/node_agent_learning_retrieval_effect/execute", json=payload
-                    ).raise_for_status()
-                    wire.append((time.perf_counter() - t0) * 1000)
+            measured = anyio.run(measure, server.url, repo, env, learn, queries, questions, opts.cli_every)
         finally:
             server.stop()
-        rows["HTTP /mcp: recall, scope learnings"] = summary(http["learnings"])
-        rows["HTTP /mcp: recall, scope all"] = summary(http["all"])
-        rows["HTTP /mcp: recall, scope architecture"] = summary(http["architecture"])
-        rows["HTTP wire route: learnings node (no MCP, for comparison)"] = summary(wire)
-
+    rows = {
+        name: summary(values)
+        for name, values in sorted(measured["times"].items(), key=lambda kv: _order(kv[0]))
+    }
     results = {
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
         },
+        "load_average_after": os.getloadavg(),
         "corpus": {"learned": len(learn), "queries": len(queries), "architecture_questions": len(questions)},
-        "stdio_start": {k: stdio[k] for k in ("spawn_and_initialize_ms", "first_call_ms")},
-        "http_first_call_ms": http["first_call_ms"],
-        "same_answer_as_cli": f"{same}/{len(samples)}",
+        "start": measured["start"],
+        "same_answer_as_cli": measured["same_answer_as_cli"],
         "rows": rows,
     }
     RESULTS.parent.mkdir(exist_ok=True)
@@ -232,12 +232,23 @@ def main() -> int:
     print(f"{'path':62} {'n':>4} {'p50':>8} {'p95':>8} {'max':>8}")
     for name, row in rows.items():
         print(f"{name:62} {row['n']:>4} {row['p50_ms']:>8} {row['p95_ms']:>8} {row['max_ms']:>8}")
+    start = measured["start"]
     print(
-        f"stdio: spawn + initialize {stdio['spawn_and_initialize_ms']} ms, first call {stdio['first_call_ms']} ms; "
-        f"HTTP first call {http['first_call_ms']} ms; MCP text == CLI stdout: {results['same_answer_as_cli']}"
+        f"stdio spawn + initialize {start['spawn_and_initialize_ms']} ms; first call: "
+        f"stdio {start['stdio_first_call_ms']} ms, HTTP {start['http_first_call_ms']} ms; "
+        f"MCP text == CLI stdout: {results['same_answer_as_cli']}; load average {os.getloadavg()[0]:.1f}"
     )
     print(f"wrote {RESULTS.relative_to(ROOT)}")
     return 0
+
+
+def _order(row: str) -> tuple[int, str]:
+    return (
+        ["stdio", "HTTP /mcp", "HTTP wire", "CLI"].index(
+            next(p for p in ("stdio", "HTTP /mcp", "HTTP wire", "CLI") if row.startswith(p))
+        ),
+        row,
+    )
 
 
 if __name__ == "__main__":

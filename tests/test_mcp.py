@@ -440,3 +440,27 @@ def test_http_is_stateless_across_workers_and_refuses_foreign_hosts_on_loopback(
         assert foreign_origin.status_code == 403
     finally:
         server.stop()
+
+
+def test_http_names_a_store_that_is_down_and_still_answers(tmp_path: Path, repo: Path) -> None:
+    """A team server whose PostgreSQL is unreachable: `recall` says so in the answer (as the CLI does for a
+    backend that is down) and the architecture still answers; `recall_learn` is a tool error saying why."""
+    down = f"postgresql://recall@127.0.0.1:{free_port()}/recall"
+    server = start_server(tmp_path, ["--repo", str(repo)], env={"RECALL_DATABASE_URL": down})
+    try:
+
+        async def calls(session):
+            asked = await session.call_tool("recall", {"query": "who calls checkout"})
+            learned = await session.call_tool(
+                "recall_learn", {"error": ERROR, "resolution": "pip install pyyaml"}
+            )
+            return asked, learned
+
+        asked, learned = run(lambda: http_session(server.url + "/mcp"), calls)
+    finally:
+        server.stop()
+    assert not asked.is_error
+    assert "[Learnings] unavailable (learnings store unavailable:" in text(asked)
+    assert "src/shop/api.py" in text(asked)
+    assert asked.structured_content["learnings"]["failure"]["kind"] == "unavailable"
+    assert learned.is_error and "learnings store unavailable" in text(learned)

@@ -48,7 +48,7 @@ class TeamBackend:
     async def recall(self, args: client_query.Args, ctx: Context) -> RecallAnswer:
         from recall.client.context import Context as ClientContext
 
-        principal = _authorized(ctx, "read")
+        principal = _authorized(ctx, "read", self.settings.require_auth)
         repo = args.repo or self._default_repo(principal)
         payloads = client_query.build_payloads(args, repo, args.query)
         outcomes = {
@@ -115,7 +115,7 @@ class TeamBackend:
     # ------------------------------------------------------------------ recall_learn
 
     async def learn(self, request: LearnRequest, ctx: Context) -> LearnResult:
-        principal = _authorized(ctx, "write")
+        principal = _authorized(ctx, "write", self.settings.require_auth)
         repo = request.repo or self._default_repo(principal)
         if principal and not principal.may_see_repo(repo):
             raise ToolError(f"repo: token '{principal.name}' may not write repo '{repo}'")
@@ -174,9 +174,12 @@ def _principal(ctx: Context) -> Principal | None:
     return scope.get("state", {}).get("principal")
 
 
-def _authorized(ctx: Context, needed: str) -> Principal | None:
-    """The caller's token (None on a server without tokens), refused without the tool's scope."""
+def _authorized(ctx: Context, needed: str, require_auth: bool) -> Principal | None:
+    """The caller's token (None on a server without tokens), refused without the tool's scope. (The Guard
+    already refused a request without a valid token; a tool never runs unauthenticated regardless.)"""
     principal = _principal(ctx)
+    if principal is None and require_auth:
+        raise ToolError("unauthorized: this server needs a bearer token")
     if principal is not None and not principal.may(needed):
         raise ToolError(f"forbidden: token '{principal.name}' lacks the '{needed}' scope")
     return principal

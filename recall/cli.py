@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "install": "recall.hooks.cli:install_main",
     "uninstall": "recall.hooks.cli:uninstall_main",
     "catalog": "recall.antipatterns.cli:main",  # validate/browse the antipattern catalog (issue 5)
+    "mcp": "recall.mcp.cli:main",  # the tools over MCP stdio (issue 11)
 }
 
 

@@ -51,6 +51,7 @@ class Settings:
     require_auth: bool = False
     max_body: int = MAX_BODY
     body_timeout: float = BODY_TIMEOUT
+    host: str = "127.0.0.1"  # the bound address: on loopback, /mcp accepts only loopback Host headers
 
 
 _NUMBER = (int, float)
@@ -102,11 +103,16 @@ class Problem(BaseModel):
 
 
 def create_app(settings: Settings) -> Any:
-    """The ASGI application: FastAPI wrapped in the guard (auth, body limits) and the access log."""
+    """The ASGI application: FastAPI and the MCP endpoint (`/mcp`), wrapped in the guard (auth, body
+    limits) and the access log."""
+    from recall.mcp.http import MCP_PATH, mount
+
+    mcp = mount(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with mcp.running:
+            yield
         # graceful shutdown (also in each --workers process): flush access counts, close the store
         await anyio.to_thread.run_sync(settings.backend.close)
 
@@ -120,13 +126,23 @@ def create_app(settings: Settings) -> Any:
     _install_error_handlers(app)
     _install_routes(app, settings)
     guarded = Guard(
-        app,
+        _by_path(app, MCP_PATH, mcp.app),
         principals=settings.principals,
         require_auth=settings.require_auth,
         max_body=settings.max_body,
         body_timeout=settings.body_timeout,
     )
     return AccessLog(guarded)
+
+
+def _by_path(app: Any, path: str, other: Any) -> Any:
+    """`other` answers `path` (and below it), `app` everything else."""
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        here = scope["type"] == "http" and (scope["path"] == path or scope["path"].startswith(path + "/"))
+        await (other if here else app)(scope, receive, send)
+
+    return dispatch
 
 
 # --------------------------------------------------------------------------- routes

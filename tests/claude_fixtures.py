@@ -11,16 +11,25 @@ benchmark can time the client between a tool_use and its next request.
 `run_claude()` runs `claude -p` headless, offline and isolated: its own HOME (so `~/.claude` is fresh), the
 variables that turn off telemetry, auto-update and non-essential traffic, `IS_SANDBOX=1` for root.
 
-Scripting a session (the transcript importer's tests can reuse it to make real transcripts):
+Scripting a session (the transcript importer's tests can reuse it to make real transcripts, which the
+client writes under `<HOME>/.claude/projects/`): `make_checkout()` is a git repository whose `check.py`
+fails on a missing module after printing a fake token; `fix_script()` fails it, reads, edits, passes it and
+explains the fix (`FIX_MESSAGE`). Or write the turns yourself:
 
     script = [
-        Turn.tool("Bash", {"command": "python app.py"}),       # fails; the output carries a fake secret
-        Turn.tool("Edit", {"file_path": str(app), "old_string": "x", "new_string": "y"}),
-        Turn.tool("Bash", {"command": "python app.py"}),       # passes
-        Turn.text("The import named a module that does not exist; I fixed the import."),
+        Turn.tool("Bash", {"command": "python3 check.py"}),    # fails: a Bash error with a fake secret
+        Turn.tool("Read", {"file_path": str(check)}),          # Edit wants the file read first
+        Turn.tool("Edit", {"file_path": str(check), "old_string": "import requests_oauth",
+                           "new_string": "import json"}),
+        Turn.tool("Bash", {"command": "python3 check.py"}),    # passes
+        Turn.text(FIX_MESSAGE),                                # the final explanation
     ]
     with MessagesMock(script) as api:
-        proc = run_claude(api, project, home, "fix app.py", plugin_dir=REPO_ROOT)
+        proc = run_claude(api, project, home, "make the check pass", plugin_dir=REPO_ROOT)
+    api.main_requests[1].latest_text()  # what the model saw after the failure (hook context included)
+
+A `Turn` may also be a function of the request body (to answer with what the request carries, say the
+skill's bash block). A turn that raises ends the session with a text answer and lands in `api.errors`.
 """
 
 from __future__ import annotations
@@ -39,6 +48,19 @@ from typing import Any
 
 MODEL = "sonnet"
 DUMMY_KEY = "sk-ant-api03-recall-test-dummy-key-not-a-secret-0000000000000000000000"
+FAKE_TOKEN = "ghp_Zq8vT3xLm2Pw9RkY4nHs7Jd1Fg6Cb5Aeabcd"
+ERROR_LINE = "ModuleNotFoundError: No module named 'requests_oauth'"
+CHECK_PY = f"""import sys
+
+print("connecting with GITHUB_TOKEN={FAKE_TOKEN}", file=sys.stderr)
+import requests_oauth  # noqa
+
+print("check passed")
+"""
+FIX_MESSAGE = (
+    "The check failed because check.py imported requests_oauth, a package that does not exist. The right "
+    "package is requests-oauthlib, so I replaced the import and the check passes now."
+)
 # the documented switches for a client that must not reach anything but the mock
 OFFLINE_ENV = {
     "DISABLE_TELEMETRY": "1",
@@ -320,3 +342,32 @@ def run_claude(
         text=True,
         timeout=timeout,
     )
+
+
+# A session to script: a check that fails on a missing module (printing a fake token), and its fix.
+
+
+def make_checkout(parent: Path) -> Path:
+    """A real git repository `shop-api` on a ticket branch, whose check fails on a missing module."""
+    project = parent / "shop-api"
+    project.mkdir(parents=True)
+    (project / "check.py").write_text(CHECK_PY)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q", "-b", "fix/ABC-123-oauth-import"], cwd=project, check=True)
+    subprocess.run([*git, "add", "."], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "check"], cwd=project, check=True)
+    return project
+
+
+def fix_script(project: Path) -> list[Turn]:
+    """Fail (with the token in the output), read, edit, pass, explain."""
+    check = str(project / "check.py")
+    return [
+        Turn.tool("Bash", {"command": "python3 check.py", "description": "Run the check"}),
+        Turn.tool("Read", {"file_path": check}),
+        Turn.tool(
+            "Edit", {"file_path": check, "old_string": "import requests_oauth", "new_string": "import json"}
+        ),
+        Turn.tool("Bash", {"command": "python3 check.py", "description": "Run the check again"}),
+        Turn.text(FIX_MESSAGE),
+    ]

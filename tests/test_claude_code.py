@@ -22,23 +22,21 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from claude_fixtures import MessagesMock, Request, Turn, claude_binary, claude_env, run_claude
+from claude_fixtures import (
+    ERROR_LINE,
+    FAKE_TOKEN,
+    MessagesMock,
+    Request,
+    Turn,
+    claude_binary,
+    claude_env,
+    fix_script,
+    make_checkout,
+    run_claude,
+)
 from hooks_fixtures import all_learnings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-FAKE_TOKEN = "ghp_Zq8vT3xLm2Pw9RkY4nHs7Jd1Fg6Cb5Aeabcd"
-ERROR_LINE = "ModuleNotFoundError: No module named 'requests_oauth'"
-CHECK_PY = f"""import sys
-
-print("connecting with GITHUB_TOKEN={FAKE_TOKEN}", file=sys.stderr)
-import requests_oauth  # noqa
-
-print("check passed")
-"""
-FIX_MESSAGE = (
-    "The check failed because check.py imported requests_oauth, a package that does not exist. The right "
-    "package is requests-oauthlib, so I replaced the import and the check passes now."
-)
 SKILL = "recall:recall"
 
 if claude_binary() is None:
@@ -47,32 +45,6 @@ if claude_binary() is None:
     pytest.skip(
         "the claude CLI is not installed (npm install -g @anthropic-ai/claude-code)", allow_module_level=True
     )
-
-
-def make_checkout(parent: Path) -> Path:
-    """A real git repository `shop-api` on a ticket branch, whose check fails on a missing module."""
-    project = parent / "shop-api"
-    project.mkdir(parents=True)
-    (project / "check.py").write_text(CHECK_PY)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q", "-b", "fix/ABC-123-oauth-import"], cwd=project, check=True)
-    subprocess.run([*git, "add", "."], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "check"], cwd=project, check=True)
-    return project
-
-
-def fix_script(project: Path) -> list[Turn]:
-    """Fail (with the token in the output), read, edit, pass, explain."""
-    check = str(project / "check.py")
-    return [
-        Turn.tool("Bash", {"command": "python3 check.py", "description": "Run the check"}),
-        Turn.tool("Read", {"file_path": check}),
-        Turn.tool(
-            "Edit", {"file_path": check, "old_string": "import requests_oauth", "new_string": "import json"}
-        ),
-        Turn.tool("Bash", {"command": "python3 check.py", "description": "Run the check again"}),
-        Turn.text(FIX_MESSAGE),
-    ]
 
 
 def run_skill_block(request: dict[str, object]) -> list[dict[str, object]]:

@@ -82,9 +82,11 @@ def test_work_starts_recall_with_the_payload_unchanged(recorder: Path, isolated_
     assert started(recorder)[-1] == "hook PostToolUse"
     assert recorder.with_name("fake-recall.stdin").read_text() == big
 
+    (sessions / f"{SID}.json").write_text("{}")  # state alone: nothing to capture, no Python at the end
+    assert entry("SessionEnd", payload("SessionEnd"), recorder, isolated_recall_env).returncode == 0
+    assert started(recorder)[-1] == "hook PostToolUse"
     (sessions / f"{SID}.capture").touch()
     assert entry("Stop", payload("Stop"), recorder, isolated_recall_env).returncode == 0
-    (sessions / f"{SID}.json").write_text("{}")
     assert entry("SessionEnd", payload("SessionEnd"), recorder, isolated_recall_env).returncode == 0
     assert started(recorder)[-2:] == ["hook Stop", "hook SessionEnd"]
 

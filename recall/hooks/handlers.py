@@ -164,5 +164,4 @@ def on_stop(event: str, payload: dict[str, Any]) -> None:
                 capture.store(learnings)  # inside the lock: marked captured only once stored
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"capture skipped: {exc}")
-    if event == "SessionEnd":
-        session.prune()
+    session.prune()  # the entry script starts Python at Stop/SessionEnd only when there is a capture

@@ -278,54 +278,6 @@ def _blocking_in_async(m: PyModule) -> list[Hit]:
     return hits
 
 
-@_rule("py-request-without-timeout", "python")
-@_python
-def _request_without_timeout(m: PyModule) -> list[Hit]:
-    hits = []
-    for call in m.calls():
-        name = m.qualname(call.func)
-        if not (_is_requests_call(name) or name == "urllib.request.urlopen"):
-            continue
-        if _kw(call, "timeout") is not None or _has_star_kwargs(call):
-            continue
-        if name == "urllib.request.urlopen" and len(call.args) >= 3:
-            continue
-        hits.append(m.hit(call, f"`{name}` without a timeout can hang forever"))
-    return hits
-
-
-_SUBPROCESS = {
-    "subprocess.run",
-    "subprocess.call",
-    "subprocess.check_call",
-    "subprocess.check_output",
-    "subprocess.Popen",
-}
-
-
-@_rule("py-subprocess-shell-true", "python")
-@_python
-def _subprocess_shell_true(m: PyModule) -> list[Hit]:
-    hits = []
-    for call in m.calls():
-        if m.qualname(call.func) in _SUBPROCESS and _is_const(_kw(call, "shell"), True):
-            cmd = _first_arg(call, "args")
-            if cmd is not None and not _is_str(cmd):
-                hits.append(m.hit(call, "shell=True with a command built at run time"))
-    return hits
-
-
-@_rule("py-os-system-dynamic", "python")
-@_python
-def _os_system_dynamic(m: PyModule) -> list[Hit]:
-    names = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput"}
-    return [
-        m.hit(call, "command string built at run time goes through the shell")
-        for call in m.calls()
-        if m.qualname(call.func) in names and call.args and not _is_str(call.args[0])
-    ]
-
-
 _SQL_METHODS = {"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"}
 _SQL_WORDS = re.compile(r"\b(select|insert|update|delete|where|values|from)\b", re.IGNORECASE)
 
@@ -453,54 +405,6 @@ def _hardcoded_secret(m: PyModule) -> list[Hit]:
         for name, value, where in pairs:
             if _secret_literal(name, value):
                 hits.append(m.hit(where, f"`{name}` is set to a literal credential"))
-    return hits
-
-
-@_rule("py-eval-dynamic", "python")
-@_python
-def _eval_dynamic(m: PyModule) -> list[Hit]:
-    return [
-        m.hit(call, f"`{m.qualname(call.func)}` on a value built at run time")
-        for call in m.calls()
-        if m.qualname(call.func) in {"eval", "exec", "builtins.eval", "builtins.exec"}
-        and call.args
-        and not _is_str(call.args[0])
-    ]
-
-
-@_rule("py-pickle-load", "python")
-@_python
-def _pickle_load(m: PyModule) -> list[Hit]:
-    names = {
-        "pickle.load",
-        "pickle.loads",
-        "cPickle.loads",
-        "cPickle.load",
-        "dill.loads",
-        "dill.load",
-        "marshal.loads",
-    }
-    names |= {"pandas.read_pickle", "shelve.open"}
-    return [
-        m.hit(c, f"`{m.qualname(c.func)}` runs code from the data")
-        for c in m.calls()
-        if m.qualname(c.func) in names
-    ]
-
-
-@_rule("py-yaml-unsafe-load", "python")
-@_python
-def _yaml_unsafe_load(m: PyModule) -> list[Hit]:
-    hits = []
-    for call in m.calls():
-        name = m.qualname(call.func)
-        if name in {"yaml.unsafe_load", "yaml.unsafe_load_all"}:
-            hits.append(m.hit(call, f"`{name}` constructs arbitrary objects"))
-        elif name in {"yaml.load", "yaml.load_all"}:
-            loader = _kw(call, "Loader") or (call.args[1] if len(call.args) > 1 else None)
-            loader_name = m.qualname(loader) if loader is not None else ""
-            if loader is None or loader_name.split(".")[-1] in {"Loader", "UnsafeLoader", "FullLoader"}:
-                hits.append(m.hit(call, f"`{name}` without SafeLoader"))
     return hits
 
 
@@ -735,12 +639,30 @@ def _task_reference_dropped(m: PyModule) -> list[Hit]:
     return hits
 
 
-@_rule("py-tempfile-mktemp", "python")
+def _false(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (False, 0)
+
+
+@_rule("py-jwt-no-verify", "python")
 @_python
-def _tempfile_mktemp(m: PyModule) -> list[Hit]:
-    return [
-        m.hit(c, "race between name and create") for c in m.calls() if m.qualname(c.func) == "tempfile.mktemp"
-    ]
+def _jwt_no_verify(m: PyModule) -> list[Hit]:
+    """PyJWT / python-jose `decode` told not to check the signature (bandit has no check for it)."""
+    hits = []
+    for call in m.calls():
+        name = m.qualname(call.func)
+        if not (name.endswith(".decode") and name.split(".")[0] in {"jwt", "jose"}):
+            continue
+        options = _kw(call, "options")
+        off = _false(_kw(call, "verify")) or (
+            isinstance(options, ast.Dict)
+            and any(
+                _is_str(k) and k.value == "verify_signature" and _false(v)  # type: ignore[union-attr]
+                for k, v in zip(options.keys, options.values, strict=True)
+            )
+        )
+        if off:
+            hits.append(m.hit(call, "signature verification switched off"))
+    return hits
 
 
 @_rule("py-debug-mode-on", "python")

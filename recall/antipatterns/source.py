@@ -75,6 +75,11 @@ class Hit:
     line: int  # 1-based
     snippet: str
     detail: str = ""
+    end_line: int = 0  # last line of the finding (0: just `line`)
+    check: str = ""  # the external check that found it (bandit's B602), if any
+    cwe: int = 0
+    severity: str = ""  # the check's own severity (low/medium/high); the catalog entry's when empty
+    confidence: str = ""
 
 
 def snippet_at(text: str, line: int) -> str:

@@ -1,0 +1,151 @@
+"""bandit (PyCQA's Python security linter) run as a library: its findings become catalog detections.
+
+Each Python file is checked once per scan by bandit's own AST visitor (`# nosec` honoured); catalog entries
+pick the checks they stand for with `{kind: bandit, checks: [B602, B604]}`, and every finding keeps
+bandit's CWE, severity, confidence and line range. bandit is imported on the first Python file only, so a
+plain `recall "<error>"` never loads it.
+
+Left out on purpose (see docs/antipatterns.md): B101 (`assert`: the idiom in tests, mostly type narrowing
+elsewhere), the import-only checks (B403-B411, B412, B415: the calls are checked instead), and the
+low-severity process checks B603, B606, B607 (every subprocess call without a shell). A pickle round trip
+(`pickle.loads(pickle.dumps(x))`) is not untrusted data and is dropped.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import logging
+import re
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from recall.antipatterns.source import Hit, ScanContext, snippet_at
+
+# checks never run: too broad to be a finding on their own (the docstring says why)
+SKIPPED_CHECKS = frozenset(
+    {"B101", "B403", "B404", "B405", "B406", "B407", "B408", "B409", "B410", "B411", "B412", "B415"}
+    | {"B603", "B606", "B607"}
+)
+CHECK_ID = re.compile(r"B\d{3}")
+_SEVERITY = {"LOW": "low", "MEDIUM": "medium", "HIGH": "high"}
+_LOADS = {"loads", "load"}
+_DUMPS = {"dumps", "dump"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # bandit test id, e.g. B602
+    name: str  # bandit test name, e.g. subprocess_popen_with_shell_equals_true
+    hit: Hit
+
+
+_local = threading.local()  # a BanditManager keeps results on itself: one per thread
+
+
+def _manager() -> Any:
+    manager = getattr(_local, "manager", None)
+    if manager is None:
+        # bandit's warnings and stevedore's plugin-loading complaints (an optional report formatter that is
+        # not installed) would otherwise reach the user's stderr through logging's last-resort handler
+        logging.getLogger("bandit").setLevel(logging.CRITICAL)
+        logging.getLogger("stevedore").setLevel(logging.CRITICAL)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from bandit.core import config as b_config
+            from bandit.core import manager as b_manager
+
+            profile = {"include": set(), "exclude": set(SKIPPED_CHECKS)}
+            manager = b_manager.BanditManager(b_config.BanditConfig(), "file", quiet=True, profile=profile)
+        _local.manager = manager
+    return manager
+
+
+def findings(ctx: ScanContext) -> list[Finding]:
+    """bandit's findings for one Python file (cached on the context: every bandit detector shares them)."""
+    cached = ctx.cache.get("bandit")
+    if cached is None:
+        cached = ctx.cache["bandit"] = _run(ctx)
+    return cached
+
+
+def _run(ctx: ScanContext) -> list[Finding]:
+    if ctx.kind != "python" or ctx.python_ast() is None:
+        return []
+    data = ctx.text.encode("utf-8")
+    manager = _manager()
+    manager.results = []
+    manager.metrics.begin(ctx.path or "<snippet>")
+    manager._execute_ast_visitor(ctx.path or "<snippet>", io.BytesIO(data), data, _nosec_lines(data))
+    out = []
+    for issue in manager.results:
+        if _round_trip(ctx, issue):
+            continue
+        start = int(issue.lineno or 1)
+        lines = [int(n) for n in (issue.linerange or [start])]
+        detail = f"bandit {issue.test_id} {issue.test}: {issue.text}"
+        hit = Hit(
+            start,
+            snippet_at(ctx.text, start),
+            detail,
+            end_line=max(lines),
+            check=issue.test_id,
+            cwe=int(issue.cwe.id) if issue.cwe and issue.cwe.id else 0,
+            severity=_SEVERITY.get(str(issue.severity), ""),
+            confidence=_SEVERITY.get(str(issue.confidence), ""),
+        )
+        out.append(Finding(issue.test_id, issue.test, hit))
+    manager.results = []
+    return out
+
+
+def _nosec_lines(data: bytes) -> dict[int, set[str]]:
+    """Line -> the checks a `# nosec` comment silences there (empty set: all), as bandit reads them."""
+    if b"nosec" not in data:
+        return {}
+    import tokenize
+
+    from bandit.core.manager import _parse_nosec_comment
+
+    lines: dict[int, set[str]] = {}
+    try:
+        for tok in tokenize.tokenize(io.BytesIO(data).readline):
+            if tok.type == tokenize.COMMENT:
+                found = _parse_nosec_comment(tok.string)
+                if found is not None:
+                    lines[tok.start[0]] = found
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return lines
+
+
+def _round_trip(ctx: ScanContext, issue: Any) -> bool:
+    """`pickle.loads(pickle.dumps(x))` (a deep copy) on the finding's line: the data never left the process."""
+    if issue.test_id not in {"B301", "B302"}:
+        return False
+    tree = ctx.python_ast()
+    for node in ast.walk(tree) if tree is not None else []:
+        if not (isinstance(node, ast.Call) and node.lineno == issue.lineno and node.args):
+            continue
+        inner = node.args[0]
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in _LOADS
+            and isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr in _DUMPS
+        ):
+            return True
+    return False
+
+
+def detector(checks: tuple[str, ...]):  # noqa: ANN201 - a ScanContext -> list[Hit] function
+    """The run function of a `{kind: bandit, checks: [...]}` catalog detector."""
+    wanted = frozenset(checks)
+
+    def run(ctx: ScanContext) -> list[Hit]:
+        return [f.hit for f in findings(ctx) if f.check in wanted]
+
+    return run

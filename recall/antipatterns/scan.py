@@ -8,9 +8,10 @@ ones). Files that are too big, unreadable or binary are skipped with a note; fil
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from recall.antipatterns.catalog import Antipattern, Catalog
@@ -268,10 +269,41 @@ def scan_snippet(catalog: Catalog, snippet: Snippet, notes: list[str]) -> list[D
     """Detections in code written in the question, for each language it may be in."""
     found: dict[str, Detection] = {}
     for kind in snippet.kinds:
-        ctx = ScanContext(snippet.code, kind, SNIPPET_PATH)
+        header = _implied_imports(snippet.code) if kind == "python" else ""
+        shift = header.count("\n")
+        ctx = ScanContext(header + snippet.code, kind, SNIPPET_PATH)
         for entry_id, hits in detect(catalog, ctx, notes).items():
-            if entry_id not in found:
+            hits = [replace(h, line=h.line - shift, end_line=max(0, h.end_line - shift)) for h in hits]
+            hits = [h for h in hits if h.line >= 1]
+            if hits and entry_id not in found:
                 found[entry_id] = Detection(
                     catalog.entries[entry_id], SNIPPET_PATH, hits, True, True, from_question=True
                 )
     return list(found.values())
+
+
+def _implied_imports(code: str) -> str:
+    """`import yaml` for a snippet that calls `yaml.load(f)` without importing it: checks (bandit's among
+    them) only trust a module name they saw imported, and a question quotes the call, not the imports."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return ""
+    bound: set[str] = set()
+    roots: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            roots.append(node.value.id)
+    modules = sorted({r for r in roots if r not in bound and r.isidentifier() and r not in _NOT_MODULES})
+    return "".join(f"import {m}\n" for m in modules)
+
+
+_NOT_MODULES = frozenset(
+    {"self", "cls", "super", "app", "request", "response", "db", "session", "cur", "conn"}
+)

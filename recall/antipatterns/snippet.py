@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 MAX_SNIPPET = 20_000
 _TICKS = re.compile(r"`([^`\n]+)`")
-_JS_MARKS = re.compile(r"\b(const|let|var|function|require|document|window|await|new Promise)\b|=>|===|!==|\$\{")
+_JS_MARKS = re.compile(
+    r"\b(const|let|var|function|require|document|window|await|new Promise)\b|=>|===|!==|\$\{"
+)
 _TS_MARKS = re.compile(r":\s*(string|number|boolean|any|unknown)\b|\binterface\s+\w+|\bas\s+any\b|<\w+>\(")
 _PY_MARKS = re.compile(r"\b(def|import|elif|None|True|False|self|lambda)\b|:[ \t]*$", re.MULTILINE)
 _DOCKERFILE = re.compile(r"[ \t]*FROM[ \t]+\S")

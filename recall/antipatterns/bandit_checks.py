@@ -7,8 +7,10 @@ plain `recall "<error>"` never loads it.
 
 Left out on purpose (see docs/antipatterns.md): B101 (`assert`: the idiom in tests, mostly type narrowing
 elsewhere), the import-only checks (B403-B411, B412, B415: the calls are checked instead), and the
-low-severity process checks B603, B606, B607 (every subprocess call without a shell). A pickle round trip
-(`pickle.loads(pickle.dumps(x))`) is not untrusted data and is dropped.
+low-severity process checks B603, B606, B607 (every subprocess call without a shell). Dropped findings:
+a pickle round trip (`pickle.loads(pickle.dumps(x))`: the data never left the process), shell=True or
+os.system on a literal command (bandit grades it LOW, "seems safe"), and B105-B107 "passwords" that no
+credential looks like (`TOKEN_HEADER = "X-Auth-Token"`, `PASSWORD_ENV = "APP_PASSWORD"`, a path).
 """
 
 from __future__ import annotations
@@ -31,6 +33,24 @@ SKIPPED_CHECKS = frozenset(
 )
 CHECK_ID = re.compile(r"B\d{3}")
 _SEVERITY = {"LOW": "low", "MEDIUM": "medium", "HIGH": "high"}
+_SHELL_CHECKS = frozenset({"B602", "B604", "B605"})
+_PASSWORD_CHECKS = frozenset({"B105", "B106", "B107"})
+# header names (X-Auth-Token), ENV_VAR_NAMES, dotted/slashed identifiers, URLs and paths, placeholders
+_NOT_SECRET_VALUE = re.compile(
+    r"[A-Za-z]+(?:-[A-Za-z]+)+|[A-Z][A-Z0-9_]*|[\w.]*[./][\w./-]*|https?://\S*|<[^>]*>|\{\{?[^}]*\}\}?|\$\{?\w+\}?"
+)
+_MESSAGE_CALLS = {
+    "print",
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+    "echo",
+}
 _LOADS = {"loads", "load"}
 _DUMPS = {"dumps", "dump"}
 
@@ -81,7 +101,12 @@ def _run(ctx: ScanContext) -> list[Finding]:
     manager._execute_ast_visitor(ctx.path or "<snippet>", io.BytesIO(data), data, _nosec_lines(data))
     out = []
     for issue in manager.results:
-        if _round_trip(ctx, issue):
+        if (
+            _round_trip(ctx, issue)
+            or _fixed_command(issue)
+            or _not_a_secret(issue)
+            or _sql_without_values(ctx, issue)
+        ):
             continue
         start = int(issue.lineno or 1)
         lines = [int(n) for n in (issue.linerange or [start])]
@@ -119,6 +144,52 @@ def _nosec_lines(data: bytes) -> dict[int, set[str]]:
     except (tokenize.TokenError, SyntaxError):
         pass
     return lines
+
+
+def _fixed_command(issue: Any) -> bool:
+    """shell=True / os.system on a literal command: bandit itself grades it LOW ("seems safe")."""
+    return issue.test_id in _SHELL_CHECKS and str(issue.severity) == "LOW"
+
+
+def _not_a_secret(issue: Any) -> bool:
+    """B105-B107 on a value no credential looks like: a header or variable name, a word, a path, ''."""
+    if issue.test_id not in _PASSWORD_CHECKS:
+        return False
+    _, _, value = str(issue.text).partition(": ")
+    value = value.strip()[1:-1] if len(value.strip()) >= 2 else ""
+    return not value or bool(_NOT_SECRET_VALUE.fullmatch(value)) or any(c.isspace() for c in value)
+
+
+def _sql_without_values(ctx: ScanContext, issue: Any) -> bool:
+    """B608 where no value is spliced in — only placeholders (`IN ({marks})`), table or column names from
+    constants — or where the "SQL" is message text (`print("delete from the cache: " + key)`)."""
+    if issue.test_id != "B608":
+        return False
+    from recall.antipatterns.rules import value_interpolation
+
+    lines = set(issue.linerange or [issue.lineno])
+    tree = ctx.python_ast()
+    parents: dict[ast.AST, ast.AST] = {}
+    found = False
+    for node in ast.walk(tree) if tree is not None else []:
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for node, parent in parents.items():
+        if getattr(node, "lineno", None) in lines and value_interpolation(node) and not _message(parent):
+            found = True
+            break
+    return not found
+
+
+def _message(node: ast.AST) -> bool:
+    """An argument of print, a logger call or an exception: text for people, not a query."""
+    if isinstance(node, ast.Raise):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _MESSAGE_CALLS or name.endswith(("Error", "Exception", "Warning"))
 
 
 def _round_trip(ctx: ScanContext, issue: Any) -> bool:

@@ -278,6 +278,20 @@ def _blocking_in_async(m: PyModule) -> list[Hit]:
     return hits
 
 
+@_rule("py-urlopen-without-timeout", "python")
+@_python
+def _urlopen_without_timeout(m: PyModule) -> list[Hit]:
+    """urllib's urlopen without a timeout (bandit's B113 covers requests and httpx only)."""
+    return [
+        m.hit(call, "`urlopen` without a timeout can hang forever")
+        for call in m.calls()
+        if m.qualname(call.func) == "urllib.request.urlopen"
+        and _kw(call, "timeout") is None
+        and not _has_star_kwargs(call)
+        and len(call.args) < 3
+    ]
+
+
 _SQL_METHODS = {"execute", "executemany", "executescript", "raw", "exec_driver_sql", "mogrify"}
 _SQL_WORDS = re.compile(r"\b(select|insert|update|delete|where|values|from)\b", re.IGNORECASE)
 
@@ -318,7 +332,7 @@ def _interpolated(node: ast.AST) -> tuple[list[ast.AST], bool]:
     return [], False
 
 
-def _value_interpolation(node: ast.AST) -> bool:
+def value_interpolation(node: ast.AST) -> bool:
     """A dynamic SQL string that splices in values (not just placeholders or constant identifiers)."""
     if not _dynamic_string(node):
         return False
@@ -345,7 +359,7 @@ def _sql_string_format(m: PyModule) -> list[Hit]:
         for node in _walk(scope, into_functions=False):
             if (
                 isinstance(node, ast.Assign)
-                and _value_interpolation(node.value)
+                and value_interpolation(node.value)
                 and _SQL_WORDS.search(ast.unparse(node.value))
             ):
                 built |= {t.id for t in node.targets if isinstance(t, ast.Name)}
@@ -356,7 +370,7 @@ def _sql_string_format(m: PyModule) -> list[Hit]:
             arg = _first_arg(call)
             if not is_sql or arg is None:
                 continue
-            if _value_interpolation(arg) or (isinstance(arg, ast.Name) and arg.id in built):
+            if value_interpolation(arg) or (isinstance(arg, ast.Name) and arg.id in built):
                 hits.append(m.hit(call, "SQL text built from values instead of bound parameters"))
     return hits
 

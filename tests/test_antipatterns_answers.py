@@ -28,6 +28,7 @@ RISKY_CHANGE = textwrap.dedent(
 
 
     def handler(cmd, blob, path, url, tags=[]):
+        tags.append(cmd)
         subprocess.run(cmd, shell=True)
         data = pickle.loads(blob)
         cfg = yaml.load(blob)
@@ -37,7 +38,7 @@ RISKY_CHANGE = textwrap.dedent(
         digest = hashlib.md5(blob).hexdigest()
         eval(cmd)
         try:
-            os.remove(path)
+            notify(url, tags)
         except:
             pass
         return data, cfg, digest
@@ -130,7 +131,7 @@ def test_cli_shows_every_detection_of_a_change_and_json_carries_them_all(
     shell = next(r for r in detections if r["antipattern_id"] == "py-subprocess-shell-true")
     assert (shell["file"], shell["line"], shell["checks"], shell["cwe"]) == (
         "service.py",
-        14,
+        15,
         ["B602"],
         ["CWE-78"],
     )

@@ -101,12 +101,7 @@ def _run(ctx: ScanContext) -> list[Finding]:
     manager._execute_ast_visitor(ctx.path or "<snippet>", io.BytesIO(data), data, _nosec_lines(data))
     out = []
     for issue in manager.results:
-        if (
-            _round_trip(ctx, issue)
-            or _fixed_command(issue)
-            or _not_a_secret(issue)
-            or _sql_without_values(ctx, issue)
-        ):
+        if any(drop(ctx, issue) for drop in _DROPS):
             continue
         start = int(issue.lineno or 1)
         lines = [int(n) for n in (issue.linerange or [start])]
@@ -146,12 +141,12 @@ def _nosec_lines(data: bytes) -> dict[int, set[str]]:
     return lines
 
 
-def _fixed_command(issue: Any) -> bool:
+def _fixed_command(ctx: ScanContext, issue: Any) -> bool:
     """shell=True / os.system on a literal command: bandit itself grades it LOW ("seems safe")."""
     return issue.test_id in _SHELL_CHECKS and str(issue.severity) == "LOW"
 
 
-def _not_a_secret(issue: Any) -> bool:
+def _not_a_secret(ctx: ScanContext, issue: Any) -> bool:
     """B105-B107 on a value no credential looks like: a header or variable name, a word, a path, ''."""
     if issue.test_id not in _PASSWORD_CHECKS:
         return False
@@ -220,3 +215,32 @@ def detector(checks: tuple[str, ...]):  # noqa: ANN201 - a ScanContext -> list[H
         return [f.hit for f in findings(ctx) if f.check in wanted]
 
     return run
+
+
+def _noqa(ctx: ScanContext, issue: Any) -> bool:
+    """`# noqa: S110` (ruff's flake8-bandit code for B110) or a bare `# noqa` on the line: reviewed."""
+    lines = ctx.text.splitlines()
+    line = lines[issue.lineno - 1] if 0 < issue.lineno <= len(lines) else ""
+    _, found, rest = line.partition("# noqa")
+    if not found:
+        return False
+    if not rest.startswith(":"):
+        return True
+    codes = {c.strip() for c in rest[1:].replace(",", " ").split()}
+    return "S" + issue.test_id[1:] in codes
+
+
+def _cleanup_swallow(ctx: ScanContext, issue: Any) -> bool:
+    """B110/B112 around code that only tears something down (see rules.best_effort_cleanup)."""
+    if issue.test_id not in {"B110", "B112"}:
+        return False
+    from recall.antipatterns.rules import best_effort_cleanup, py_module
+
+    module = py_module(ctx)
+    if module is None:
+        return False
+    handlers = [n for n in module.nodes if isinstance(n, ast.ExceptHandler) and n.lineno == issue.lineno]
+    return any(best_effort_cleanup(module, h) for h in handlers)
+
+
+_DROPS = (_round_trip, _fixed_command, _not_a_secret, _sql_without_values, _noqa, _cleanup_swallow)

@@ -44,7 +44,7 @@ def query(text: str, repo_path: str | None, *, limit: int = 5) -> list[Federatio
     catalog = load_catalog(repo)
     report = scan(catalog, text, repo)
     question = _strip_paths(text, report.query_paths)
-    snippet = code_in(question)
+    snippet = code_in(text)  # the question as typed: code keeps its line breaks
     if snippet is not None:
         report.detections[:0] = scan_snippet(catalog, snippet, report.notes)
     semantic, index = match_text(catalog, question)

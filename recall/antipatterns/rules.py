@@ -101,14 +101,22 @@ def _walk(root: ast.AST, into_functions: bool = True) -> Iterator[ast.AST]:
             stack.append(child)
 
 
+def py_module(ctx: ScanContext) -> PyModule | None:
+    """The file's PyModule, built once and shared by every rule (None when it does not parse)."""
+    module = ctx.cache.get("pymodule")
+    if module is None:
+        tree = ctx.python_ast()
+        if tree is None:
+            return None
+        module = ctx.cache["pymodule"] = PyModule(ctx, tree)
+    return module
+
+
 def _python(func: Callable[[PyModule], list[Hit]]) -> Callable[[ScanContext], list[Hit]]:
     def run(ctx: ScanContext) -> list[Hit]:
-        module = ctx.cache.get("pymodule")
+        module = py_module(ctx)
         if module is None:
-            tree = ctx.python_ast()
-            if tree is None:
-                return []
-            module = ctx.cache["pymodule"] = PyModule(ctx, tree)
+            return []
         hits = func(module)
         unique = {h.line: h for h in sorted(hits, key=lambda h: h.line, reverse=True)}
         return sorted(unique.values(), key=lambda h: h.line)
@@ -186,15 +194,65 @@ def _mutable_default(m: PyModule) -> list[Hit]:
         "collections.OrderedDict",
     }
     for node in m.nodes:
-        if isinstance(node, _FUNCS):
-            for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
-                literal = isinstance(
-                    default, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
-                )
-                call = isinstance(default, ast.Call) and m.qualname(default.func) in mutable_calls
-                if literal or call:
-                    hits.append(m.hit(default, "mutable default is shared between calls"))
+        if not isinstance(node, _FUNCS):
+            continue
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        for arg, default in pairs:
+            literal = isinstance(
+                default, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
+            )
+            call = isinstance(default, ast.Call) and m.qualname(default.func) in mutable_calls
+            if (literal or call) and (_stub(node) or _changes_or_leaks(node, arg.arg)):
+                hits.append(m.hit(default, "mutable default is shared between calls"))
     return hits
+
+
+_MUTATORS = {
+    "append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove", "discard",
+    "clear", "sort", "reverse", "appendleft", "extendleft",
+}  # fmt: skip
+
+
+def _stub(fn: ast.AST) -> bool:
+    """A body of `...` / `pass` (a signature quoted in a question): the default is the whole story."""
+    body = [s for s in getattr(fn, "body", []) if not (isinstance(s, ast.Expr) and _is_str(s.value))]
+    return all(
+        isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and _is_const(s.value, Ellipsis)) for s in body
+    )
+
+
+def _changes_or_leaks(fn: ast.AST, name: str) -> bool:
+    """The function mutates the parameter, or hands the shared object out (returns, stores or yields it).
+    A default that is only read (`ax_attrs: list[str] = ["name"]` iterated over), or rebound before use
+    (`attrs = set(attrs)`), is harmless."""
+    nodes = list(ast.walk(fn))
+    if any(isinstance(n, ast.Assign) and any(_is_name(t, name) for t in n.targets) for n in nodes):
+        return False
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in _MUTATORS and _is_name(node.func.value, name):
+                return True
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in targets):
+                return True
+            if isinstance(node, ast.AugAssign) and _is_name(node.target, name):
+                return True
+            if not isinstance(node, ast.AugAssign) and _is_name(node.value, name):
+                return any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets)
+        elif isinstance(node, ast.Delete):
+            if any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in node.targets):
+                return True
+        elif isinstance(node, ast.Return | ast.Yield) and _is_name(node.value, name):
+            return True
+    return False
+
+
+def _is_name(node: ast.AST | None, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 _BROAD = {"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"}
@@ -220,13 +278,41 @@ def _swallows(body: list[ast.stmt]) -> bool:
     return True
 
 
+_CLEANUP = {
+    "close", "aclose", "shutdown", "unlink", "remove", "rmdir", "rmtree", "kill", "terminate", "cancel",
+    "release", "disconnect", "close_connection", "sendall", "flush", "join", "wait", "stop", "cleanup",
+}  # fmt: skip
+
+
+def best_effort_cleanup(m: PyModule, handler: ast.ExceptHandler) -> bool:
+    """The guarded code only tears something down (`sock.close()`, `os.unlink(tmp)`, awaiting a finished
+    task): ignoring its failure is the usual, deliberate choice."""
+    parent = m.parents.get(handler)
+    if not isinstance(parent, ast.Try):
+        return False
+    calls = [n for stmt in parent.body for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    if not calls:  # `await self._done` alone: waiting for something to finish, whatever its outcome
+        return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Await) for s in parent.body)
+    acting = [c for c in calls if not _is_data_call(m, c)]
+    return bool(acting) and all(m.qualname(c.func).split(".")[-1] in _CLEANUP for c in acting)
+
+
+def _is_data_call(m: PyModule, call: ast.Call) -> bool:
+    """Calls that only compute arguments (`conn.data_to_send()`) do not change what the block is for."""
+    parent = m.parents.get(call)
+    return not isinstance(parent, ast.Expr) and not isinstance(parent, ast.Await)
+
+
 @_rule("py-broad-except-swallow", "python")
 @_python
 def _broad_except_swallow(m: PyModule) -> list[Hit]:
     return [
         m.hit(h, "broad except discards the error")
         for h in m.nodes
-        if isinstance(h, ast.ExceptHandler) and _broad_handler(m, h) and _swallows(h.body)
+        if isinstance(h, ast.ExceptHandler)
+        and _broad_handler(m, h)
+        and _swallows(h.body)
+        and not best_effort_cleanup(m, h)
     ]
 
 
@@ -697,9 +783,24 @@ def _debug_mode_on(m: PyModule) -> list[Hit]:
     return hits
 
 
+def _reexport_module(tree: ast.Module) -> bool:
+    """A module made only of imports, `__all__` and a docstring re-exports on purpose (a package facade)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(stmt, ast.Expr) and _is_str(stmt.value):
+            continue
+        if isinstance(stmt, ast.Assign | ast.AugAssign) and "__all__" in ast.unparse(stmt).split("=")[0]:
+            continue
+        return False
+    return True
+
+
 @_rule("py-wildcard-import", "python")
 @_python
 def _wildcard_import(m: PyModule) -> list[Hit]:
+    if _reexport_module(m.tree):
+        return []
     return [
         m.hit(n, f"`from {n.module} import *`")
         for n in m.nodes

@@ -2,7 +2,7 @@
 
 `code_in(text)` finds the code (a fenced block, `backticks`, or the whole question), and guesses its
 language from what parses: Python by `ast`, JavaScript/TypeScript by tree-sitter without errors,
-Dockerfile and SQL by their leading keywords. A snippet both Python and JavaScript accept with nothing
+Dockerfile, SQL and shell command lines by their leading words. A snippet both Python and JavaScript accept with nothing
 telling them apart (`exec(user_code)`) is checked as both. Prose never parses as either with a call or an
 assignment in it, so ordinary questions stay prose.
 """
@@ -24,6 +24,11 @@ _DOCKERFILE = re.compile(r"[ \t]*FROM[ \t]+\S")
 _DOCKER_STEP = re.compile(r"^[ \t]*(RUN|COPY|ADD|CMD|ENTRYPOINT|USER)\b", re.MULTILINE)
 _SQL = re.compile(
     r"^\s*(SELECT|UPDATE|DELETE|INSERT|CREATE|ALTER|DROP|GRANT)\b[^;]*\b(FROM|SET|INTO|TABLE|INDEX|ON|TO)\b"
+)
+# a command line: a common command first, then options, paths, pipes or variables
+_SHELL = re.compile(
+    r"(?:#!/\S+\n|\$ )?(?:sudo )?(?:curl|wget|rm|chmod|chown|cd|eval|export|bash|sh|ls|cat|echo|for|if|mkdir|cp|mv"
+    r"|tar|find|xargs|apt-get|apt|pip|npm|docker|git|set|source|ssh|scp|sed|awk|grep) [^\n]*[-$|/>&;=\"']"
 )
 # nodes that make a parse "code": a bare name or constant ("yaml", "not found") is prose
 _PY_CODE = (
@@ -61,8 +66,8 @@ class Snippet:
 
 def code_in(text: str) -> Snippet | None:
     """The code a question carries and its likely language(s); None for a question in words."""
-    candidates = _fenced(text) + [m.group(1) for m in _TICKS.finditer(text)]
-    candidates.append(text)
+    # the whole question before `spans`: a JavaScript template literal is code, not a quote
+    candidates = [*_fenced(text), text, *(m.group(1) for m in _TICKS.finditer(text))]
     for raw in candidates:
         code = _dedent(raw)[:MAX_SNIPPET]
         kinds = guess_kinds(code)
@@ -95,6 +100,8 @@ def guess_kinds(code: str) -> tuple[str, ...]:
         return ("dockerfile",)
     if _SQL.match(code):
         return ("sql",)
+    if _SHELL.match(code) and not code.rstrip().endswith("?"):
+        return ("shell",)
     python = _is_python(code)
     script = _script_kind(code)
     if python and script:

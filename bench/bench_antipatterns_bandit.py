@@ -217,6 +217,13 @@ def bench_packages(catalog: Catalog) -> dict:
                 else None,
             }
         rows[name] = row
+    total: dict = {}
+    for split in ("tune", "held"):
+        lines = sum(r["lines_outside_tests"][split] for r in rows.values())
+        alarms = sum(len(r[split]["false_alarms"]) for r in rows.values())
+        per10k = round(10_000 * alarms / lines, 2)
+        total[split] = {"lines": lines, "false_alarms": alarms, "false_alarms_per_10k": per10k}
+    rows["all"] = total
     return rows
 
 
@@ -343,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n## False alarms outside tests (per 10k lines; every detection judged by hand)")
     print(f"{'package':<18}{'split':<6}{'lines':>8}{'detections':>11}{'risks':>6}{'false':>6}{'per 10k':>8}")
     for name, row in pk.items():
+        if name == "all":
+            continue
         for split in ("tune", "held"):
             r = row[split]
             print(
@@ -351,6 +360,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             for a in r["false_alarms"]:
                 print("    false alarm:", a)
+
+    for split, r in pk["all"].items():
+        print(
+            f"all packages, {split}: {r['false_alarms']} false alarms in {r['lines']} lines = {r['false_alarms_per_10k']} per 10k"
+        )
 
     cq = result["code_questions"] = bench_code_questions(catalog)
     print("\n## Questions written as code — top-1")

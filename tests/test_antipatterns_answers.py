@@ -178,3 +178,67 @@ def test_pickle_round_trip_is_not_untrusted_data(tmp_path: Path) -> None:
     det = load_catalog().entries["py-pickle-untrusted"].detectors[0]
     code = "import pickle\n\ncopy = pickle.loads(pickle.dumps(obj))\nother = pickle.loads(blob)\n"
     assert [h.line for h in det.find(ScanContext(code, "python"))] == [4]
+
+
+def _found(code: str) -> dict[str, list[int]]:
+    from recall.antipatterns.catalog import load_catalog
+    from recall.antipatterns.scan import detect
+    from recall.antipatterns.source import ScanContext
+
+    hits = detect(load_catalog(), ScanContext(textwrap.dedent(code), "python", "app.py"), [])
+    return {entry: [h.line for h in found] for entry, found in hits.items()}
+
+
+def test_sql_checks_read_only_sql_that_runs_and_carries_values() -> None:
+    found = _found(
+        """\
+        print("delete from the cache as the first argument")
+        log.info("update the set of " + name)
+        cur.execute(f"DELETE FROM edges WHERE src IN ({marks})", ids)
+        cur.execute(f"SELECT a FROM orders WHERE id = {order_id}")
+        cur.execute("DELETE FROM sessions")
+        """
+    )
+    assert found.get("sql-string-formatting") == [4]
+    assert found.get("sql-update-delete-without-where") == [5]
+
+
+def test_deliberate_swallows_and_reexport_facades_are_not_alarms() -> None:
+    found = _found(
+        """\
+        def close(sock, path):
+            try:
+                sock.close()
+            except Exception:
+                pass
+            try:
+                parse(path)
+            except Exception:  # malformed files are skipped on purpose
+                pass
+            try:
+                load(path)
+            except Exception:
+                pass
+        """
+    )
+    assert found == {"py-broad-except-swallow": [12]}
+    assert _found('"""Public names."""\nfrom .models import *\n\n__all__ = ["Order"]\n') == {}
+    assert _found("from .models import *\n\ndef f():\n    pass\n") == {"py-wildcard-import": [1]}
+
+
+def test_mutable_default_needs_a_mutation_or_a_leak() -> None:
+    found = _found(
+        """\
+        def read_only(names=["a", "b"]):
+            return [n.upper() for n in names]
+
+        def rebound(attrs=[]):
+            attrs = set(attrs)
+            attrs -= {"x"}
+
+        def leaks(acc=[]):
+            acc.append(1)
+            return acc
+        """
+    )
+    assert found == {"py-mutable-default-arg": [8]}

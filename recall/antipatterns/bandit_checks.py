@@ -231,16 +231,16 @@ def _noqa(ctx: ScanContext, issue: Any) -> bool:
 
 
 def _cleanup_swallow(ctx: ScanContext, issue: Any) -> bool:
-    """B110/B112 around code that only tears something down (see rules.best_effort_cleanup)."""
+    """B110/B112 around code that only tears something down, or with a comment saying why (see rules)."""
     if issue.test_id not in {"B110", "B112"}:
         return False
-    from recall.antipatterns.rules import best_effort_cleanup, py_module
+    from recall.antipatterns.rules import best_effort_cleanup, explained, py_module
 
     module = py_module(ctx)
     if module is None:
         return False
     handlers = [n for n in module.nodes if isinstance(n, ast.ExceptHandler) and n.lineno == issue.lineno]
-    return any(best_effort_cleanup(module, h) for h in handlers)
+    return any(best_effort_cleanup(module, h) or explained(ctx.text, h) for h in handlers)
 
 
 _DROPS = (_round_trip, _fixed_command, _not_a_secret, _sql_without_values, _noqa, _cleanup_swallow)

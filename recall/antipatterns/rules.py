@@ -313,7 +313,16 @@ def _broad_except_swallow(m: PyModule) -> list[Hit]:
         and _broad_handler(m, h)
         and _swallows(h.body)
         and not best_effort_cleanup(m, h)
+        and not explained(m.ctx.text, h)
     ]
+
+
+def explained(text: str, handler: ast.ExceptHandler) -> bool:
+    """A comment on the `except` line or inside the handler (`# malformed cookies are dropped`,
+    `# noqa: BLE001`): the swallow was decided and written down, not forgotten."""
+    lines = text.splitlines()
+    last = getattr(handler, "end_lineno", None) or handler.lineno
+    return any("#" in line for line in lines[handler.lineno - 1 : last])
 
 
 @_rule("py-bare-except", "python")
@@ -384,6 +393,7 @@ _SQL_WORDS = re.compile(r"\b(select|insert|update|delete|where|values|from)\b", 
 
 # interpolations that shape the statement rather than carry values: placeholder lists ("?,?,?"),
 # table/column names from constants, clause fragments. Building those is normal; values are not.
+_ID_VALUE = re.compile(r"(^|_)ids?$", re.IGNORECASE)
 _STRUCTURAL = re.compile(
     r"mark|placeholder|qmark|table|column|cols|field|where|clause|order|sort|direction|schema|ident|fragment|join",
     re.IGNORECASE,
@@ -428,7 +438,8 @@ def value_interpolation(node: ast.AST) -> bool:
     for v in values:
         src = ast.unparse(v)
         name = _name_of(v)
-        if isinstance(v, ast.Constant) or _STRUCTURAL.search(src) or (name.isupper() and len(name) > 1):
+        structural = _STRUCTURAL.search(src) and not _ID_VALUE.search(name)  # `order_id` is a value
+        if isinstance(v, ast.Constant) or structural or (name.isupper() and len(name) > 1):
             continue
         return True
     return False

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from recall.architecture import values, words
 from recall.architecture.languages import LanguageSpec, grammar, query, spec_body_types
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class Call:
     name: str
     recv: str  # receiver text when short ("self", "httpx", "os.path"), else ""
     line: int
+    rtype: str = ""  # what the receiver is, when known (values.py): T:Class, R:function, M:module
 
 
 @dataclass
@@ -55,6 +57,8 @@ class FileFacts:
     package: str = ""  # package / namespace declaration, when the language has one
     doc: str = ""  # first line of the module docstring / header comment
     errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+    comments: str = ""  # comments and docstrings (concept search)
+    idents: str = ""  # distinct identifier words (concept search)
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -69,6 +73,8 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         _collect(spec, source, caps, facts, defs, calls)
     _build_symbols(spec, source, defs, calls, facts)
     facts.doc = _module_doc(spec, source, root)
+    facts.comments = words.comments(spec.name, source, root)
+    facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
 
 
@@ -99,7 +105,10 @@ def _collect(spec, source, caps, facts, defs, calls) -> None:
     if (node := one("call")) is not None and (name_node := one("call.name")) is not None:
         recv_node = one("call.recv")
         recv = _text(source, recv_node) if recv_node is not None else ""
-        calls.append((node, _text(source, name_node), recv if len(recv) <= 40 and "\n" not in recv else ""))
+        name = _text(source, name_node)
+        if spec.name in values.JS_LANGS and name in values.JS_INDIRECT:
+            name, recv = values.js_indirect(name, recv)  # fn.call(this, …) is a call of fn
+        calls.append((node, name, recv if len(recv) <= 40 and "\n" not in recv else ""))
 
 
 def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | None) -> list[Import]:
@@ -151,6 +160,7 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
     events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    receivers = values.receiver_types(spec.name, source, [(n, r) for n, _, r in calls])
     seen: set[tuple[int, str]] = set()
     for start, neg_end, is_call, payload in events:
         while stack and stack[-1][0] <= start:
@@ -158,7 +168,8 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
         if is_call:
             node, name, recv = payload
             caller = next((q for _, q, k in reversed(stack) if k not in CLASS_KINDS), "")
-            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1))
+            rtype = receivers.get((node.start_byte, node.end_byte), "") if receivers else ""
+            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1, rtype))
             continue
         node, kind, name, recv = payload
         if (start, kind) in seen:
@@ -200,6 +211,7 @@ _WRAPPERS = frozenset(
         "type_declaration",
         "lexical_declaration",
         "variable_declaration",
+        "expression_statement",  # JS: Runner.prototype.run = function () {…}
     }
 )
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall.architecture import graph
+from recall.architecture import concepts, graph
 from recall.architecture.languages import BY_SUFFIX, language_for
 from recall.architecture.resolve import (
     FileRow,
@@ -322,6 +322,7 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
     conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
     if facts is None:
+        concepts.store(conn, file_id, p.path, None)
         return file_id
     conn.executemany(
         "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc) VALUES (?,?,?,?,?,?,?,?)",
@@ -335,9 +336,10 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
         [(file_id, i.spec, ",".join(i.names), i.line) for i in facts.imports],
     )
     conn.executemany(
-        "INSERT INTO calls(file_id, caller, name, recv, line) VALUES (?,?,?,?,?)",
-        [(file_id, c.caller, c.name, c.recv, c.line) for c in facts.calls],
+        "INSERT INTO calls(file_id, caller, name, recv, line, rtype) VALUES (?,?,?,?,?,?)",
+        [(file_id, c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
     )
+    concepts.store(conn, file_id, p.path, facts)
     return file_id
 
 

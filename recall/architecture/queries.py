@@ -16,6 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.architecture.calltypes import Judge
+
 CLASS_LIKE = ("class", "interface", "struct", "enum", "trait", "type")
 MAX_DEPTH = 10
 _KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1, "function": 2}
@@ -430,15 +432,19 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
     direct, second = _importers(conn, target.file_id)
     owner = target.qualname.rpartition(".")[0]
     top = target.qualname.split(".")[0]
+    judge = Judge(conn, target)
     hits = []
-    for fid, path, is_test, caller, line, recv in conn.execute(
-        "SELECT c.file_id, f.path, f.is_test, c.caller, c.line, c.recv FROM calls c JOIN files f ON f.id = c.file_id"
-        " WHERE c.name = ?",
+    for fid, path, is_test, caller, line, recv, rtype, module in conn.execute(
+        "SELECT c.file_id, f.path, f.is_test, c.caller, c.line, c.recv, c.rtype, f.module FROM calls c"
+        " JOIN files f ON f.id = c.file_id WHERE c.name = ?",
         (name,),
     ):
         conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions)
         if fid in shadowing and (not recv or recv in ("self", "this", "cls")):
             conf = min(conf, 0.2)  # `foo()` / `self.foo()` next to its own `foo` means that one
+        verdict = judge.verdict(fid, caller, recv, rtype, module, path)
+        if verdict is not None:  # the receiver's value is known: it decides
+            conf = max(conf, 0.95) if verdict else min(conf, 0.1)
         if conf > 0:
             hits.append(CallHit(fid, path, caller, line, conf, bool(is_test)))
     return sorted(hits, key=lambda h: (-h.confidence, h.is_test, h.path, h.line))

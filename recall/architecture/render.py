@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from recall.architecture.concepts import Hit
 from recall.architecture.queries import CallHit, Dependent, Target
 
 LIST_CAP = 8
@@ -199,3 +200,18 @@ def other_matches(subject: str, targets: list[Target]) -> str:
     """The other definitions an ambiguous name could mean, one line each at most."""
     shown = [f"{_code(t.display)} ({t.kind}, {t.location})" for t in targets]
     return f"{_plural(len(targets), 'other match')} for {_code(subject)}: " + _cap(shown, 8)
+
+
+def concepts(question: str, hits: list[Hit]) -> str:
+    """Files about a question asked in words, best first, one line each on why."""
+    lines = [f"Code about “{' '.join(question.split())[:120]}”, best match first:"]
+    for i, h in enumerate(hits, 1):
+        why = []
+        if h.symbols:
+            why.append(", ".join(_code(s) for s in h.symbols))
+        if h.matched:
+            why.append("mentions " + ", ".join(h.matched))
+        if h.doc:
+            why.append(f"“{h.doc}”")
+        lines.append(f"{i}. {h.path}" + (" — " + " · ".join(why) if why else ""))
+    return "\n".join(lines)

@@ -135,10 +135,11 @@ def jedi_callers(root: Path, package_dir: str, limit: int) -> list[dict]:
     """Functions of the package with the (file, caller) pairs of their call sites, per jedi."""
     import jedi
 
-    # the sources under test first, and no site-packages: an installed copy of the same package (flask and
-    # jinja2 are installed here) would otherwise take the imports and hide every reference
+    # the sources under test before site-packages: an installed copy of the same package (flask and jinja2
+    # are installed here) would otherwise take the imports and hide every reference; pytest stays reachable
+    # so jedi can follow fixtures
     own = [str(root / "src"), str(root)]
-    project = jedi.Project(str(root), sys_path=own + [p for p in sys.path if "-packages" not in p])
+    project = jedi.Project(str(root), sys_path=own + [p for p in sys.path if p and p != str(HERE)])
     candidates = []
     for path in sorted((root / package_dir).rglob("*.py")):
         rel = path.relative_to(root).as_posix()

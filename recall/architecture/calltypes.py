@@ -66,9 +66,8 @@ class Judge:
         for (signature,) in self.conn.execute(
             "SELECT signature FROM symbols WHERE name = ? AND kind IN ('function', 'method')", (func,)
         ):
-            if m := _RETURNS.search(signature):
-                if found := annotation_type(m.group(1)):
-                    return found
+            if (m := _RETURNS.search(signature)) and (found := annotation_type(m.group(1))):
+                return found
         return ""
 
     def _module_file(self, dotted: str, caller_module: str, caller_path: str) -> int | None:

@@ -38,6 +38,7 @@ class Import:
     spec: str  # module / path as written ("..models", "./util", "fmt", "crate::a::b")
     names: list[str]  # imported names when the syntax lists them ("Request", "Response")
     line: int
+    typing_only: bool = False  # Python: inside `if TYPE_CHECKING:` (no runtime dependency)
 
 
 @dataclass
@@ -114,7 +115,11 @@ def _collect(spec, source, caps, facts, defs, calls) -> None:
 def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | None) -> list[Import]:
     line = node.start_point[0] + 1
     if spec.name == "python":
-        return _python_imports(source, node, line)
+        found = _python_imports(source, node, line)
+        if values.under_type_checking(source, node):
+            for imp in found:
+                imp.typing_only = True
+        return found
     if spec.name == "java":
         text = _text(source, node).removeprefix("import").strip().rstrip(";").strip()
         return [Import(text.removeprefix("static ").strip(), [], line)]

@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     spec TEXT NOT NULL,
     names TEXT NOT NULL,            -- comma separated
-    line INTEGER NOT NULL
+    line INTEGER NOT NULL,
+    typing_only INTEGER NOT NULL DEFAULT 0  -- inside `if TYPE_CHECKING:`
 );
 CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
 CREATE TABLE IF NOT EXISTS edges (
@@ -59,6 +60,7 @@ CREATE TABLE IF NOT EXISTS edges (
     dst INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     line INTEGER NOT NULL,
     names TEXT NOT NULL,
+    typing_only INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (src, dst, line)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);

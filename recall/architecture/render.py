@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from recall.architecture.concepts import Hit
-from recall.architecture.queries import CallHit, Dependent, Target
+from recall.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent, Target
 
 LIST_CAP = 8
 
@@ -51,11 +51,12 @@ def depth_counts(radius: list[Dependent]) -> str:
 
 
 def dependent_label(d: Dependent) -> str:
+    mark = " [TYPE_CHECKING only]" if d.typing_only else ""
     if d.names and d.names not in ("*", "calls") and d.depth == 1:
         names = d.names.split(",")
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        return f"{d.path} ({shown})"
-    return d.path
+        return f"{d.path} ({shown}){mark}"
+    return d.path + mark
 
 
 def card(
@@ -181,13 +182,13 @@ def cycles(cycles_found: list[list[str]], total: int, scope: str) -> str:
 
 
 def tests(t: Target, found: list[Dependent]) -> str:
+    """Test files, most direct first, with how many touch it in each way."""
     if not found:
         return f"No test file depends on {_code(t.display)} ({t.location})."
-    head = f"{_plural(len(found), 'test file')} touch {_code(t.display)} ({t.location}):"
-    labels = [
-        f"{d.path} ({'named after it' if d.depth == 0 else 'imports it' if d.depth == 1 else f'depth {d.depth}'})"
-        for d in found
-    ]
+    ways = Counter(d.how for d in found)
+    counted = ", ".join(f"{ways[w]} {w}" for w in TEST_ORDER if ways[w])
+    head = f"{_plural(len(found), 'test file')} touch {_code(t.display)} ({t.location}): {counted}"
+    labels = [f"{d.path} ({d.how if d.how != TEST_TRANSITIVE else f'depth {d.depth}'})" for d in found]
     return head + "\n" + _cap(labels, 10)
 
 

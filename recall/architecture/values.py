@@ -146,6 +146,8 @@ class _Bindings:
             self._import(text)
             return
         node = caps["bind"][0]
+        if "fn" in caps and node.type == "assignment" and node.child_by_field_name("type") is not None:
+            return  # `x: Adapter = make()`: the annotation (matched apart) says it
         value = f"T:{t}" if (t := annotation_type(text("type"))) else callee_value(text("fn"))
         if "attr" in caps:
             if text("obj") in ("self", "this"):
@@ -231,3 +233,27 @@ def _receiver(bindings: _Bindings, source: bytes, call: Node) -> str:
         if module and _DOTTED.fullmatch(text) and bindings.lookup(call, first) == module:
             return module + text[len(first) :]
     return ""
+
+
+_TYPE_CHECKING = re.compile(r"(?:[\w.]+\.)?TYPE_CHECKING")
+
+
+def under_type_checking(source: bytes, node: Node) -> bool:
+    """Is this Python statement inside an `if TYPE_CHECKING:` block (`typing.` / `t.` prefixes allowed)?"""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type == "if_statement":
+            condition = parent.child_by_field_name("condition")
+            consequence = parent.child_by_field_name("consequence")
+            if (
+                condition is not None
+                and consequence is not None
+                and child.start_byte >= consequence.start_byte
+                and child.end_byte <= consequence.end_byte
+                and _TYPE_CHECKING.fullmatch(
+                    source[condition.start_byte : condition.end_byte].decode("utf-8", "replace")
+                )
+            ):
+                return True
+        child, parent = parent, parent.parent
+    return False

@@ -38,9 +38,9 @@ def answer(
     if not found.targets:
         if not conn.execute("SELECT 1 FROM files WHERE lang IS NOT NULL LIMIT 1").fetchone():
             return [Answer(f"No source files indexed in {root.name} ({root}).", _pick(intent.role, roles))]
-        if intent.action == "lookup" and " " in q.clean_subject(intent.subject, root):
-            if about := _concepts(conn, text, roles, limit):  # "where is the retry logic": words, not a name
-                return about
+        words_not_a_name = intent.action == "lookup" and " " in q.clean_subject(intent.subject, root)
+        if words_not_a_name and (about := _concepts(conn, text, roles, limit)):  # "where is the retry logic"
+            return about
         content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
         return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
     # the most likely match gets the full answer; other matches of an ambiguous name get one compact list

@@ -233,7 +233,12 @@ def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
     if body is None:
         raw = raw.split("\n", 1)[0]
     sig = _WS.sub(" ", raw).strip().rstrip(":{").strip()
-    return sig if len(sig) <= SIGNATURE_MAX else sig[: SIGNATURE_MAX - 1] + "…"
+    if len(sig) <= SIGNATURE_MAX:
+        return sig
+    # keep a long signature's return annotation: call resolution reads it (calltypes.py)
+    arrow = sig.rfind(") ->")
+    tail = sig[arrow + 1 :] if arrow > 0 and len(sig) - arrow < 60 else ""
+    return sig[: SIGNATURE_MAX - 1 - len(tail)] + "…" + tail
 
 
 def _first_line(text: str) -> str:

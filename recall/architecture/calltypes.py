@@ -62,6 +62,12 @@ class Judge:
             return False  # its own override (or a runaway hierarchy)
         return any(self._is_owner_or_inherits(b, depth + 1) for b in self.bases[cls])
 
+    def _inherits_from(self, cls: str, ancestor: str, depth: int = 0) -> bool:
+        bases = self.bases.get(cls, set())
+        return ancestor in bases or (
+            depth < 8 and any(self._inherits_from(b, ancestor, depth + 1) for b in bases)
+        )
+
     def _returns(self, func: str) -> str:
         for (signature,) in self.conn.execute(
             "SELECT signature FROM symbols WHERE name = ? AND kind IN ('function', 'method')", (func,)
@@ -113,7 +119,9 @@ class Judge:
                 return None
             if cls == self.owner and fid == self.target.file_id:
                 return True
-            return self._is_owner_or_inherits(cls) if cls != self.owner else None
+            if cls == self.owner or self._inherits_from(self.owner, cls):
+                return None  # a base class's `self.m()` reaches a subclass's override at run time
+            return self._is_owner_or_inherits(cls)
         if not rtype:
             return None
         kind, _, value = rtype.partition(":")
@@ -126,8 +134,7 @@ class Judge:
             if not value[:1].isupper():
                 return False
             return self._is_owner_or_inherits(value)
-        verdict = self._is_owner_or_inherits(value)
-        return False if verdict is None else verdict
+        return self._is_owner_or_inherits(value)  # None: a class recall does not know (made at run time)
 
 
 def _base_names(signature: str) -> set[str]:

@@ -143,6 +143,15 @@ VALUES_REPO = {
         "        adapter.send(6)\n"
         "    return _sansio_utils.get_host('http', 'x')\n"
     ),
+    "tests/conftest.py": (
+        "import pytest\nfrom pkg.sessions import Session\n\n\n"
+        "@pytest.fixture\ndef session():\n    s = Session()\n    yield s\n"
+    ),
+    "tests/test_client.py": (
+        "def test_send(session):\n    session.send(1)\n\n\n"
+        "def test_local():\n    from pkg.sansio import utils as wsgi\n    return wsgi.get_host('http', 'x')\n\n\n"
+        "def test_adapter(adapter):\n    adapter.send(2)\n"
+    ),
 }
 
 JS_CALLS = {

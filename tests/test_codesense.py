@@ -109,18 +109,24 @@ def test_callers_follow_constructors_annotations_attributes_and_returns(values_r
         "pkg/client.py:24 in top",  # RetrySession().send(): inherited, not overridden
         "pkg/sessions.py:6 in Session.close",
         "pkg/sessions.py:11 in RetrySession.retry",  # self.send() in a subclass
+        "tests/test_client.py:2 in test_send",  # the `session` fixture yields a Session
     }
     sites = _call_sites("who calls Adapter.send", values_repo)
     assert sites == {
         "pkg/client.py:15 in Client.go",  # self.adapter: Adapter = make_adapter()
         "pkg/client.py:23 in top",  # a = make_adapter() -> 'Adapter'
         "pkg/client.py:26 in top",  # adapter: Optional[Adapter]
+        "tests/test_client.py:11 in test_adapter",  # no such fixture: spelled like the class, as before
     }
 
 
 def test_module_qualified_calls_go_to_their_module(values_repo: Path) -> None:
     assert _call_sites("who calls pkg.wsgi.get_host", values_repo) == {"pkg/client.py:16 in Client.go"}
-    assert _call_sites("who calls pkg.sansio.utils.get_host", values_repo) == {"pkg/client.py:27 in top"}
+    # an import inside a function binds there only: `wsgi` is sansio.utils in test_local, nowhere else
+    assert _call_sites("who calls pkg.sansio.utils.get_host", values_repo) == {
+        "pkg/client.py:27 in top",
+        "tests/test_client.py:7 in test_local",
+    }
 
 
 def test_javascript_call_apply_and_prototype_methods(tmp_path: Path) -> None:

@@ -68,12 +68,32 @@ class Judge:
             depth < 8 and any(self._inherits_from(b, ancestor, depth + 1) for b in bases)
         )
 
-    def _returns(self, func: str) -> str:
-        for (signature,) in self.conn.execute(
-            "SELECT signature FROM symbols WHERE name = ? AND kind IN ('function', 'method')", (func,)
-        ):
+    def _returns(self, func: str, depth: int = 0) -> str:
+        """The class a call of `func` returns: its return annotation, else what its body returns."""
+        rows = self.conn.execute(
+            "SELECT signature, returns FROM symbols WHERE name = ? AND kind IN ('function', 'method')",
+            (func,),
+        ).fetchall()
+        for signature, _ in rows:
             if (m := _RETURNS.search(signature)) and (found := annotation_type(m.group(1))):
                 return found
+        return self._value_class(rows[0][1], depth) if len(rows) == 1 and rows[0][1] else ""
+
+    def _value_class(self, value: str, depth: int = 0) -> str:
+        kind, _, name = value.partition(":")
+        if kind == "T":
+            return name
+        return self._returns(name, depth + 1) if kind == "R" and depth < 3 else ""
+
+    def _fixture(self, name: str, fid: int) -> str:
+        """The class a pytest fixture `name` (same file, or a conftest.py) returns or yields."""
+        for (returns,) in self.conn.execute(
+            "SELECT s.returns FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? AND"
+            " s.kind = 'function' AND s.returns != '' AND (s.file_id = ? OR f.path = 'conftest.py'"
+            " OR f.path LIKE '%/conftest.py') ORDER BY s.file_id != ?",
+            (name, fid, fid),
+        ):
+            return self._value_class(returns)
         return ""
 
     def _module_file(self, dotted: str, caller_module: str, caller_path: str) -> int | None:
@@ -105,6 +125,8 @@ class Judge:
         if not rtype:
             return None
         kind, _, value = rtype.partition(":")
+        if kind == "P":
+            return None  # a parameter: could hold a module as well as an object
         if kind != "M":
             return False  # obj.name() on an object is a method call, not this function
         module_file = self._module_file(value, caller_module, caller_path)
@@ -125,8 +147,8 @@ class Judge:
         if not rtype:
             return None
         kind, _, value = rtype.partition(":")
-        if kind == "R":
-            value = self._returns(value)
+        if kind in ("R", "P"):
+            value = self._returns(value) if kind == "R" else self._fixture(value, fid)
             if not value:
                 return None
         elif kind == "M":  # an imported class (`Cls.method(…)`), else a module: not a method call

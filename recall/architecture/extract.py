@@ -31,6 +31,7 @@ class Symbol:
     end_line: int
     signature: str
     doc: str
+    returns: str = ""  # what it returns when its body says (values.py: T:Class, R:function)
 
 
 @dataclass
@@ -165,7 +166,10 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
     events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
-    receivers = values.receiver_types(spec.name, source, [(n, r) for n, _, r in calls])
+    anchor = defs[0][0] if defs else calls[0][0] if calls else None
+    receivers, returns = values.analyse(
+        spec.name, source, _root(anchor) if anchor is not None else None, [(n, r) for n, _, r in calls]
+    )
     seen: set[tuple[int, str]] = set()
     for start, neg_end, is_call, payload in events:
         while stack and stack[-1][0] <= start:
@@ -203,9 +207,16 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
                 end_line=node.end_point[0] + 1,
                 signature=_signature(spec, source, node),
                 doc=_doc(spec, source, node),
+                returns=returns.get(node.start_byte, ""),
             )
         )
         stack.append((-neg_end, qualname, kind))
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 _WS = re.compile(r"\s+")

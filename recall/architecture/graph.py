@@ -13,7 +13,7 @@ from pathlib import Path
 
 from recall.config import recall_home
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS symbols (
     line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     signature TEXT NOT NULL,
-    doc TEXT NOT NULL
+    doc TEXT NOT NULL,
+    returns TEXT NOT NULL DEFAULT ''  -- what it returns when its body says: T:Class, R:function
 );
 CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
 CREATE INDEX IF NOT EXISTS symbols_qualname ON symbols(qualname);

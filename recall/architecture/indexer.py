@@ -333,9 +333,10 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
         concepts.store(conn, file_id, p.path, None)
         return file_id
     conn.executemany(
-        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc) VALUES (?,?,?,?,?,?,?,?)",
+        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
+        " VALUES (?,?,?,?,?,?,?,?,?)",
         [
-            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc)
+            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns)
             for s in facts.symbols
         ],
     )

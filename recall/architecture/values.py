@@ -9,8 +9,9 @@ For `obj.send()` the call graph needs to know what `obj` holds. Inside one file 
 - import aliases for module-qualified calls (`from . import wsgi` → `wsgi.get_host()` is `.wsgi`'s).
 
 The answer per call is a short string stored with the call: `T:Class` (an instance of Class), `R:func` (what
-`func` returns: its return annotation is read at query time), `M:dotted.module` (a module or a name imported
-from it; relative modules keep their dots). Unknown receivers get "". Flow-insensitive on purpose: a name
+`func` returns: its return annotation, else what its `return`s build, read at query time), `M:dotted.module`
+(a module or a name imported from it; relative modules keep their dots), `P:name` (an unannotated parameter:
+the pytest fixture `name` in the same file or a conftest.py, if there is one). Unknown receivers get "". Flow-insensitive on purpose: a name
 bound to two different types in one scope is left unknown.
 """
 
@@ -51,6 +52,11 @@ _PY_BINDINGS = """
 (assignment left: (attribute object: (identifier) @obj attribute: (identifier) @attr) right: (call function: (_) @fn)) @bind
 (assignment left: (attribute object: (identifier) @obj attribute: (identifier) @attr) type: (type) @type) @bind
 (with_item value: (as_pattern (call function: (_) @fn) alias: (as_pattern_target (identifier) @var))) @bind
+(function_definition parameters: (parameters (identifier) @param)) @bind
+(return_statement (call function: (_) @fn)) @return
+(return_statement (identifier) @var) @return
+(expression_statement (yield (call function: (_) @fn))) @return
+(expression_statement (yield (identifier) @var)) @return
 (import_statement name: (dotted_name) @module) @import
 (import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @alias)) @import
 (import_from_statement module_name: (_) @from name: (dotted_name) @name) @import
@@ -116,13 +122,13 @@ def _enclosing(node: Node, kinds: frozenset[str]) -> Node | None:
 
 
 class _Bindings:
-    """Name → value per scope (function start byte, 0 = module), attributes per class, import aliases."""
+    """Name → value per scope (function start byte, 0 = module; imports included), attributes per class."""
 
     def __init__(self, lang: str) -> None:
         self.family = _family(lang)
         self.scopes: dict[tuple[int, str], str] = {}
         self.attrs: dict[tuple[int, str], str] = {}
-        self.imports: dict[str, str] = {}
+        self.returned: dict[int, list[tuple[Node, str, str]]] = {}  # function start → (node, var, value)
 
     def _put(self, table: dict, key, value: str) -> None:
         if value:
@@ -143,9 +149,21 @@ class _Bindings:
             return source[nodes[0].start_byte : nodes[0].end_byte].decode("utf-8", "replace") if nodes else ""
 
         if "import" in caps:
-            self._import(text)
+            # an import binds in its own scope: `from app import app` inside one test is that test's
+            self._import(text, self.scope_of(caps["import"][0]))
+            return
+        if "return" in caps:  # resolved once every binding is known (returns())
+            node = caps["return"][0]
+            self.returned.setdefault(self.scope_of(node), []).append(
+                (node, text("var"), callee_value(text("fn")))
+            )
             return
         node = caps["bind"][0]
+        if "param" in caps:
+            # an unannotated parameter: a pytest fixture of that name, if there is one (resolved at query time)
+            if text("param") not in ("self", "cls"):
+                self._put(self.scopes, (node.start_byte, text("param")), f"P:{text('param')}")
+            return
         if "fn" in caps and node.type == "assignment" and node.child_by_field_name("type") is not None:
             return  # `x: Adapter = make()`: the annotation (matched apart) says it
         value = f"T:{t}" if (t := annotation_type(text("type"))) else callee_value(text("fn"))
@@ -156,16 +174,26 @@ class _Bindings:
             return
         self._put(self.scopes, (self.scope_of(node), text("var")), value)
 
-    def _import(self, text) -> None:
+    def _import(self, text, scope: int) -> None:
         if source_module := text("from"):
             name = text("name")
             sep = "" if source_module.endswith(".") else "."
-            self.imports[text("alias") or name] = f"M:{source_module}{sep}{name}"
+            self._put(self.scopes, (scope, text("alias") or name), f"M:{source_module}{sep}{name}")
         elif text("alias"):
-            self.imports[text("alias")] = f"M:{text('module')}"
+            self._put(self.scopes, (scope, text("alias")), f"M:{text('module')}")
         else:
             top = text("module").split(".")[0]
-            self.imports.setdefault(top, f"M:{top}")
+            self.scopes.setdefault((scope, top), f"M:{top}")
+
+    def returns(self) -> dict[int, str]:
+        """Function start byte → what it returns (`return Flask(…)`, `app = Flask(…); yield app`), when every
+        return / yield agrees."""
+        out: dict[int, str] = {}
+        for scope, found in self.returned.items():
+            values = {value or self.lookup(node, var) for node, var, value in found}
+            if len(values) == 1 and (value := values.pop())[:2] in ("T:", "R:"):
+                out[scope] = value
+        return out
 
     def lookup(self, node: Node, name: str) -> str:
         scope = _enclosing(node, _SCOPES[self.family])
@@ -173,21 +201,28 @@ class _Bindings:
             if (found := self.scopes.get((scope.start_byte, name))) is not None:
                 return found
             scope = _enclosing(scope, _SCOPES[self.family])
-        if (found := self.scopes.get((0, name))) is not None:
-            return found
-        return self.imports.get(name, "")
+        return self.scopes.get((0, name), "")
 
 
-def receiver_types(lang: str, source: bytes, calls: list[tuple[Node, str]]) -> dict[tuple[int, int], str]:
-    """Call (start byte, end byte) → what its receiver is (`T:…`, `R:…`, `M:…`), for the calls where it is known."""
+def analyse(
+    lang: str, source: bytes, root: Node | None, calls: list[tuple[Node, str]]
+) -> tuple[dict[tuple[int, int], str], dict[int, str]]:
+    """(call (start, end) byte → what its receiver is, function start byte → what it returns), where known.
+    Receivers: `T:Class`, `R:function`, `M:module`, `P:fixture` (an unannotated parameter)."""
     query = _query(lang)
-    if query is None or not calls:
-        return {}
+    if query is None or root is None:
+        return {}, {}
     from tree_sitter import QueryCursor
 
     bindings = _Bindings(lang)
-    for _, caps in QueryCursor(query).matches(_root(calls[0][0])):
+    for _, caps in QueryCursor(query).matches(root):
         bindings.bind(source, caps)
+    return _receivers(bindings, source, calls), bindings.returns()
+
+
+def _receivers(
+    bindings: _Bindings, source: bytes, calls: list[tuple[Node, str]]
+) -> dict[tuple[int, int], str]:
     out: dict[tuple[int, int], str] = {}
     for node, recv in calls:
         if not recv:
@@ -196,12 +231,6 @@ def receiver_types(lang: str, source: bytes, calls: list[tuple[Node, str]]) -> d
         if value and value != UNKNOWN:
             out[(node.start_byte, node.end_byte)] = value
     return out
-
-
-def _root(node: Node) -> Node:
-    while node.parent is not None:
-        node = node.parent
-    return node
 
 
 def _object_of(node: Node) -> Node | None:
@@ -229,8 +258,8 @@ def _receiver(bindings: _Bindings, source: bytes, call: Node) -> str:
             found = bindings.attrs.get((bindings.class_of(call), attr), "")
             return found or bindings.attrs.get((0, attr), "")
         first = text.split(".", 1)[0]
-        module = bindings.imports.get(first, "")
-        if module and _DOTTED.fullmatch(text) and bindings.lookup(call, first) == module:
+        module = bindings.lookup(call, first)
+        if module.startswith("M:") and _DOTTED.fullmatch(text):
             return module + text[len(first) :]
     return ""
 

@@ -1,7 +1,7 @@
 """Code sense benchmark (issue 16): concept questions, callers against jedi, query latency.
 
 Repositories no earlier benchmark used: flask 3.1.3, jinja2 3.1.6, marshmallow 4.4.0 (PyPI sdists) and
-mocha 10.8.2, express 4 (npm tarballs). The concept questions (`bench/codesense/concepts.json`) were written
+mocha 10.8.2, express 4.22.3 (npm tarballs). The concept questions (`bench/codesense/concepts.json`) were written
 before the concept search existed; they are split into a tuning and a held-out half by sha1 parity.
 
 - concepts: is one of the expected files among the first 3 files answered? For recall (this checkout), for
@@ -191,18 +191,25 @@ def traced_callers(root: Path, functions: list[dict]) -> dict[str, list[list[str
     itself spells a call of the name (a decorator's wrapper calling on someone's behalf is not a call site).
     """
     job = {"root": str(root), "functions": [[f["file"], f["qualname"]] for f in functions]}
-    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}", "PYTHONDONTWRITEBYTECODE": "1"}
+    return _in_subprocess("--trace", job, f"{root / 'src'}{os.pathsep}{root}", root)
+
+
+def _in_subprocess(mode: str, job: dict, pythonpath: str, cwd: Path) -> dict:
+    """Run this script in `mode` with `job` on stdin; its last stdout line is the JSON answer."""
+    env = {**os.environ, "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
     out = subprocess.run(
-        [sys.executable, str(Path(__file__)), "--trace"],
+        [sys.executable, str(Path(__file__)), mode],
         input=json.dumps(job),
         capture_output=True,
         text=True,
         env=env,
-        cwd=str(root),
+        cwd=str(cwd),
         timeout=900,
     )
-    last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else "{}"
-    return json.loads(last)
+    lines = out.stdout.strip().splitlines()
+    if (out.returncode and mode == "--worker") or not lines:
+        raise SystemExit(out.stderr[-3000:])
+    return json.loads(lines[-1])
 
 
 def _trace_worker(job: dict) -> dict:
@@ -307,18 +314,7 @@ def worker(job: dict) -> dict:
 def run_engine(pythonpath: Path, root: Path, questions: list[str], functions: list[dict]) -> dict:
     home = tempfile.mkdtemp(prefix="recall-bench-cs-")
     job = {"home": home, "root": str(root), "questions": questions, "functions": functions}
-    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    out = subprocess.run(
-        [sys.executable, str(Path(__file__)), "--worker"],
-        input=json.dumps(job),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(pythonpath),
-    )
-    if out.returncode:
-        raise SystemExit(out.stderr[-3000:])
-    return json.loads(out.stdout)
+    return _in_subprocess("--worker", job, str(pythonpath), pythonpath)
 
 
 # --------------------------------------------------------------------------- BM25 baseline

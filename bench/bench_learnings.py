@@ -295,8 +295,10 @@ def run_bm25_rw(job: dict) -> list[list[str]]:
     return run_bm25(learn, job["queries"])
 
 
-def realworld(tmp: Path, release: str | None) -> dict:
+def realworld(tmp: Path, release: str | None, only: str | None = None) -> dict:
     halves = realworld_halves()
+    if only:  # while tuning: never look at the held-out half
+        halves = {only: halves[only]}
     rel = release_tree(tmp, release) if release else None
     out: dict = {}
     for half, (causes, near) in halves.items():
@@ -497,6 +499,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000", help="store sizes for latency (default 10000,100000)")
     ap.add_argument("--release", default=RELEASE, help=f"commit measured as the release (default {RELEASE})")
     ap.add_argument("--realworld-only", action="store_true", help="only the real-world corpus tables")
+    ap.add_argument("--half", choices=["tuning", "heldout"], help="only this half of the real-world corpus")
     args = ap.parse_args()
 
     rows = load_corpus()
@@ -514,8 +517,13 @@ def main() -> int:
     }
     if args.realworld_only:
         with tempfile.TemporaryDirectory() as tmp:
-            rw = realworld(Path(tmp), args.release)
+            rw = realworld(Path(tmp), None if args.half else args.release, args.half)
         print_realworld(rw)
+        if args.half:
+            for col, v in rw.items():
+                if col != "corpus":
+                    print(col, "misses:", v["recall"]["misses"], "\nfalse:", v["recall"]["false_matches"])
+            return 0
         prev = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(prev | {"realworld": rw}, indent=2) + "\n")

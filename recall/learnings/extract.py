@@ -27,7 +27,7 @@ WINDOW_AFTER = 3  # lines kept after it (the message's continuation, hints)
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>NOc]"
 )
-_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LOG_PREFIXES = [
     # 2026-11-29T21:03:11.1234567Z / 2026-11-29 21:03:11,123 (+ optional level / [pid])
     re.compile(
@@ -168,6 +168,8 @@ def _tail(lines: list[str], limit: int) -> str:
     size = 0
     for line in reversed(lines):
         if size + len(line) + 1 > limit:
+            if not out:  # one line longer than the limit: its end
+                return line[-limit:]
             break
         out.append(line)
         size += len(line) + 1

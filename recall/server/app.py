@@ -13,19 +13,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import anyio.to_thread
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, model_validator
 
 import recall
 from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
+    ERROR_TEXT_MAX,
     NOT_BLANK,
     FederationRequest,
     FederationResponse,
@@ -88,7 +89,16 @@ def _strict_json_types(model: type[BaseModel]) -> Any:
 
 
 RetrievalBody = _strict_json_types(LearningRetrievalRequest)
-LearningBody = _strict_json_types(Learning)
+
+
+class LearningPaste(Learning):
+    """The body of POST /v1/learnings: a Learning whose error signatures may be whole tool outputs or logs
+    (up to the body limit); the stored learning keeps each one's decisive part, at most ERROR_TEXT_MAX."""
+
+    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY)]] = Field(default_factory=list)
+
+
+LearningBody = _strict_json_types(LearningPaste)
 FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
 
 
@@ -186,7 +196,8 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning_id, merged = await backend.add(_redacted(body))
+            learning = await anyio.to_thread.run_sync(_decisive_learning, body)  # CPU work off the loop
+            learning_id, merged = await backend.add(_redacted(learning))
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc
         written = LearningWritten(id=learning_id, merged=merged)
@@ -253,6 +264,17 @@ def _configured_match(path: str, configured: list[str]) -> str | None:
             return path
     name = path.rstrip("/").rsplit("/", 1)[-1]
     return next((repo for repo in configured if repo.rstrip("/").rsplit("/", 1)[-1] == name), None)
+
+
+def _decisive_learning(body: Learning) -> Learning:
+    """The wire Learning of a pasted one: long error signatures cut to their decisive part."""
+    from recall.learnings.extract import decisive
+
+    data = body.model_dump()
+    data["error_signatures"] = [
+        s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
+    ]
+    return Learning.model_validate(data)
 
 
 def _redacted(learning: Learning) -> Learning:

@@ -87,7 +87,7 @@ def _clean_line(line: str) -> str | None:
     if line.startswith("**") or line.endswith("**"):  # markdown bold around a pasted line
         line = line.strip().removeprefix("**").removesuffix("**")
     if line.startswith(("│", "┃")):  # a box drawn around the output
-        line = line[1:].rstrip().removesuffix("│").removesuffix("┃")
+        line = line[1:].strip().removesuffix("│").removesuffix("┃").rstrip()
     for _ in range(2):  # a quoted CI log: "> 2026-... ERROR ..."
         for rx in _WRAP_PREFIXES:
             line = rx.sub("", line, count=1)

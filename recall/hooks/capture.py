@@ -26,6 +26,8 @@ from typing import Any
 
 from recall import repo
 from recall.hooks.runtime import log
+from recall.learnings.extract import decisive
+from recall.models import ERROR_TEXT_MAX
 from recall.redact import redact
 
 DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9.])"
@@ -159,7 +161,7 @@ def _learning(
     for entry in entries:
         if entry.get("text") and entry.get("ident") not in seen:
             seen.add(entry.get("ident"))
-            signatures.append(redact(str(entry["text"]))[:4000])
+            signatures.append(decisive(redact(str(entry["text"])), ERROR_TEXT_MAX))
     if not signatures:
         return None
     first_ts = min(float(e.get("ts") or 0) for e in entries)

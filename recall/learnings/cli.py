@@ -17,6 +17,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
+from recall.learnings.extract import decisive
 from recall.learnings.types import StoreError
 from recall.models import ERROR_TEXT_MAX, RESOLUTION_MAX, Learning, TaskType
 
@@ -65,9 +66,8 @@ def build_learning(data: dict[str, Any]) -> Learning:
     sigs = data.get("error_signatures") or []
     if not isinstance(sigs, list) or not all(isinstance(s, str) for s in sigs):
         raise Refused("error_signatures: must be a list of strings")
-    for sig in sigs:
-        if len(sig) > ERROR_TEXT_MAX:
-            raise Refused(f"error text is {len(sig)} characters; the limit is {ERROR_TEXT_MAX}")
+    # a whole tool output or log is welcome: what is stored is its decisive part (at most the wire limit)
+    sigs = [sig if len(sig) <= ERROR_TEXT_MAX else decisive(sig, ERROR_TEXT_MAX) for sig in sigs]
     resolution = data.get("resolution_summary")
     if isinstance(resolution, str):
         if not resolution.strip():
@@ -109,7 +109,8 @@ def _learn_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TEXT",
-        help=f"error text (repeatable; '-' reads stdin; at most {ERROR_TEXT_MAX} characters each)",
+        help=f"error text (repeatable; '-' reads stdin; longer than {ERROR_TEXT_MAX} characters, its decisive "
+        "error lines are kept)",
     )
     p.add_argument(
         "--resolution", metavar="TEXT", help=f"what fixed it (at most {RESOLUTION_MAX} characters)"

@@ -12,19 +12,20 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import anyio.to_thread
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, model_validator
 
 import recall
 from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
+    ERROR_TEXT_MAX,
     NOT_BLANK,
     FederationRequest,
     FederationResponse,
@@ -89,7 +90,16 @@ def _strict_json_types(model: type[BaseModel]) -> Any:
 
 
 RetrievalBody = _strict_json_types(LearningRetrievalRequest)
-LearningBody = _strict_json_types(Learning)
+
+
+class LearningPaste(Learning):
+    """The body of POST /v1/learnings: a Learning whose error signatures may be whole tool outputs or logs
+    (up to the body limit); the stored learning keeps each one's decisive part, at most ERROR_TEXT_MAX."""
+
+    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY)]] = Field(default_factory=list)
+
+
+LearningBody = _strict_json_types(LearningPaste)
 FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
 
 
@@ -213,7 +223,8 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning_id, merged = await backend.add(await anyio.to_thread.run_sync(_redacted, body))
+            learning = await anyio.to_thread.run_sync(_stored_form, body)  # CPU work off the event loop
+            learning_id, merged = await backend.add(learning)
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc
         written = LearningWritten(id=learning_id, merged=merged)
@@ -242,6 +253,22 @@ def _visible(result: LearningRetrievalResponse, principal: Principal) -> Learnin
             "context_matches_count": sum(m.match_type == "task_context" for m in matches),
         }
     )
+
+
+def _decisive_learning(body: Learning) -> Learning:
+    """The wire Learning of a pasted one: long error signatures cut to their decisive part."""
+    from recall.learnings.extract import decisive
+
+    data = body.model_dump()
+    data["error_signatures"] = [
+        s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
+    ]
+    return Learning.model_validate(data)
+
+
+def _stored_form(body: Learning) -> Learning:
+    """What is stored of a posted learning: its decisive error text, every field redacted."""
+    return _redacted(_decisive_learning(body))
 
 
 def _redacted(learning: Learning) -> Learning:

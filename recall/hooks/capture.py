@@ -26,6 +26,8 @@ from typing import Any
 
 from recall import repo
 from recall.hooks.runtime import log
+from recall.learnings.extract import decisive
+from recall.models import ERROR_TEXT_MAX
 from recall.redact import redact
 
 DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9.])"
@@ -159,7 +161,7 @@ def _learning(
     for entry in entries:
         if entry.get("text") and entry.get("ident") not in seen:
             seen.add(entry.get("ident"))
-            signatures.append(redact(str(entry["text"]))[:4000])
+            signatures.append(decisive(redact(str(entry["text"])), ERROR_TEXT_MAX))
     if not signatures:
         return None
     first_ts = min(float(e.get("ts") or 0) for e in entries)
@@ -175,7 +177,7 @@ def _learning(
         "file_paths_touched": [redact(f) for f in files],
         "error_signatures": signatures[-MAX_SIGNATURES:],
         "resolution_summary": redact(summary)[:2000],
-        "ticket_id": ticket_from_branch(branch),
+        "ticket_id": redact(ticket) if (ticket := ticket_from_branch(branch)) else None,
         "task_type": task_type(branch, files, command),
         "confidence": CAPTURE_CONFIDENCE,
     }
@@ -245,7 +247,9 @@ def ticket_from_branch(branch: str | None) -> str | None:
         ticket = match.group(1) if match.groups() else match.group(0)
         if pattern == DEFAULT_TICKET_PATTERN and ticket.split("-")[0].lower() in _NOT_PROJECT_KEYS:
             continue  # fix-42, release-3: branch words, not tracker keys
-        return ticket.upper()[:64] if re.fullmatch(r"[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        return (
+            ticket.upper()[:64] if re.fullmatch(r"(?<![A-Za-z0-9])[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        )
     return None
 
 
@@ -370,7 +374,7 @@ def _assistant_text_after(entries: list[dict[str, Any]], tool_use_id: str | None
 def summarize(text: str, max_sentences: int = 3) -> str:
     """2-3 sentences that say what was wrong and what fixed it, in the message's own order."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
-    text = re.sub(r"(?m)^\s*(?:#+|[-*+]|\d+\.)\s+", "", text)
+    text = re.sub(r"(?m)^[ \t]*(?:#+|[-*+]|\d+\.)[ \t]+", "", text)
     text = text.replace("**", "").replace("__", "")
     text = " ".join(text.split())
     if not text:

@@ -336,7 +336,7 @@ class Sink:
             self.flush()
 
 
-_ERROR_LINE = re.compile(r"[A-Za-z]+(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:")
+_ERROR_LINE = re.compile(r"\b[A-Za-z]*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:")
 _ERRORISH = re.compile(r"(?i)error|exception|fail|fatal|denied|not found|cannot|unable|panic")
 
 

@@ -12,11 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from claude_fixtures import ERROR_LINE as CLAUDE_ERROR_LINE
+from claude_fixtures import FAKE_TOKEN, MessagesMock, claude_binary, fix_script, make_checkout, run_claude
 from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, PLANTED_PASSWORD, PLANTED_SECRET, Session, all_learnings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
-from scripted_claude import claude_binary, run_claude, scripted_api  # noqa: E402
 from transcript_writer import TranscriptWriter  # noqa: E402
 
 PYTEST = "python -m pytest tests/test_app.py -q"
@@ -408,44 +409,34 @@ def test_install_offers_the_import_and_imports_nothing(
     claude_binary() is None, reason="the Claude Code CLI (npm @anthropic-ai/claude-code) is not installed"
 )
 def test_a_session_of_the_real_claude_code_client(
-    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+    env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
 ) -> None:
-    """`claude -p` runs a real failing script, edits it and reruns it against a scripted model; the
-    transcript the client writes is imported, and the fix answers the same error in another checkout."""
-    (project / ".git" / "HEAD").write_text("ref: refs/heads/fix/ABC-9-oauth-import\n")
-    app = project / "app.py"
-    app.write_text("import requests_oauth\nprint('ok')\n")
-    explanation = (
-        "The script failed because app.py imported requests_oauth, a module that is not installed and not "
-        "used. I replaced the import with json, and python3 app.py now prints ok."
-    )
-    turns = [
-        [{"type": "text", "text": "Let me run it."},
-         {"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Run"}}],
-        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(app)}}],
-        [{"type": "tool_use", "name": "Edit",
-          "input": {"file_path": str(app), "old_string": "import requests_oauth", "new_string": "import json"}}],
-        [{"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Rerun"}}],
-        [{"type": "text", "text": explanation}],
-    ]  # fmt: skip
-    with scripted_api(turns) as (url, requests):
-        out = run_claude("run app.py and fix it", project, claude_dir, url)
-    assert len(requests) == 5 and explanation in out
-    assert app.read_text().startswith("import json")  # the client really ran the tools
+    """`claude -p` runs a real failing check (printing a token), reads, edits and reruns it against a
+    scripted model; the transcript the client writes is imported: the fix answers the same error in another
+    clone, and the token is not stored."""
+    project = make_checkout(tmp_path / "work")
+    home = tmp_path / "client-home"
+    with MessagesMock(fix_script(project)) as api:
+        proc = run_claude(api, project, home, "make the check pass")
+    assert proc.returncode == 0, proc.stderr
+    assert len(api.main_requests) == 5 and not api.errors
+    assert "import json" in (project / "check.py").read_text()  # the client really ran the tools
 
-    result = run(["import-sessions"], env, project)
+    client_env = env | {"CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    result = run(["import-sessions"], client_env, project)
     assert result.returncode == 0 and "1 learning(s) stored" in result.stdout, result.stdout
     [learning] = all_learnings(isolated_recall_env)
-    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-9"
-    assert learning.file_paths_touched == ["app.py"]
-    assert "ModuleNotFoundError: No module named 'requests_oauth'" in learning.error_signatures[0]
-    assert "replaced the import with json" in learning.resolution_summary
+    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-123"
+    assert learning.file_paths_touched == ["check.py"]
+    assert CLAUDE_ERROR_LINE in learning.error_signatures[0]
+    assert "requests-oauthlib" in learning.resolution_summary
+    raw = b"".join(p.read_bytes() for p in isolated_recall_env.rglob("*") if p.is_file())
+    assert FAKE_TOKEN.encode() not in raw and FAKE_TOKEN not in learning.model_dump_json()
 
     other = tmp_path / "other-clone" / "shop-api"
     (other / ".git").mkdir(parents=True)
-    error = learning.error_signatures[0]
-    query = run(["--scope", "learnings", error.replace(str(project), str(other))], env, other)
-    assert "replaced the import with json" in query.stdout, query.stdout
+    query = run(["--scope", "learnings", learning.error_signatures[0]], env, other)
+    assert "requests-oauthlib" in query.stdout, query.stdout
 
 
 def test_progress_on_a_terminal(project: Path, claude_dir: Path, env: dict[str, str]) -> None:

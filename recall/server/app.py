@@ -1,4 +1,5 @@
-"""The FastAPI app of `recall serve`: the two node routes, learning writes, health, OpenAPI.
+"""The FastAPI app of `recall serve`: the two node routes, learning writes, health, OpenAPI, and the MCP
+tools at /mcp (`recall.mcp.http`).
 
 The routes only wrap the nodes (`recall.learnings` retrieval over the configured store,
 `recall.federation.execute`) and add what a shared server needs: repository access checks per token,
@@ -34,7 +35,7 @@ from recall.models import (
     LearningRetrievalResponse,
 )
 from recall.server.auth import Principal
-from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server.http import LEARNINGS_PATH, MCP_PATH, AccessLog, Guard
 from recall.server.store import LearningsBackend, StoreUnavailable
 
 log = logging.getLogger("recall.server")
@@ -105,7 +106,7 @@ class Problem(BaseModel):
 def create_app(settings: Settings) -> Any:
     """The ASGI application: FastAPI and the MCP endpoint (`/mcp`), wrapped in the guard (auth, body
     limits) and the access log."""
-    from recall.mcp.http import MCP_PATH, mount
+    from recall.mcp.http import mount
 
     mcp = mount(settings)
 

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
+from recall.learnings.extract import decisive
 from recall.learnings.types import StoreError
 from recall.models import ERROR_TEXT_MAX, RESOLUTION_MAX, Learning, TaskType
 
@@ -37,14 +38,6 @@ def default_repo(cwd: Path | None = None) -> str:
 
     cwd = cwd or repo.current_dir()
     return repo.name(cwd, repo.toplevel(cwd))
-
-
-def _redactor():
-    try:
-        from recall.redact import redact
-    except ImportError:  # the hooks owner's module is optional here
-        return lambda text: text
-    return redact
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -68,27 +61,27 @@ def _open_store(home: str | None):
 
 
 def build_learning(data: dict[str, Any]) -> Learning:
-    """Validate a learning from user input, redacting its free text first. Raises Refused."""
-    redact = _redactor()
+    """Validate a learning from user input, redacting every stored field. Raises Refused."""
     data = dict(data)
     sigs = data.get("error_signatures") or []
     if not isinstance(sigs, list) or not all(isinstance(s, str) for s in sigs):
         raise Refused("error_signatures: must be a list of strings")
-    for sig in sigs:
-        if len(sig) > ERROR_TEXT_MAX:
-            raise Refused(f"error text is {len(sig)} characters; the limit is {ERROR_TEXT_MAX}")
+    # a whole tool output or log is welcome: what is stored is its decisive part (at most the wire limit)
+    sigs = [sig if len(sig) <= ERROR_TEXT_MAX else decisive(sig, ERROR_TEXT_MAX) for sig in sigs]
     resolution = data.get("resolution_summary")
     if isinstance(resolution, str):
         if not resolution.strip():
             raise Refused("resolution_summary: must not be empty")
         if len(resolution) > RESOLUTION_MAX:
             raise Refused(f"resolution is {len(resolution)} characters; the limit is {RESOLUTION_MAX}")
-        data["resolution_summary"] = redact(resolution)
-    data["error_signatures"] = [redact(s) for s in sigs if s.strip()]
+    data["error_signatures"] = [s for s in sigs if s.strip()]
     try:
-        return Learning.model_validate(data)
+        learning = Learning.model_validate(data)
     except ValidationError as exc:
         raise Refused(_validation_message(exc)) from None
+    from recall.redact import redact_learning
+
+    return redact_learning(learning)  # free text, file paths, ticket and session id
 
 
 def record(data: dict[str, Any], home: str | None = None) -> tuple[UUID, bool]:
@@ -116,7 +109,8 @@ def _learn_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TEXT",
-        help=f"error text (repeatable; '-' reads stdin; at most {ERROR_TEXT_MAX} characters each)",
+        help=f"error text (repeatable; '-' reads stdin; longer than {ERROR_TEXT_MAX} characters, its decisive "
+        "error lines are kept)",
     )
     p.add_argument(
         "--resolution", metavar="TEXT", help=f"what fixed it (at most {RESOLUTION_MAX} characters)"

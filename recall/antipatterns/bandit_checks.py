@@ -163,12 +163,8 @@ def _sql_without_values(ctx: ScanContext, issue: Any) -> bool:
     from recall.antipatterns.rules import value_interpolation
 
     lines = set(issue.linerange or [issue.lineno])
-    tree = ctx.python_ast()
-    parents: dict[ast.AST, ast.AST] = {}
+    _, parents = ctx.python_index()
     found = False
-    for node in ast.walk(tree) if tree is not None else []:
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
     for node, parent in parents.items():
         if getattr(node, "lineno", None) in lines and value_interpolation(node) and not _message(parent):
             found = True
@@ -191,8 +187,7 @@ def _round_trip(ctx: ScanContext, issue: Any) -> bool:
     """`pickle.loads(pickle.dumps(x))` (a deep copy) on the finding's line: the data never left the process."""
     if issue.test_id not in {"B301", "B302"}:
         return False
-    tree = ctx.python_ast()
-    for node in ast.walk(tree) if tree is not None else []:
+    for node in ctx.python_index()[0]:
         if not (isinstance(node, ast.Call) and node.lineno == issue.lineno and node.args):
             continue
         inner = node.args[0]

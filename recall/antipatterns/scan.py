@@ -21,9 +21,11 @@ from recall.antipatterns.source import Hit, ScanContext, file_kind
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
 GIT_TIMEOUT_S = 5
-_PATH_TOKEN = re.compile(
-    r"(?:[A-Za-z]:)?[\w./~-]*[\w-]+\.[A-Za-z0-9]{1,10}|(?:[\w./-]*/)?(?:Dockerfile|Containerfile)[\w.-]*"
-)
+# runs of path characters; which of them name a file is decided in Python (`_path_in`): the one-regex form
+# (`[\w./~-]*[\w-]+\.ext`) backtracked over every start of a dotless run (minutes on 4000 characters)
+_PATH_RUN = re.compile(r"(?:[A-Za-z]:)?[\w./~-]+")
+_CONTAINERFILE = re.compile(r"(?:^|/)(?:Dockerfile|Containerfile)")
+_EXT_MAX = 10
 _LINE_SUFFIX = re.compile(r"(:\d+){1,2}$")
 _CATALOG_FILE = re.compile(
     r"^antipatterns:\s*$", re.MULTILINE
@@ -70,6 +72,46 @@ class ScanReport:
     query_paths: list[str] = field(default_factory=list)  # the substrings of the question that named files
 
 
+def _path_tokens(text: str) -> list[str]:
+    """Substrings that look like file names: `dir/name.ext` (the last `.ext` of a run, at most 10
+    characters of extension) or a Dockerfile/Containerfile."""
+    out: list[str] = []
+    for match in _PATH_RUN.finditer(text):
+        run = match.group()
+        if (found := _CONTAINERFILE.search(run)) is not None:
+            out.append(run[: found.end()] + _name_chars(run[found.end() :]))
+        elif (path := _path_in(run)) is not None:
+            out.append(path)
+    return out
+
+
+def _name_chars(rest: str) -> str:
+    end = 0
+    while end < len(rest) and (rest[end].isalnum() or rest[end] in "_.-"):
+        end += 1
+    return rest[:end]
+
+
+def _path_in(run: str) -> str | None:
+    dot = run.rfind(".")
+    while dot > 0:
+        if (
+            (run[dot - 1].isalnum() or run[dot - 1] in "_-")
+            and dot + 1 < len(run)
+            and _ascii_alnum(run[dot + 1])
+        ):
+            end = dot + 1
+            while end < len(run) and end - dot <= _EXT_MAX and _ascii_alnum(run[end]):
+                end += 1
+            return run[:end]
+        dot = run.rfind(".", 0, dot)
+    return None
+
+
+def _ascii_alnum(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
 def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
     """Existing files the question names, and the matched text.
 
@@ -79,7 +121,7 @@ def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
     root = (repo or Path.cwd()).resolve()
     found: list[Path] = []
     spans: list[str] = []
-    for raw in _PATH_TOKEN.findall(text):
+    for raw in _path_tokens(text):
         token = _LINE_SUFFIX.sub("", raw.strip(".,;:'\"`()[]"))
         if not token:
             continue

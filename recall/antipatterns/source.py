@@ -53,10 +53,16 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 TREE_SITTER_KINDS = frozenset(_GRAMMARS)
 
 SNIPPET_MAX = 120
-_SQL_START = re.compile(
-    r"\s*(select|insert|update|delete|create|alter|drop|grant|with)\s.*\b(from|into|set|table|index|on|to|as)\b",
-    re.IGNORECASE | re.DOTALL,
-)
+# a statement verb at the start, then one of the object words later (two scans: `verb\s.*\bword\b` in one
+# regex re-scanned the rest of the text from every verb)
+_SQL_VERB = re.compile(r"(?:select|insert|update|delete|create|alter|drop|grant|with)\s", re.IGNORECASE)
+_SQL_OBJECT = re.compile(r"\b(?:from|into|set|table|index|on|to|as)\b", re.IGNORECASE)
+
+
+def starts_like_sql(text: str) -> bool:
+    body = text.lstrip()
+    verb = _SQL_VERB.match(body)
+    return verb is not None and _SQL_OBJECT.search(body, verb.end()) is not None
 
 
 def file_kind(path: str | PurePath) -> str | None:
@@ -184,7 +190,7 @@ def _executed_sql(nodes: list[ast.AST], parents: dict[ast.AST, ast.AST]) -> list
     found = []
     for node in nodes:
         if not (
-            isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL_START.match(node.value)
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and starts_like_sql(node.value)
         ):
             continue
         parent = parents.get(node)

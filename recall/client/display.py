@@ -95,7 +95,29 @@ def learning_view(match: dict) -> dict:
         "files": [f.strip() for f in files if isinstance(f, str) and f.strip()]
         if isinstance(files, list)
         else [],
+        "why": why_line(match.get("why")),
     }
+
+
+def why_line(why: object) -> str:
+    """The match's reason in one short line: kind · the matched message · the shared subjects · frame."""
+    if not isinstance(why, dict):
+        return ""
+    parts = []
+    if isinstance(why.get("kind"), str) and why["kind"].strip():
+        parts.append(why["kind"].strip())
+    template = why.get("template")
+    if isinstance(template, str) and template.strip():
+        line = one_line(template)
+        parts.append("`" + (line if len(line) <= 120 else line[:119] + "…").replace("`", "'") + "`")
+    subjects = [s for s in why.get("subjects") or [] if isinstance(s, str) and s.strip()][:3]
+    if subjects:
+        parts.append("about " + ", ".join(f"'{s}'" for s in subjects))
+    if isinstance(why.get("frame"), str) and why["frame"].strip():
+        parts.append(f"in {why['frame'].strip()}")
+    if why.get("exact") is True:
+        parts.append("same error lines")
+    return " · ".join(parts)
 
 
 def result_view(result: dict) -> dict:

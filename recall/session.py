@@ -164,7 +164,7 @@ def update(
         state = _normalise(state, session_id, cwd)
         yield state
         state["updated_at"] = time.time()
-        _trim(state)
+        trim(state)
         _atomic_write(path, state)
         _mark(path, state)
 
@@ -191,7 +191,8 @@ def _set_marker(marker: Path, present: bool) -> None:
             marker.unlink()
 
 
-def _trim(state: dict[str, Any]) -> None:
+def trim(state: dict[str, Any]) -> None:
+    """Keep the newest errors and successes and the first files (bounded state for long sessions)."""
     state["errors"] = state["errors"][-MAX_ERRORS:]
     state["successes"] = state["successes"][-MAX_SUCCESSES:]
     state["files"] = state["files"][:MAX_FILES]

@@ -63,7 +63,7 @@ def on_tool(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dict[str, Any] | None:
-    if ev.interrupted or not ev.error_text or ev.tool in events.IGNORED_FAILURE_TOOLS:
+    if not events.learns_from_failure(ev) or not ev.error_text:
         return None
     sid, cwd = _session_id(payload), _cwd(payload)
     text = redact(ev.error_text)

@@ -8,6 +8,7 @@ only `memgraph`, a lookup answers with the subject's blast radius.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ from recall.architecture import concepts, render
 from recall.architecture import queries as q
 from recall.architecture.diagnose import diagnose
 from recall.architecture.understand import Intent, understand
+
+_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -183,8 +186,13 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
 
 
 def _reads_like_a_question(text: str) -> bool:
-    """A sentence about the code (not an error dump): a few words, no traceback."""
-    return 2 <= len(text.split()) <= 40 and 'File "' not in text and "Traceback" not in text
+    """A question or phrase about the code, not an error message: every plain `recall "<error>"` reaches
+    this engine too, and an error's words ("Connection reset by peer") are not a request to search."""
+    if not 2 <= len(text.split()) <= 40 or ":" in text or "Traceback" in text:
+        return False
+    return not any(
+        w[:1].isupper() and w.endswith(("Error", "Exception", "Warning")) for w in _WORD.findall(text)
+    )
 
 
 def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) -> list[Answer]:

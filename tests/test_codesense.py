@@ -233,3 +233,11 @@ def test_error_messages_are_not_concept_questions(flask_like: Path) -> None:
     assert query("SessionExpiredError session cookie signature mismatch", str(flask_like)) == []
     assert query("session cookie rejected: signature does not match", str(flask_like)) == []
     assert query("session cookie signature mismatch", str(flask_like))  # asked in words: answered
+
+
+def test_a_subject_described_in_words(flask_like: Path) -> None:
+    content = _one("what imports the json tag module", flask_like)
+    assert content.startswith("`flask.json.tag` (src/flask/json/tag.py) has 1 direct dependents")
+    assert "src/flask/sessions.py (TaggedJSONSerializer)" in content
+    # words no single file clearly is: said so, not guessed
+    assert _one("who calls the frobnicator thing", flask_like).startswith("No file or symbol named")

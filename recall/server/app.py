@@ -25,6 +25,7 @@ import recall
 from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
+    NO_NUL,
     NOT_BLANK,
     FederationRequest,
     FederationResponse,
@@ -275,9 +276,10 @@ def _describe(error: dict[str, Any]) -> str:
         return str(error.get("msg", "")).removeprefix("Value error, ")
     if error.get("type") in ("model_attributes_type", "dict_type") and not loc:
         return "body: expected a JSON object"
-    if (
-        error.get("type") == "string_pattern_mismatch"
-        and (error.get("ctx") or {}).get("pattern") == NOT_BLANK
-    ):
-        return f"{where}: must not be blank"
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern")
+        if pattern == NOT_BLANK:
+            return f"{where}: must not be blank nor contain a NUL character"
+        if pattern == NO_NUL:
+            return f"{where}: must not contain a NUL character"
     return f"{where}: {error.get('msg')}"

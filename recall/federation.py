@@ -38,7 +38,7 @@ from recall.models import BackendRole, FederationRequest, FederationResponse, Fe
 ENV_REPOS = "RECALL_REPOS"  # os.pathsep-separated repositories the server answers for
 ENV_DEADLINE = "RECALL_FEDERATION_DEADLINE"  # seconds; the client's own budget is 10 s
 DEFAULT_DEADLINE = 8.0
-DEFAULT_LIMIT = 5
+DEFAULT_LIMIT = 5  # results per engine; antipattern detections are never cut by it (engine.MAX_DETECTIONS)
 ROLE_ORDER = (BackendRole.MEMGRAPH, BackendRole.REPOWISE, BackendRole.QDRANT)
 
 # --------------------------------------------------------------------------- routing

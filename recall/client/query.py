@@ -77,6 +77,15 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
+def decisive_error(text: str, limit: int = ERROR_TEXT_MAX) -> str:
+    """Error text that fits the wire: text over `limit` keeps its decisive error lines, never a blind cut."""
+    if len(text) <= limit:
+        return text
+    from recall.learnings.extract import decisive  # stdlib only; loaded only for long input
+
+    return decisive(text, limit)
+
+
 def cut(text: str, limit: int = ERROR_TEXT_MAX) -> str:
     """Cut to `limit` characters (code points, so never inside a UTF-8 sequence)."""
     return text if len(text) <= limit else text[:limit]
@@ -190,7 +199,11 @@ def learnings_payload(args: Args, current_repo: str, error_text: str) -> dict:
     """The seed's learnings payload. `--repo` is the repo filter; its default is the current repo."""
     repo = args.repo or current_repo
     if error_text:
-        payload: dict = {"match_type": "error_signature", "error_text": cut(error_text), "repo": repo}
+        payload: dict = {
+            "match_type": "error_signature",
+            "error_text": decisive_error(error_text),
+            "repo": repo,
+        }
     elif args.repo or args.task_type:
         payload = {"match_type": "task_context", "repo": repo, "task_type": args.task_type}
     else:

@@ -90,6 +90,12 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     return ev
 
 
+def learns_from_failure(ev: ToolEvent) -> bool:
+    """A failure recall records: not interrupted, with error text, and not a file tool's usage error
+    (`Edit`'s "string not found" is about using the tool, not about the code)."""
+    return ev.failed and not ev.interrupted and bool(ev.error_text) and ev.tool not in IGNORED_FAILURE_TOOLS
+
+
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 

@@ -12,19 +12,20 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import anyio.to_thread
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, model_validator
 
 import recall
 from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
+    ERROR_TEXT_MAX,
     NO_NUL,
     NOT_BLANK,
     FederationRequest,
@@ -52,6 +53,7 @@ class Settings:
     require_auth: bool = False
     max_body: int = MAX_BODY
     body_timeout: float = BODY_TIMEOUT
+    host: str = "127.0.0.1"  # the bound address: on loopback, /mcp accepts only loopback Host headers
 
 
 _NUMBER = (int, float)
@@ -89,7 +91,16 @@ def _strict_json_types(model: type[BaseModel]) -> Any:
 
 
 RetrievalBody = _strict_json_types(LearningRetrievalRequest)
-LearningBody = _strict_json_types(Learning)
+
+
+class LearningPaste(Learning):
+    """The body of POST /v1/learnings: a Learning whose error signatures may be whole tool outputs or logs
+    (up to the body limit); the stored learning keeps each one's decisive part, at most ERROR_TEXT_MAX."""
+
+    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY)]] = Field(default_factory=list)
+
+
+LearningBody = _strict_json_types(LearningPaste)
 FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
 
 
@@ -103,11 +114,16 @@ class Problem(BaseModel):
 
 
 def create_app(settings: Settings) -> Any:
-    """The ASGI application: FastAPI wrapped in the guard (auth, body limits) and the access log."""
+    """The ASGI application: FastAPI and the MCP endpoint (`/mcp`), wrapped in the guard (auth, body
+    limits) and the access log."""
+    from recall.mcp.http import MCP_PATH, mount
+
+    mcp = mount(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with mcp.running:
+            yield
         # graceful shutdown (also in each --workers process): flush access counts, close the store
         await anyio.to_thread.run_sync(settings.backend.close)
 
@@ -121,13 +137,23 @@ def create_app(settings: Settings) -> Any:
     _install_error_handlers(app)
     _install_routes(app, settings)
     guarded = Guard(
-        app,
+        _by_path(app, MCP_PATH, mcp.app),
         principals=settings.principals,
         require_auth=settings.require_auth,
         max_body=settings.max_body,
         body_timeout=settings.body_timeout,
     )
     return AccessLog(guarded)
+
+
+def _by_path(app: Any, path: str, other: Any) -> Any:
+    """`other` answers `path` (and below it), `app` everything else."""
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        here = scope["type"] == "http" and (scope["path"] == path or scope["path"].startswith(path + "/"))
+        await (other if here else app)(scope, receive, send)
+
+    return dispatch
 
 
 # --------------------------------------------------------------------------- routes
@@ -198,7 +224,8 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning_id, merged = await backend.add(await anyio.to_thread.run_sync(_redacted, body))
+            learning = await anyio.to_thread.run_sync(_stored_form, body)  # CPU work off the event loop
+            learning_id, merged = await backend.add(learning)
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc
         written = LearningWritten(id=learning_id, merged=merged)
@@ -227,6 +254,22 @@ def _visible(result: LearningRetrievalResponse, principal: Principal) -> Learnin
             "context_matches_count": sum(m.match_type == "task_context" for m in matches),
         }
     )
+
+
+def _decisive_learning(body: Learning) -> Learning:
+    """The wire Learning of a pasted one: long error signatures cut to their decisive part."""
+    from recall.learnings.extract import decisive
+
+    data = body.model_dump()
+    data["error_signatures"] = [
+        s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
+    ]
+    return Learning.model_validate(data)
+
+
+def _stored_form(body: Learning) -> Learning:
+    """What is stored of a posted learning: its decisive error text, every field redacted."""
+    return _redacted(_decisive_learning(body))
 
 
 def _redacted(learning: Learning) -> Learning:

@@ -89,11 +89,13 @@ def _setup_logging(level: str) -> None:
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter())
-    for name in ("recall.server", "recall.server.access", "uvicorn.error", "psycopg.pool"):
+    for name in ("recall.server", "recall.server.access", "uvicorn.error", "psycopg.pool", "mcp"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
         logger.setLevel(level.upper())
         logger.propagate = False
+    # the MCP SDK logs every stateless exchange at info ("Terminating session: None"): warnings only
+    logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
 
 
 def _repo_args(given: list[str]) -> list[str]:
@@ -179,6 +181,7 @@ def _serve_workers(args: argparse.Namespace, principals: list) -> int:
             "max_body": args.max_body,
             "body_timeout": args.body_timeout,
             "log_level": args.log_level,
+            "host": args.host,
         }
     )
     log.info("starting", extra={"fields": {**_start_fields(args, principals), "workers": args.workers}})
@@ -216,6 +219,7 @@ def worker_app() -> Any:
         require_auth=bool(principals),
         max_body=config["max_body"],
         body_timeout=config["body_timeout"],
+        host=config["host"],
     )
     return create_app(settings)
 
@@ -264,6 +268,7 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
         require_auth=bool(principals),
         max_body=args.max_body,
         body_timeout=args.body_timeout,
+        host=args.host,
     )
     config = _uvicorn_config(create_app(settings), args)
     server = _GracefulServer(config)

@@ -90,7 +90,7 @@ class TeamBackend:
         outcome.response = result.model_dump(mode="json")
 
     def _allowed_repos(self, principal: Principal | None) -> list[str]:
-        return [r for r in self.settings.repos if principal is None or principal.may_see_repo(r)]
+        return [r for r in self.settings.repos if principal is None or principal.may_see_repo(Path(r).name)]
 
     def _default_repo(self, principal: Principal | None) -> str:
         """The first repository this token may see, else the server's own (its working folder's)."""

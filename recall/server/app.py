@@ -28,6 +28,7 @@ from recall.models import (
     ERROR_TEXT_MAX,
     NO_NUL,
     NOT_BLANK,
+    SIGNATURES_MAX,
     FederationRequest,
     FederationResponse,
     Learning,
@@ -97,7 +98,9 @@ class LearningPaste(Learning):
     """The body of POST /v1/learnings: a Learning whose error signatures may be whole tool outputs or logs
     (up to the body limit); the stored learning keeps each one's decisive part, at most ERROR_TEXT_MAX."""
 
-    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY)]] = Field(default_factory=list)
+    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=SIGNATURES_MAX
+    )
 
 
 LearningBody = _strict_json_types(LearningPaste)
@@ -197,19 +200,8 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         summary="Federation node: architecture and antipattern answers, routed by keyword",
     )
     async def federation_execute(body: FederationBody, request: Request) -> Response:
-        try:
-            repos = federation_repos(body.repo_path, settings.repos, _principal(request))
-        except ScopeError as exc:
-            raise HTTPException(exc.status, exc.detail) from exc
-        if not repos:
-            result = FederationResponse(
-                query=body.query,
-                results=[],
-                backends_queried=[],
-                error_message="this server has no repository to answer from (start it with --repo PATH)",
-            )
-        else:
-            result = await federation.execute(body, repos=repos)
+        repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
+        result = await federation.execute(body, repos=repos)
         return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post(
@@ -270,6 +262,14 @@ def _decisive_learning(body: Learning) -> Learning:
 def _stored_form(body: Learning) -> Learning:
     """What is stored of a posted learning: its decisive error text, every field redacted."""
     return _redacted(_decisive_learning(body))
+
+
+def _federation_repos(requested: str | None, configured: list[str], principal: Principal | None) -> list[str]:
+    """The repository rule of the routes (server/scope.py), its refusals as HTTP errors."""
+    try:
+        return federation_repos(requested, configured, principal)
+    except ScopeError as exc:
+        raise HTTPException(exc.status, exc.detail) from exc
 
 
 def _redacted(learning: Learning) -> Learning:

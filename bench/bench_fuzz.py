@@ -55,7 +55,12 @@ def run_store(store: str, examples: int, seed: int, tmp: Path) -> dict:
 
     repo = tmp / "repo"
     repo.mkdir(parents=True)
-    env = {"RECALL_HOME": str(tmp / "home"), "RECALL_TOKEN": "", "RECALL_DATABASE_URL": "", "PYTHONPATH": str(ROOT)}
+    env = {
+        "RECALL_HOME": str(tmp / "home"),
+        "RECALL_TOKEN": "",
+        "RECALL_DATABASE_URL": "",
+        "PYTHONPATH": str(ROOT),
+    }
     db_name = base = None
     if store == "postgresql":
         base = os.environ["RECALL_TEST_DATABASE_URL"]
@@ -131,7 +136,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix=f"recall-fuzz-{store}-") as tmp:
             row = run_store(store, args.examples, args.seed, Path(tmp))
         rows.append(row)
-        print(f"{store}: {row['requests']} requests, 5xx {row['5xx']}, timeouts {row['timeouts']}", file=sys.stderr)
+        print(
+            f"{store}: {row['requests']} requests, 5xx {row['5xx']}, timeouts {row['timeouts']}",
+            file=sys.stderr,
+        )
     print("\n| store | requests | 2xx | 4xx | 5xx | timeouts | slowest | wall |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -142,7 +150,9 @@ def main() -> int:
             f"{row['max_ms']:.0f} ms | {row['seconds']:.0f} s |"
         )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"examples": args.examples, "seed": args.seed, "runs": rows}, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps({"examples": args.examples, "seed": args.seed, "runs": rows}, indent=2) + "\n"
+    )
     return 0
 
 

@@ -38,7 +38,7 @@ from recall.models import (
 from recall.server.auth import Principal
 from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
 from recall.server.scope import ScopeError, federation_repos
-from recall.server.store import LearningsBackend, StoreUnavailable
+from recall.server.store import LearningsBackend, StoreRefused, StoreUnavailable
 
 log = logging.getLogger("recall.server")
 
@@ -305,8 +305,14 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreUnavailable)
     async def unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
         return JSONResponse(
-            {"detail": f"learnings store unavailable: {exc}"}, 503, headers={"Retry-After": "5"}
+            {"detail": f"learnings store unavailable: {exc}"},
+            503,
+            headers={"Retry-After": str(exc.retry_after)},
         )
+
+    @app.exception_handler(StoreRefused)
+    async def refused(_: Request, exc: StoreRefused) -> JSONResponse:
+        return JSONResponse({"detail": f"invalid request: {exc}"}, 422)
 
 
 def _describe(error: dict[str, Any]) -> str:

@@ -65,7 +65,7 @@ def run_store(store: str, examples: int, seed: int, tmp: Path) -> dict:
     if store == "postgresql":
         base = os.environ["RECALL_TEST_DATABASE_URL"]
         env["RECALL_DATABASE_URL"], db_name = fresh_database(base)
-    srv = start_server(tmp, ["--repo", str(repo)], env=env, fake_engines=ENGINES)
+    srv = start_server(tmp, ["--repo", str(repo)], env=env, fake_engines=ENGINES, wait=120)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(

@@ -3,6 +3,7 @@ and questions written as code.
 
     python3 bench/bench_antipatterns_bandit.py           # ~2-4 min on the 2-core machine
     python3 bench/bench_antipatterns_bandit.py --no-time # skip the timing runs
+    python3 bench/bench_antipatterns_bandit.py --eslint  # also weigh eslint-plugin-security (npm)
 
 Data (downloaded with pip into $RECALL_BENCH_CACHE, default ~/.cache/recall-bench; never committed):
 1. bandit's own `examples/` from its sdist (the installed bandit version): bandit's findings are the labels.
@@ -16,6 +17,8 @@ Data (downloaded with pip into $RECALL_BENCH_CACHE, default ~/.cache/recall-benc
    process (imports included), and in one process.
 4. Questions written as code (bench/antipatterns_labeled/code_queries.yaml, split fixed before tuning):
    top-1 of `query()` against the catalog ranking alone (what the engine did before).
+5. With --eslint: eslint-plugin-security's recommended rules (npm) on koa's lib/ and lodash.js, next to
+   recall's JavaScript detectors on the same files.
 Prints tables and writes bench/results/antipatterns_bandit.json.
 """
 
@@ -319,12 +322,80 @@ def bench_code_questions(catalog: Catalog) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- 5. eslint-plugin-security
+
+ESLINT_PACKAGES = ("eslint@9.39.5", "eslint-plugin-security@3.0.1", "koa@2.15.3", "lodash@4.17.21")
+ESLINT_CONFIG = """import security from "eslint-plugin-security";
+export default [security.configs.recommended, {languageOptions: {ecmaVersion: "latest", sourceType: "commonjs"}}];
+"""
+
+
+def bench_eslint(catalog: Catalog) -> dict:
+    """eslint-plugin-security's recommended rules against recall's JavaScript detectors on koa + lodash."""
+    folder = CACHE / "eslint"
+    if not (folder / "node_modules" / "eslint-plugin-security").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "init", "-y"], cwd=folder, check=True, capture_output=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", *ESLINT_PACKAGES],
+            cwd=folder,
+            check=True,
+            capture_output=True,
+        )
+    src = folder / "src"  # eslint ignores node_modules: copy the code out
+    src.mkdir(exist_ok=True)
+    files = [
+        *(folder / "node_modules" / "koa" / "lib").glob("*.js"),
+        folder / "node_modules" / "lodash" / "lodash.js",
+    ]
+    for f in files:
+        (src / f"{f.parent.name}-{f.name}").write_bytes(f.read_bytes())
+    (folder / "eslint.config.mjs").write_text(ESLINT_CONFIG)
+    out = folder / "out.json"
+    t0 = time.perf_counter()
+    subprocess.run(
+        [
+            "npx",
+            "eslint",
+            "--no-config-lookup",
+            "-c",
+            "eslint.config.mjs",
+            "-f",
+            "json",
+            "src",
+            "-o",
+            str(out),
+        ],
+        cwd=folder,
+        check=False,
+        capture_output=True,
+    )
+    eslint_s = time.perf_counter() - t0
+    found = Counter(m["ruleId"] for f in json.loads(out.read_text()) for m in f["messages"])
+    lines = sum(len(p.read_text().splitlines()) for p in src.glob("*.js"))
+    t0 = time.perf_counter()
+    mine: Counter[str] = Counter()
+    for p in sorted(src.glob("*.js")):
+        for entry, hits in detect(catalog, ScanContext(p.read_text(), "javascript", p.name), []).items():
+            mine[entry] += len(hits)
+    return {
+        "lines": lines,
+        "eslint_security": dict(found.most_common()),
+        "eslint_process_s": round(eslint_s, 2),
+        "recall": dict(mine.most_common()),
+        "recall_in_process_s": round(time.perf_counter() - t0, 2),
+    }
+
+
 # --------------------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-time", action="store_true", help="skip the timing runs")
+    parser.add_argument(
+        "--eslint", action="store_true", help="also weigh eslint-plugin-security (npm install)"
+    )
     parser.add_argument("--runs", type=int, default=3, help="timing runs per row (the fastest counts)")
     args = parser.parse_args(argv)
     catalog = load_catalog(include_shipped=True)
@@ -374,6 +445,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         for m in r["misses"]:
             print("    miss:", m)
+
+    if args.eslint:
+        es = result["eslint"] = bench_eslint(catalog)
+        print(
+            f"\n## eslint-plugin-security (recommended) vs recall on koa lib/ + lodash.js ({es['lines']} lines)"
+        )
+        print(f"eslint-plugin-security: {es['eslint_security']} in {es['eslint_process_s']} s (process)")
+        print(f"recall: {es['recall']} in {es['recall_in_process_s']} s (in process)")
 
     if not args.no_time:
         tm = result["time"] = bench_time(catalog, args.runs)

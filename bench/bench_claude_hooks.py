@@ -120,7 +120,11 @@ def one_session(work: Path, n: int, kind: str, env_extra: dict[str, str]) -> dic
     hooks: dict[str, list[float]] = {}
     for match in _HOOK_LINE.finditer(debug.read_text()):
         event, tool, _plugin, ms = match.groups()
-        hooks.setdefault(f"{event}:{tool}" if tool else event, []).append(int(ms) / 1000)
+        name = f"{event}:{tool}" if tool else event
+        if event == "PostToolUse":  # the log is in call order: Bash and Write before the failure are idle
+            seen = sum(len(v) for k, v in hooks.items() if k.startswith(f"{name} "))
+            name += " idle" if (tool, seen) in (("Bash", 0), ("Bash", 1), ("Write", 0)) else " open error"
+        hooks.setdefault(name, []).append(int(ms) / 1000)
     return {"steps": steps, "injected": injected, "hooks": hooks}
 
 

@@ -226,3 +226,18 @@ def test_type_checking_only_dependents_are_marked(tmp_path: Path) -> None:
     content = _one("what imports m.models", repo)
     assert "m/views.py (Model) [TYPE_CHECKING only]" in content
     assert "m/forms.py (Model)" in content and "m/forms.py (Model) [" not in content
+
+
+def test_error_messages_are_not_concept_questions(flask_like: Path) -> None:
+    """Every plain `recall "<error>"` reaches this engine: an error's words are no search request."""
+    assert query("SessionExpiredError session cookie signature mismatch", str(flask_like)) == []
+    assert query("session cookie rejected: signature does not match", str(flask_like)) == []
+    assert query("session cookie signature mismatch", str(flask_like))  # asked in words: answered
+
+
+def test_a_subject_described_in_words(flask_like: Path) -> None:
+    content = _one("what imports the json tag module", flask_like)
+    assert content.startswith("`flask.json.tag` (src/flask/json/tag.py) has 1 direct dependents")
+    assert "src/flask/sessions.py (TaggedJSONSerializer)" in content
+    # words no single file clearly is: said so, not guessed
+    assert _one("who calls the frobnicator thing", flask_like).startswith("No file or symbol named")

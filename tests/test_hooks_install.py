@@ -69,7 +69,7 @@ def test_install_is_idempotent_and_keeps_other_hooks(
         words = shlex.split(ours[0]["command"])
         assert words[0].startswith("RECALL_BIN=") and Path(words[0].split("=", 1)[1]).name == "recall"
         assert words[1:] == ["sh", str(ENTRY_SCRIPT), event] and ours[0]["timeout"] == timeout
-        assert "async" not in ours[0]  # an async Stop dies with `claude -p` before it runs
+        assert "async" not in ours[0]  # an async Stop dies with `claude -p` before it finishes
 
     removed = _run(recall_cmd, ["uninstall"], project, env)
     assert removed.returncode == 0 and "removed 4" in removed.stdout

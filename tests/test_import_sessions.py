@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from claude_fixtures import MessagesMock, Turn, claude_binary, claude_env, run_claude
 from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, PLANTED_PASSWORD, PLANTED_SECRET, Session, all_learnings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
-from scripted_claude import claude_binary, run_claude, scripted_api  # noqa: E402
 from transcript_writer import TranscriptWriter  # noqa: E402
 
 PYTEST = "python -m pytest tests/test_app.py -q"
@@ -403,17 +403,22 @@ def test_a_session_of_the_real_claude_code_client(
         "used. I replaced the import with json, and python3 app.py now prints ok."
     )
     turns = [
-        [{"type": "text", "text": "Let me run it."},
-         {"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Run"}}],
-        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(app)}}],
-        [{"type": "tool_use", "name": "Edit",
-          "input": {"file_path": str(app), "old_string": "import requests_oauth", "new_string": "import json"}}],
-        [{"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Rerun"}}],
-        [{"type": "text", "text": explanation}],
-    ]  # fmt: skip
-    with scripted_api(turns) as (url, requests):
-        out = run_claude("run app.py and fix it", project, claude_dir, url)
-    assert len(requests) == 5 and explanation in out
+        Turn.tool("Bash", {"command": "python3 app.py", "description": "Run"}, say="Let me run it."),
+        Turn.tool("Read", {"file_path": str(app)}),
+        Turn.tool(
+            "Edit",
+            {"file_path": str(app), "old_string": "import requests_oauth", "new_string": "import json"},
+        ),
+        Turn.tool("Bash", {"command": "python3 app.py", "description": "Rerun"}),
+        Turn.text(explanation),
+    ]
+    with MessagesMock(turns) as api:
+        env_claude = claude_env(api, tmp_path / "claude-home", CLAUDE_CONFIG_DIR=str(claude_dir))
+        proc = run_claude(
+            api, project, tmp_path / "claude-home", "run app.py and fix it", env=env_claude, timeout=180
+        )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert len(api.main_requests) == 5 and explanation in proc.stdout
     assert app.read_text().startswith("import json")  # the client really ran the tools
 
     result = run(["import-sessions"], env, project)

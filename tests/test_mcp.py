@@ -464,3 +464,21 @@ def test_http_names_a_store_that_is_down_and_still_answers(tmp_path: Path, repo:
     assert "src/shop/api.py" in text(asked)
     assert asked.structured_content["learnings"]["failure"]["kind"] == "unavailable"
     assert learned.is_error and "learnings store unavailable" in text(learned)
+
+
+def test_http_server_without_repositories_answers_learnings_only(tmp_path: Path) -> None:
+    server = start_server(tmp_path)
+    try:
+
+        async def calls(session):
+            await session.call_tool(
+                "recall_learn", {"error": ERROR, "resolution": "pip install pyyaml", "repo": "shop"}
+            )
+            return await session.call_tool("recall", {"query": ERROR})
+
+        answer = run(lambda: http_session(server.url + "/mcp"), calls)
+    finally:
+        server.stop()
+    assert not answer.is_error
+    assert "pip install pyyaml" in text(answer)
+    assert "this server has no repository to answer from (start it with --repo PATH)" in text(answer)

@@ -36,8 +36,9 @@ _SEVERITY = {"LOW": "low", "MEDIUM": "medium", "HIGH": "high"}
 _SHELL_CHECKS = frozenset({"B602", "B604", "B605"})
 _PASSWORD_CHECKS = frozenset({"B105", "B106", "B107"})
 # header names (X-Auth-Token), ENV_VAR_NAMES, dotted/slashed identifiers, URLs and paths, placeholders
-_NOT_SECRET_VALUE = re.compile(
-    r"[A-Za-z]+(?:-[A-Za-z]+)+|[A-Z][A-Z0-9_]*|[\w.]*[./][\w./-]*|https?://\S*|<[^>]*>|\{\{?[^}]*\}\}?|\$\{?\w+\}?"
+_NOT_SECRET_VALUE = re.compile(  # anchored, one pass: linear on any value
+    r"\A(?:[A-Za-z]+(?:-[A-Za-z]+)+|[A-Z][A-Z0-9_]*|(?=[\w./-]*[./])[\w./-]+|https?://\S*|<[^>]*>"
+    r"|\{\{?[^}]*\}\}?|\$\{?\w+\}?)\Z"
 )
 _MESSAGE_CALLS = {
     "print",
@@ -152,7 +153,7 @@ def _not_a_secret(ctx: ScanContext, issue: Any) -> bool:
         return False
     _, _, value = str(issue.text).partition(": ")
     value = value.strip()[1:-1] if len(value.strip()) >= 2 else ""
-    return not value or bool(_NOT_SECRET_VALUE.fullmatch(value)) or any(c.isspace() for c in value)
+    return not value or bool(_NOT_SECRET_VALUE.match(value)) or any(c.isspace() for c in value)
 
 
 def _sql_without_values(ctx: ScanContext, issue: Any) -> bool:
@@ -163,12 +164,8 @@ def _sql_without_values(ctx: ScanContext, issue: Any) -> bool:
     from recall.antipatterns.rules import value_interpolation
 
     lines = set(issue.linerange or [issue.lineno])
-    tree = ctx.python_ast()
-    parents: dict[ast.AST, ast.AST] = {}
+    _, parents = ctx.python_index()
     found = False
-    for node in ast.walk(tree) if tree is not None else []:
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
     for node, parent in parents.items():
         if getattr(node, "lineno", None) in lines and value_interpolation(node) and not _message(parent):
             found = True
@@ -191,8 +188,7 @@ def _round_trip(ctx: ScanContext, issue: Any) -> bool:
     """`pickle.loads(pickle.dumps(x))` (a deep copy) on the finding's line: the data never left the process."""
     if issue.test_id not in {"B301", "B302"}:
         return False
-    tree = ctx.python_ast()
-    for node in ast.walk(tree) if tree is not None else []:
+    for node in ctx.python_index()[0]:
         if not (isinstance(node, ast.Call) and node.lineno == issue.lineno and node.args):
             continue
         inner = node.args[0]

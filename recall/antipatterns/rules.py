@@ -42,15 +42,12 @@ class PyModule:
         self.ctx = ctx
         self.tree = tree
         self.aliases: dict[str, str] = {}
-        self.parents: dict[ast.AST, ast.AST] = {}
+        self.nodes, self.parents = ctx.python_index()
         self.all_calls: list[ast.Call] = []
-        self.nodes = list(ast.walk(tree))
         for node in self.nodes:
             if isinstance(node, ast.Call):
                 self.all_calls.append(node)
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-            if isinstance(node, ast.Import):
+            elif isinstance(node, ast.Import):
                 for a in node.names:
                     self.aliases[a.asname or a.name.split(".")[0]] = (
                         a.name if a.asname else a.name.split(".")[0]

@@ -136,6 +136,16 @@ class ScanContext:
                 self._py_failed = True
         return self._py_tree
 
+    def python_index(self) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+        """Every node of the Python tree and each node's parent, built once per file for all checks."""
+        index = self.cache.get("python_index")
+        if index is None:
+            tree = self.python_ast()
+            nodes = list(ast.walk(tree)) if tree is not None else []
+            parents = {child: node for node in nodes for child in ast.iter_child_nodes(node)}
+            index = self.cache["python_index"] = (nodes, parents)
+        return index
+
     def embedded_sql(self) -> list[tuple[int, str]]:
         """(first line, text) of the string literals in a Python file that start like SQL and reach a call
         that runs SQL — directly (`cur.execute("DELETE FROM t")`) or through a name passed to one
@@ -143,8 +153,7 @@ class ScanContext:
         SQL."""
         found = self.cache.get("embedded_sql")
         if found is None:
-            tree = self.python_ast() if self.kind == "python" else None
-            found = _executed_sql(tree) if tree is not None else []
+            found = _executed_sql(*self.python_index()) if self.kind == "python" else []
             self.cache["embedded_sql"] = found
         return found
 
@@ -173,20 +182,18 @@ def _runs_sql(node: ast.AST) -> bool:
     return name in SQL_RUNNERS
 
 
-def _executed_sql(tree: ast.Module) -> list[tuple[int, str]]:
-    parents: dict[ast.AST, ast.AST] = {}
+def _executed_sql(nodes: list[ast.AST], parents: dict[ast.AST, ast.AST]) -> list[tuple[int, str]]:
     executed_names: set[str] = set()
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
+    for node in nodes:
         if _runs_sql(node):
             executed_names |= {a.id for a in node.args[:1] if isinstance(a, ast.Name)}  # type: ignore[attr-defined]
     found = []
-    for node, parent in parents.items():
+    for node in nodes:
         if not (
             isinstance(node, ast.Constant) and isinstance(node.value, str) and starts_like_sql(node.value)
         ):
             continue
+        parent = parents.get(node)
         # climb through "..." % x, "..." + x, f"..." parts and "...".format(x); stop at anything else
         # (an argument of print, a logger or an exception is text for people)
         while parent is not None and not _runs_sql(parent):

@@ -8,6 +8,7 @@ only `memgraph`, a lookup answers with the subject's blast radius.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ from recall.architecture import concepts, render
 from recall.architecture import queries as q
 from recall.architecture.diagnose import diagnose
 from recall.architecture.understand import Intent, understand
+
+_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -35,11 +38,15 @@ def answer(
     if intent.action == "auto":
         return _auto(conn, root, intent, roles, limit)
     found = q.lookup(conn, intent.subject, root)
+    words_not_a_name = " " in q.clean_subject(intent.subject, root)
+    if not found.targets and words_not_a_name and intent.action != "lookup":
+        # "what depends on the json tag module": the subject described in words, when one file clearly is it
+        found = q.Lookup(_file_described(conn, intent.subject), "words")
     if not found.targets:
         if not conn.execute("SELECT 1 FROM files WHERE lang IS NOT NULL LIMIT 1").fetchone():
             return [Answer(f"No source files indexed in {root.name} ({root}).", _pick(intent.role, roles))]
-        words_not_a_name = intent.action == "lookup" and " " in q.clean_subject(intent.subject, root)
-        if words_not_a_name and (about := _concepts(conn, text, roles, limit)):  # "where is the retry logic"
+        asked_where = intent.action == "lookup" and words_not_a_name  # "where is the retry logic"
+        if asked_where and (about := _concepts(conn, text, roles, limit)):
             return about
         content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
         return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
@@ -182,9 +189,28 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
     return out
 
 
+def _file_described(conn: sqlite3.Connection, subject: str) -> list[q.Target]:
+    """The one file a subject in words names: it carries every word and scores well ahead of the next."""
+    hits = concepts.search(conn, subject, limit=2)
+    wanted = concepts.terms(subject)
+    if not hits or len(hits[0].matched) < len(wanted):
+        return []
+    if len(hits) > 1 and hits[0].score < DESCRIBED_LEAD * hits[1].score:
+        return []
+    return q.lookup(conn, hits[0].path, fuzzy=False).targets[:1]
+
+
+DESCRIBED_LEAD = 1.5  # how far ahead of the next file the described one must score
+
+
 def _reads_like_a_question(text: str) -> bool:
-    """A sentence about the code (not an error dump): a few words, no traceback."""
-    return 2 <= len(text.split()) <= 40 and 'File "' not in text and "Traceback" not in text
+    """A question or phrase about the code, not an error message: every plain `recall "<error>"` reaches
+    this engine too, and an error's words ("Connection reset by peer") are not a request to search."""
+    if not 2 <= len(text.split()) <= 40 or ":" in text or "Traceback" in text:
+        return False
+    return not any(
+        w[:1].isupper() and w.endswith(("Error", "Exception", "Warning")) for w in _WORD.findall(text)
+    )
 
 
 def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) -> list[Answer]:

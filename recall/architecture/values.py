@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
 JS_INDIRECT = frozenset({"call", "apply", "bind"})
 _DOTTED = re.compile(r"[\w$]+(?:\.[\w$]+)*")
-_OPTIONAL = re.compile(r"(?:[\w.]*\.)?Optional\[(.*)\]")
 _SCOPES = {
     "python": frozenset({"function_definition", "lambda"}),
     "js": frozenset(
@@ -84,8 +83,9 @@ def js_indirect(name: str, recv: str) -> tuple[str, str]:
 def annotation_type(text: str) -> str:
     """The class an annotation names (`Optional["Flask"]`, `Flask | None`, `t.Optional[app.Flask]` → Flask)."""
     text = text.strip().strip("\"'")
-    if m := _OPTIONAL.fullmatch(text):
-        text = m.group(1).strip().strip("\"'")
+    head, optional, inner = text.partition("Optional[")
+    if optional and inner.endswith("]") and (not head or _DOTTED.fullmatch(head.rstrip("."))):
+        text = inner[:-1].strip().strip("\"'")
     parts = [p.strip().strip("\"'") for p in text.split("|") if p.strip() not in ("None", "'None'")]
     if len(parts) != 1 or not _DOTTED.fullmatch(parts[0]):
         return ""
@@ -264,9 +264,6 @@ def _receiver(bindings: _Bindings, source: bytes, call: Node) -> str:
     return ""
 
 
-_TYPE_CHECKING = re.compile(r"(?:[\w.]+\.)?TYPE_CHECKING")
-
-
 def under_type_checking(source: bytes, node: Node) -> bool:
     """Is this Python statement inside an `if TYPE_CHECKING:` block (`typing.` / `t.` prefixes allowed)?"""
     child, parent = node, node.parent
@@ -279,10 +276,15 @@ def under_type_checking(source: bytes, node: Node) -> bool:
                 and consequence is not None
                 and child.start_byte >= consequence.start_byte
                 and child.end_byte <= consequence.end_byte
-                and _TYPE_CHECKING.fullmatch(
+                and _is_type_checking(
                     source[condition.start_byte : condition.end_byte].decode("utf-8", "replace")
                 )
             ):
                 return True
         child, parent = parent, parent.parent
     return False
+
+
+def _is_type_checking(condition: str) -> bool:
+    """`TYPE_CHECKING`, `typing.TYPE_CHECKING`, `t.TYPE_CHECKING`."""
+    return condition.rpartition(".")[2] == "TYPE_CHECKING" and bool(_DOTTED.fullmatch(condition))

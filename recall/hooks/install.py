@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 # event -> (matcher or None, timeout seconds); timeouts sit above the in-process deadlines (runtime.py).
-# Every hook is synchronous: in headless `claude -p` an async Stop is killed when the process exits, before
-# it has started, and capture never happens (Claude Code 2.1.x).
+# Every hook is synchronous: headless `claude -p` exits right after the last turn and kills an async Stop
+# before it finishes, so capture never happens there (Claude Code 2.1.197 and 2.1.332).
 EVENTS: dict[str, tuple[str | None, int]] = {
     "PostToolUseFailure": ("*", 5),
     "PostToolUse": ("Bash|Edit|Write|MultiEdit|NotebookEdit", 5),

@@ -206,7 +206,10 @@ _PY_EXC_IN = re.compile(
 _CODE_LINE = re.compile(r"^\s*(?:File |at |raise |\w+ = |[>~^])")
 _PYTEST_ASSERT = re.compile(r"^E\s+(?P<msg>assert\b.*)$")
 # the file an ImportError names at the end of its message: "(/venv/.../urls.py)"
-_TRAILING_PATH = re.compile(r"\s*\((?:[A-Za-z]:)?[^()\s]*[\\/][^()]*\)\.?\s*$|\s*\([^()\s\\/]+\.py\)\.?\s*$")
+# each run of spaces is tried from its start only (the lookbehinds): linear on long runs
+_TRAILING_PATH = re.compile(
+    r"(?<!\s)\s*\((?:[A-Za-z]:)?[^()\s]*[\\/][^()]*\)\.?\s*$|(?<!\s)\s*\([^()\s\\/]+\.py\)\.?\s*$"
+)
 _TRIPLE_DQ, _TRIPLE_SQ = '"' * 3, "'" * 3
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’"}
 

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from recall.mcp.team import TeamBackend
 from recall.mcp.tools import build_server
+from recall.server.http import MCP_PATH
 
 if TYPE_CHECKING:
     from recall.server.app import Settings
-
-from recall.server.http import MCP_PATH
 
 
 @dataclass

@@ -17,18 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from fastapi import HTTPException
 from pydantic import ValidationError
 
-from recall import federation
 from recall import repo as repo_rule
 from recall.client import query as client_query
 from recall.client.fanout import BackendOutcome
 from recall.client.main import Asked
 from recall.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
-from recall.models import FederationRequest, Learning, LearningRetrievalRequest
-from recall.server.app import _federation_repos, _redacted, _visible
+from recall.models import FederationRequest, LearningRetrievalRequest
+from recall.server.app import LearningPaste, federation_answer, stored_form, visible_matches
 from recall.server.auth import Principal
+from recall.server.scope import ScopeError, repo_name
 from recall.server.store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -57,14 +56,17 @@ class TeamBackend:
         }
         # refusals first: a ToolError raised inside the task group would reach the SDK as a crash
         learnings = _learnings_request(payloads.get("learnings"), principal)
-        repos = self._federation_repos(args.repo, principal) if payloads.get("federation") else None
-        if isinstance(repos, str):  # learnings of a repository this server does not index: no federation
-            outcomes["federation"].failure = {"kind": "unavailable", "message": repos}
+        federation_request = self._federation_request(payloads.get("federation"), args.repo, outcomes)
+        refused: list[ScopeError] = []
         async with anyio.create_task_group() as tg:
             if learnings is not None:
                 tg.start_soon(self._learnings, outcomes["learnings"], learnings, principal)
-            if payloads.get("federation") and not isinstance(repos, str):
-                tg.start_soon(self._federation, outcomes["federation"], repos)
+            if federation_request is not None:
+                tg.start_soon(
+                    self._federation, outcomes["federation"], federation_request, principal, refused
+                )
+        if refused:
+            raise ToolError(refused[0].detail)
         here = ClientContext(Path("/"), repo, None, None, None)
         return await anyio.to_thread.run_sync(RecallAnswer.of, Asked(args, here, args.query, outcomes))
 
@@ -77,40 +79,54 @@ class TeamBackend:
             outcome.failure = {"kind": "unavailable", "message": f"learnings store unavailable: {exc}"}
             return
         if principal and not principal.unrestricted:
-            result = _visible(result, principal)
+            result = visible_matches(result, principal)
         outcome.response = result.model_dump(mode="json")
 
-    async def _federation(self, outcome: BackendOutcome, repos: list[str] | None) -> None:
-        request = FederationRequest.model_validate(outcome.payload)
+    async def _federation(
+        self,
+        outcome: BackendOutcome,
+        request: FederationRequest,
+        principal: Principal | None,
+        refused: list[ScopeError],
+    ) -> None:
         try:
-            result = await federation.execute(request, repos=repos)
+            result = await federation_answer(request, self.settings.repos, principal)
+        except ScopeError as exc:  # the token may not see the repository: a refusal, raised by recall()
+            refused.append(exc)
+            return
         except Exception as exc:  # an engine bug is this backend's failure, shown as such (as the client)
             outcome.failure = {"kind": "error", "message": f"{type(exc).__name__}: {exc}"[:400]}
             return
         outcome.response = result.model_dump(mode="json")
 
-    def _allowed_repos(self, principal: Principal | None) -> list[str]:
-        return [r for r in self.settings.repos if principal is None or principal.may_see_repo(Path(r).name)]
-
     def _default_repo(self, principal: Principal | None) -> str:
-        """The first repository this token may see, else the server's own (its working folder's)."""
-        allowed = self._allowed_repos(principal)
+        """The first configured repository this token may see, else the server's own (its working folder's)."""
+        allowed = [
+            repo_name(r)
+            for r in self.settings.repos
+            if principal is None or principal.may_see_repo(repo_name(r))
+        ]
         if allowed:
-            return Path(allowed[0]).name
+            return allowed[0]
         here = repo_rule.current_dir()
         return repo_rule.name(here, repo_rule.toplevel(here))
 
-    def _federation_repos(self, repo: str | None, principal: Principal | None) -> list[str] | str | None:
-        """The configured repositories named `repo` (all the token may see without one): the routes' rule.
-        A `repo` the server does not index gives the reason as a string (the learnings still answer);
-        one the token may not see is refused."""
+    def _federation_request(
+        self, payload: dict | None, repo: str | None, outcomes: dict[str, BackendOutcome]
+    ) -> FederationRequest | None:
+        """The federation payload, pointed at the configured repository named `repo` (if any). A `repo` the
+        server does not index leaves the federation out, saying why; its learnings still answer."""
+        if payload is None:
+            return None
         if repo and self.settings.repos:
-            named = [r for r in self.settings.repos if Path(r).name == repo]
+            named = [r for r in self.settings.repos if repo_name(r) == repo]
             if not named:
-                names = ", ".join(sorted({Path(r).name for r in self._allowed_repos(principal)})) or "none"
-                return f"repo '{repo}' is not one of this server's repositories ({names})"
-            return _checked(lambda: _federation_repos(named[0], self.settings.repos, principal))
-        return _checked(lambda: _federation_repos(None, self.settings.repos, principal))
+                names = ", ".join(sorted(repo_name(r) for r in self.settings.repos))
+                message = f"repo '{repo}' is not one of this server's repositories ({names})"
+                outcomes["federation"].failure = {"kind": "unavailable", "message": message}
+                return None
+            payload = {**payload, "repo_path": named[0]}
+        return FederationRequest.model_validate(payload)
 
     # ------------------------------------------------------------------ recall_learn
 
@@ -120,7 +136,7 @@ class TeamBackend:
         if principal and not principal.may_see_repo(repo):
             raise ToolError(f"repo: token '{principal.name}' may not write repo '{repo}'")
         try:
-            learning = Learning.model_validate(
+            learning = LearningPaste.model_validate(
                 {
                     "repo": repo,
                     "error_signatures": [request.error],
@@ -133,9 +149,9 @@ class TeamBackend:
         except ValidationError as exc:
             raise ToolError(_invalid(exc)) from None
         try:
-            # redaction runs its regexes over user text: CPU work, kept off the event loop
-            redacted = await anyio.to_thread.run_sync(_redacted, learning)
-            learning_id, merged = await self.settings.backend.add(redacted)
+            # the route's stored form (decisive error text, every field redacted): CPU work, off the loop
+            stored = await anyio.to_thread.run_sync(stored_form, learning)
+            learning_id, merged = await self.settings.backend.add(stored)
         except StoreUnavailable as exc:
             raise ToolError(f"learnings store unavailable: {exc}") from None
         except ValueError as exc:
@@ -183,13 +199,6 @@ def _authorized(ctx: Context, needed: str, require_auth: bool) -> Principal | No
     if principal is not None and not principal.may(needed):
         raise ToolError(f"forbidden: token '{principal.name}' lacks the '{needed}' scope")
     return principal
-
-
-def _checked(resolve: Any) -> Any:
-    try:
-        return resolve()
-    except HTTPException as exc:
-        raise ToolError(str(exc.detail)) from None
 
 
 def _invalid(exc: ValidationError) -> str:

@@ -1,4 +1,5 @@
-"""The FastAPI app of `recall serve`: the two node routes, learning writes, health, OpenAPI.
+"""The FastAPI app of `recall serve`: the two node routes, learning writes, health, OpenAPI, and the MCP
+tools at /mcp (`recall.mcp.http`).
 
 The routes only wrap the nodes (`recall.learnings` retrieval over the configured store,
 `recall.federation.execute`) and add what a shared server needs: repository access checks per token,
@@ -36,7 +37,7 @@ from recall.models import (
     LearningRetrievalResponse,
 )
 from recall.server.auth import Principal
-from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server.http import LEARNINGS_PATH, MCP_PATH, AccessLog, Guard
 from recall.server.scope import ScopeError, federation_repos
 from recall.server.store import LearningsBackend, StoreRefused, StoreUnavailable
 
@@ -119,7 +120,7 @@ class Problem(BaseModel):
 def create_app(settings: Settings) -> Any:
     """The ASGI application: FastAPI and the MCP endpoint (`/mcp`), wrapped in the guard (auth, body
     limits) and the access log."""
-    from recall.mcp.http import MCP_PATH, mount
+    from recall.mcp.http import mount
 
     mcp = mount(settings)
 
@@ -190,7 +191,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not read repo '{body.repo}'")
         result = await backend.retrieve(body)
         if principal and not principal.unrestricted:
-            result = _visible(result, principal)
+            result = visible_matches(result, principal)
         return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post(
@@ -200,8 +201,10 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         summary="Federation node: architecture and antipattern answers, routed by keyword",
     )
     async def federation_execute(body: FederationBody, request: Request) -> Response:
-        repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
-        result = await federation.execute(body, repos=repos)
+        try:
+            result = await federation_answer(body, settings.repos, _principal(request))
+        except ScopeError as exc:
+            raise HTTPException(exc.status, exc.detail) from exc
         return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post(
@@ -216,7 +219,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning = await anyio.to_thread.run_sync(_stored_form, body)  # CPU work off the event loop
+            learning = await anyio.to_thread.run_sync(stored_form, body)  # CPU work off the event loop
             learning_id, merged = await backend.add(learning)
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc
@@ -232,11 +235,27 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         return JSONResponse({"status": "ok", "version": recall.__version__, **store})
 
 
+async def federation_answer(
+    request: FederationRequest, configured: list[str], principal: Principal | None
+) -> FederationResponse:
+    """The federation node as this server answers it (the route and the MCP tool): only the configured
+    repositories the token may see; ScopeError for a request it may not make."""
+    repos = federation_repos(request.repo_path, configured, principal)
+    if not repos:
+        return FederationResponse(
+            query=request.query,
+            results=[],
+            backends_queried=[],
+            error_message="this server has no repository to answer from (start it with --repo PATH)",
+        )
+    return await federation.execute(request, repos=repos)
+
+
 def _principal(request: Request) -> Principal | None:
     return request.scope.get("state", {}).get("principal")
 
 
-def _visible(result: LearningRetrievalResponse, principal: Principal) -> LearningRetrievalResponse:
+def visible_matches(result: LearningRetrievalResponse, principal: Principal) -> LearningRetrievalResponse:
     """Drop matches from repositories the token may not see (error matches search every repo)."""
     matches = [m for m in result.matches if principal.may_see_repo(m.repo)]
     return result.model_copy(
@@ -259,17 +278,9 @@ def _decisive_learning(body: Learning) -> Learning:
     return Learning.model_validate(data)
 
 
-def _stored_form(body: Learning) -> Learning:
+def stored_form(body: Learning) -> Learning:
     """What is stored of a posted learning: its decisive error text, every field redacted."""
     return _redacted(_decisive_learning(body))
-
-
-def _federation_repos(requested: str | None, configured: list[str], principal: Principal | None) -> list[str]:
-    """The repository rule of the routes (server/scope.py), its refusals as HTTP errors."""
-    try:
-        return federation_repos(requested, configured, principal)
-    except ScopeError as exc:
-        raise HTTPException(exc.status, exc.detail) from exc
 
 
 def _redacted(learning: Learning) -> Learning:

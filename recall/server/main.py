@@ -2,7 +2,8 @@
 
     recall serve [--host 127.0.0.1] [--port 8085] [--repo PATH]... [--token-file FILE]
 
-Serves the learnings and federation nodes over the wire protocol, plus POST /v1/learnings and GET /health.
+Serves the learnings and federation nodes over the wire protocol, plus POST /v1/learnings, GET /health and
+the MCP tools at /mcp (streamable HTTP, docs/mcp.md).
 Learnings live in the embedded SQLite store, or in PostgreSQL when RECALL_DATABASE_URL is set. Bound to
 anything but loopback, it refuses to start without a token (RECALL_TOKEN or --token-file). SIGINT/SIGTERM
 stop it gracefully: in-flight requests finish (up to --shutdown-timeout), then the store is closed.

@@ -38,7 +38,8 @@ from recall.models import BackendRole, FederationRequest, FederationResponse, Fe
 ENV_REPOS = "RECALL_REPOS"  # os.pathsep-separated repositories the server answers for
 ENV_DEADLINE = "RECALL_FEDERATION_DEADLINE"  # seconds; the client's own budget is 10 s
 DEFAULT_DEADLINE = 8.0
-DEFAULT_LIMIT = 5  # results per engine; antipattern detections are never cut by it (engine.MAX_DETECTIONS)
+DEFAULT_LIMIT = 5
+NO_REPOSITORY = "no repository to answer from (this server has none configured: start it with --repo PATH)"  # results per engine; antipattern detections are never cut by it (engine.MAX_DETECTIONS)
 ROLE_ORDER = (BackendRole.MEMGRAPH, BackendRole.REPOWISE, BackendRole.QDRANT)
 
 # --------------------------------------------------------------------------- routing
@@ -179,11 +180,14 @@ async def execute(
 ) -> FederationResponse:
     """Answer one federation request (raises pydantic.ValidationError for a bad dict).
 
-    `repos` (the server passes it after its access checks) replaces the request's repository resolution.
+    `repos` (the server passes it after its access checks) replaces the request's repository resolution;
+    an empty list means "no repository": nothing is read and `error_message` says so.
     """
     req = request if isinstance(request, FederationRequest) else FederationRequest.model_validate(request)
     roles = _requested_roles(req)
-    repos = list(repos) if repos else resolve_repos(req.repo_path)
+    if repos is not None and not repos:  # the caller (a server) has no repository: read no folder at all
+        return FederationResponse(query=req.query, error_message=NO_REPOSITORY)
+    repos = list(repos) if repos is not None else resolve_repos(req.repo_path)
     outcomes = [
         _Outcome(engine, repo_path)
         for engine in list(ENGINES)

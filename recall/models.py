@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Annotated
 from uuid import UUID, uuid4
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 ERROR_TEXT_MAX = 4000
 RESOLUTION_MAX = 2000
@@ -25,7 +25,29 @@ REPO_MAX = 128
 COUNTER_MAX = 2**53 - 1
 # "has a character that is not white space" as a schema pattern, so the published OpenAPI says what the
 # validator enforces: Python's str.isspace() is Unicode White_Space plus the separators U+001C-U+001F
-NOT_BLANK = r"[^\s\x1c-\x1f]"
+# and no NUL anywhere (PostgreSQL text cannot hold it; both stores refuse it alike)
+NOT_BLANK = r"^[^\x00]*[^\s\x1c-\x1f\x00][^\x00]*$"
+NO_NUL = r"^[^\x00]*$"
+PATH_MAX = 4096
+PATHS_MAX = 200  # file paths in one learning or one query
+SIGNATURES_MAX = 20  # error signatures in one learning
+
+
+def _storable(model: BaseModel) -> BaseModel:
+    """Every string of the model can be stored by both stores: no NUL (PostgreSQL text refuses it) and no
+    lone surrogate (not UTF-8). A ValueError naming the field is a 422, never a 409 or a 500."""
+    for name in model.__class__.model_fields:
+        value = getattr(model, name)
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            if "\x00" in text:
+                raise ValueError(f"{name}: must not contain a NUL character")
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{name}: must be valid Unicode (a lone surrogate is not)") from None
+    return model
 
 
 class MatchType(StrEnum):
@@ -78,13 +100,17 @@ class LearningRetrievalRequest(WireModel):
     model_config = ConfigDict(extra="forbid")
 
     match_type: MatchType = MatchType.AUTO
-    error_text: str | None = Field(default=None, max_length=ERROR_TEXT_MAX)
-    repo: str = Field(min_length=1, max_length=REPO_MAX)
-    file_paths: list[str] = Field(default_factory=list)
-    task_type: str | None = Field(default=None, max_length=TASK_TYPE_MAX)
+    error_text: str | None = Field(default=None, max_length=ERROR_TEXT_MAX, pattern=NO_NUL)
+    repo: str = Field(min_length=1, max_length=REPO_MAX, pattern=NO_NUL)
+    file_paths: list[Annotated[str, Field(max_length=PATH_MAX, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=PATHS_MAX
+    )
+    task_type: str | None = Field(default=None, max_length=TASK_TYPE_MAX, pattern=NO_NUL)
     max_results: int = Field(default=5, ge=1, le=20)
     min_similarity_error: float = Field(default=0.85, ge=0.0, le=1.0)
     min_similarity_context: float = Field(default=0.70, ge=0.0, le=1.0)
+
+    _storable = model_validator(mode="after")(_storable)
 
 
 class MatchReason(WireModel):
@@ -138,12 +164,16 @@ class Learning(WireModel):
     model_config = ConfigDict(extra="forbid")
 
     id: UUID = Field(default_factory=uuid4)
-    session_id: str | None = Field(default=None, max_length=128)
-    repo: str = Field(min_length=1, max_length=REPO_MAX)
-    file_paths_touched: list[str] = Field(default_factory=list)
-    error_signatures: list[Annotated[str, Field(max_length=ERROR_TEXT_MAX)]] = Field(default_factory=list)
+    session_id: str | None = Field(default=None, max_length=128, pattern=NO_NUL)
+    repo: str = Field(min_length=1, max_length=REPO_MAX, pattern=NO_NUL)
+    file_paths_touched: list[Annotated[str, Field(max_length=PATH_MAX, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=PATHS_MAX
+    )
+    error_signatures: list[Annotated[str, Field(max_length=ERROR_TEXT_MAX, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=SIGNATURES_MAX
+    )
     resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX, pattern=NOT_BLANK)
-    ticket_id: str | None = Field(default=None, max_length=TICKET_MAX)
+    ticket_id: str | None = Field(default=None, max_length=TICKET_MAX, pattern=NO_NUL)
     task_type: TaskType = TaskType.UNKNOWN
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     access_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
@@ -157,6 +187,8 @@ class Learning(WireModel):
             raise ValueError("resolution_summary must not be blank")
         return v.strip()
 
+    _storable = model_validator(mode="after")(_storable)
+
 
 # --------------------------------------------------------------------------- federation node
 
@@ -166,19 +198,14 @@ class FederationRequest(WireModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=ERROR_TEXT_MAX)
+    query: str = Field(min_length=1, max_length=ERROR_TEXT_MAX, pattern=NO_NUL)
     force_backends: list[BackendRole] | None = None
     correlation_id: UUID | None = None
     # recall extension (optional, documented in docs/wire.md): the repository the architecture and
     # antipattern engines look at. Absent: the server's configured repositories / the client's cwd.
-    repo_path: str | None = Field(default=None, max_length=4096)
+    repo_path: str | None = Field(default=None, max_length=4096, pattern=NO_NUL)
 
-    @field_validator("repo_path")
-    @classmethod
-    def _path_has_no_nul(cls, v: str | None) -> str | None:
-        if v is not None and "\x00" in v:
-            raise ValueError("repo_path must not contain a NUL character")
-        return v
+    _storable = model_validator(mode="after")(_storable)
 
 
 class FederationResult(WireModel):

@@ -228,3 +228,70 @@ def test_health_is_503_when_the_sqlite_file_is_corrupted_under_a_running_server(
         assert r.status_code == 503 and "corrupt" in r.json()["detail"] and "Traceback" not in r.text
     finally:
         srv.stop()
+
+
+# --------------------------------------------------------------------------- bad input is a 422 everywhere
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("plain")
+    srv = start_server(tmp, [], env={"RECALL_HOME": str(tmp / "home")})
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"repo":"a","resolution_summary":"x","file_paths_touched":["\\ud800"]}',  # lone surrogate: was a 409
+        b'{"repo":"a","resolution_summary":"x","error_signatures":["\\udfff tail"]}',
+        b'{"repo":"a\\u0000b","resolution_summary":"x"}',
+        b'{"repo":"a","resolution_summary":"x\\u0000"}',
+        b'{"repo":"a","resolution_summary":"x","ticket_id":"T-1\\u0000"}',
+        b'{"repo":"a","resolution_summary":"x","error_signatures":[' + b",".join([b'"E"'] * 21) + b"]}",
+        b'{"repo":"a","resolution_summary":"x","file_paths_touched":[' + b",".join([b'"p"'] * 201) + b"]}",
+        b'{"repo":"a","resolution_summary":"x","file_paths_touched":["' + b"p" * 4097 + b'"]}',
+    ],
+)
+def test_unstorable_learnings_are_422(plain: RunningServer, raw: bytes) -> None:
+    r = httpx.post(plain.url + LEARN, content=raw, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "invalid request" in r.json()["detail"]
+
+
+def test_recall_learn_reads_a_bounded_amount_of_stdin(tmp_path: Path) -> None:
+    big = "E" * 5_000_000
+    r = subprocess.run(
+        [sys.executable, "-m", "recall", "learn", "--error", "-", "--resolution", "x"],
+        input=big,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "RECALL_HOME": str(tmp_path / "home")},
+    )
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr  # read at most 1 MiB of the 5 MB
+
+
+@pytest.mark.parametrize(
+    "command", [["learn", "--error", "KeyError: 'x'", "--resolution", "use get"], ["install", "--project"]]
+)
+def test_cli_in_a_deleted_folder_has_no_traceback(tmp_path: Path, command: list[str]) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m recall "$@"'
+    env = {**os.environ, "RECALL_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    r = subprocess.run(
+        ["sh", "-c", script, "sh", *command], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+
+
+def test_symlink_loops_and_tilde_paths_in_a_query_are_skipped(tmp_path: Path) -> None:
+    from recall.antipatterns.scan import named_files
+
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
+    (tmp_path / "real.py").write_text("x = 1\n")
+    found, _ = named_files("see a.py and ~nosuchuser/x.py and ~/y.py and real.py", tmp_path)
+    assert found == [(tmp_path / "real.py").resolve()]

@@ -53,8 +53,11 @@ def query(text: str, repo_path: str | None, *, limit: int = 5) -> list[Federatio
 
 def _repo(repo_path: str | None) -> Path | None:
     if repo_path:
-        path = Path(repo_path).expanduser()
-        return (git_toplevel(path) or path).resolve() if path.is_dir() else None
+        path = Path(repo_path)
+        try:
+            return (git_toplevel(path) or path).resolve() if path.is_dir() else None
+        except (OSError, RuntimeError):  # a symlink loop
+            return None
     return git_toplevel(Path.cwd())
 
 

@@ -125,14 +125,14 @@ def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
         token = _LINE_SUFFIX.sub("", raw.strip(".,;:'\"`()[]"))
         if not token:
             continue
-        candidate = Path(token).expanduser()
+        candidate = Path(token)  # no `~` expansion: `~user/x` names nothing inside the repository
         option = candidate if candidate.is_absolute() else root / candidate
         try:
             resolved = option.resolve()
             if resolved.is_file() and resolved.is_relative_to(root):
                 found.append(resolved)
                 spans.append(raw)
-        except OSError:
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
             continue
     return found, spans
 

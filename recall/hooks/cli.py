@@ -76,7 +76,8 @@ def _target(args: argparse.Namespace) -> Path:
     from recall import repo
     from recall.hooks.install import settings_path
 
-    project = args.dir or repo.toplevel(Path.cwd()) or Path.cwd()
+    cwd = repo.current_dir()  # $PWD when the folder was deleted under us (Path.cwd() raises)
+    project = args.dir or repo.toplevel(cwd) or cwd
     return settings_path("user" if args.user else "project", Path(project).resolve())
 
 

@@ -148,7 +148,7 @@ def learn_main(argv: list[str]) -> int:
         return _fail("learn", "at least one --error TEXT is required (or --from-jsonl FILE)", 2)
     if args.resolution is None:
         return _fail("learn", "--resolution TEXT is required", 2)
-    errors = [sys.stdin.read() if e == "-" else e for e in args.error]
+    errors = [_read_stdin(STDIN_MAX) if e == "-" else e for e in args.error]
     if args.task_type not in TASK_TYPES:
         return _fail("learn", f"unknown task type {args.task_type!r} (one of: {', '.join(TASK_TYPES)})")
     data = {
@@ -172,6 +172,18 @@ def learn_main(argv: list[str]) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+STDIN_MAX = 1024 * 1024  # a pasted log is kept to its decisive part; a 100 MB pipe is not read into memory
+
+
+def _read_stdin(limit: int) -> str:
+    """At most `limit` characters of stdin (longer is refused by the length check; a 100 MB pipe is not
+    read into memory), then the rest is drained so the writer does not get SIGPIPE."""
+    text = sys.stdin.read(limit)
+    while sys.stdin.read(1 << 16):
+        pass
+    return text
 
 
 def _jsonl_lines(path: str) -> Iterator[tuple[int, str]]:

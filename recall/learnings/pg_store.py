@@ -20,6 +20,8 @@ the database returns. A write is acknowledged only after its transaction committ
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -38,6 +40,7 @@ from recall.learnings.records import dedupe, parse_id, path_basename, resolution
 from recall.learnings.types import SignatureRow, StoreError
 from recall.models import Learning
 
+log = logging.getLogger("recall.server")
 POOL_MAX = 16
 CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
 
@@ -93,12 +96,36 @@ MIGRATIONS: list[str] = [
     CREATE TABLE recall_generation (name text PRIMARY KEY, n bigint NOT NULL);
     INSERT INTO recall_generation (name, n) VALUES ('index', 0), ('data', 0);
     """,
+    # 3: long values are indexed by their md5, not whole (a btree row holds ~2700 bytes: a resolution or a
+    # path of 1000 CJK characters was refused, forever); access_count as wide as the wire model allows
+    """
+    ALTER TABLE learnings ALTER COLUMN access_count TYPE bigint;
+    DROP INDEX IF EXISTS learnings_merge;
+    CREATE INDEX learnings_merge ON learnings (repo, md5(resolution_key));
+    DROP INDEX IF EXISTS files_path;
+    CREATE INDEX files_path ON files (md5(path));
+    DROP INDEX IF EXISTS files_basename;
+    CREATE INDEX files_basename ON files (md5(basename));
+    """,
 ]
+TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
 
 
 class DatabaseUnavailable(StoreError):
     """PostgreSQL cannot be reached (down, restarting, network). Served as 503; retry later."""
+
+
+class PoolExhausted(DatabaseUnavailable):
+    """Every pooled connection is busy (PostgreSQL itself is up). Served as 503 with a short Retry-After."""
+
+
+class ValueRefused(StoreError):
+    """PostgreSQL refused a value (a limit, a data error): a bad input, not an outage. Served as 422."""
+
+
+# SQLSTATE classes of a connection that is gone or a server that is not serving (others are about the data)
+_OUTAGE_STATES = ("08", "57", "53", "58", "XX")
 
 
 def _now() -> datetime:
@@ -173,6 +200,11 @@ class PgStore(StoreCore):
                 self._schema_ready = True
         finally:
             self._schema_lock.release()
+
+    def check_schema(self, timeout: float) -> None:
+        """Migrate now (the server's start): StoreError when the schema is newer than this code; a database
+        that is down is DatabaseUnavailable (the server starts anyway and answers 503 until it is back)."""
+        self._ensure_schema(timeout)
 
     def close(self) -> None:
         self._pool.close()
@@ -277,16 +309,16 @@ class PgStore(StoreCore):
         if fps:
             row = conn.execute(
                 "SELECT l.id FROM learnings l JOIN signatures s ON s.learning_id = l.id"
-                " WHERE l.repo = %s AND l.resolution_key = %s AND s.fingerprint = ANY(%s)"
-                " ORDER BY l.created_at LIMIT 1",
-                (repo, key, fps),
+                " WHERE l.repo = %s AND md5(l.resolution_key) = md5(%s) AND l.resolution_key = %s"
+                " AND s.fingerprint = ANY(%s) ORDER BY l.created_at LIMIT 1",
+                (repo, key, key, fps),
             ).fetchone()
         else:
             row = conn.execute(
-                "SELECT id FROM learnings l WHERE repo = %s AND resolution_key = %s"
-                " AND NOT EXISTS (SELECT 1 FROM signatures s WHERE s.learning_id = l.id)"
+                "SELECT id FROM learnings l WHERE repo = %s AND md5(resolution_key) = md5(%s)"
+                " AND resolution_key = %s AND NOT EXISTS (SELECT 1 FROM signatures s WHERE s.learning_id = l.id)"
                 " ORDER BY created_at LIMIT 1",
-                (repo, key),
+                (repo, key, key),
             ).fetchone()
         return row[0] if row else None
 
@@ -415,8 +447,11 @@ class PgStore(StoreCore):
     ) -> list[UUID]:
         clauses, params = [], [repo]
         if paths:
-            clauses.append("id IN (SELECT learning_id FROM files WHERE path = ANY(%s) OR basename = ANY(%s))")
-            params += [paths, bases]
+            clauses.append(
+                "id IN (SELECT learning_id FROM files WHERE (md5(path) = ANY(%s) AND path = ANY(%s))"
+                " OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
+            )
+            params += [_md5s(paths), paths, _md5s(bases), bases]
         if task_type:
             clauses.append("task_type = %s")
             params.append(task_type)
@@ -440,26 +475,38 @@ class _Guarded:
         try:
             return self._cm.__enter__()
         except PoolTimeout as exc:
+            stats = self.store._pool.get_stats()
+            if stats.get("pool_size", 0) >= self.store._pool.max_size and not stats.get("pool_available", 0):
+                raise PoolExhausted(
+                    f"all {self.store._pool.max_size} PostgreSQL connections are busy"
+                    f" (none free within {self.timeout:g}s); retry shortly"
+                ) from exc
             raise DatabaseUnavailable(
                 f"PostgreSQL at {self.store.safe_url} is unreachable (no connection within {self.timeout:g}s)"
             ) from exc
         except psycopg.OperationalError as exc:
-            raise DatabaseUnavailable(
-                f"PostgreSQL at {self.store.safe_url} is unreachable: {_first_line(exc)}"
-            ) from exc
+            raise _translated(self.store, exc) from exc
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         try:
             self._cm.__exit__(exc_type, exc, tb)
-        except psycopg.OperationalError as err:  # the commit itself failed: nothing was acknowledged
-            raise DatabaseUnavailable(
-                f"PostgreSQL at {self.store.safe_url} failed: {_first_line(err)}"
-            ) from err
-        if isinstance(exc, psycopg.OperationalError):
-            raise DatabaseUnavailable(
-                f"PostgreSQL at {self.store.safe_url} failed: {_first_line(exc)}"
-            ) from exc
+        except psycopg.Error as err:  # the commit itself failed: nothing was acknowledged
+            raise _translated(self.store, err) from err
+        if isinstance(exc, psycopg.Error) and not isinstance(exc, StoreError):
+            raise _translated(self.store, exc) from exc
         return False
+
+
+def _translated(store: PgStore, exc: BaseException) -> StoreError:
+    """A psycopg error as the store's own: an outage (503) or a refused value (422). PostgreSQL's own text
+    (index names, values) is logged, never put in the message a client sees."""
+    state = getattr(exc, "sqlstate", None) or ""
+    log.warning("postgresql error", extra={"fields": {"sqlstate": state, "error": _first_line(exc)[:300]}})
+    if not state or state.startswith(_OUTAGE_STATES):
+        return DatabaseUnavailable(
+            f"PostgreSQL at {store.safe_url} is unreachable or failing ({type(exc).__name__})"
+        )
+    return ValueRefused(f"the learnings store cannot hold this value (PostgreSQL SQLSTATE {state})")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -498,7 +545,12 @@ def _aware(dt: datetime | None) -> datetime | None:
 
 
 def _terms(normalized: str) -> list[str]:
-    return sorted(set(sigs.tokens(normalized)))
+    return sorted({t for t in sigs.tokens(normalized) if len(t) <= TERM_MAX})
+
+
+def _md5s(values: list[str]) -> list[str]:
+    """PostgreSQL's md5() of each value (hex of the UTF-8 bytes), computed here so the index is used."""
+    return [hashlib.md5(v.encode("utf-8")).hexdigest() for v in values]
 
 
 def _count_terms(conn: psycopg.Connection, normalized_texts: list[str], delta: int) -> None:

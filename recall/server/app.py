@@ -27,7 +27,9 @@ from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
     ERROR_TEXT_MAX,
+    NO_NUL,
     NOT_BLANK,
+    SIGNATURES_MAX,
     FederationRequest,
     FederationResponse,
     Learning,
@@ -37,7 +39,7 @@ from recall.models import (
 from recall.server.auth import Principal
 from recall.server.http import LEARNINGS_PATH, MCP_PATH, AccessLog, Guard
 from recall.server.scope import ScopeError, federation_repos
-from recall.server.store import LearningsBackend, StoreUnavailable
+from recall.server.store import LearningsBackend, StoreRefused, StoreUnavailable
 
 log = logging.getLogger("recall.server")
 
@@ -97,7 +99,9 @@ class LearningPaste(Learning):
     """The body of POST /v1/learnings: a Learning whose error signatures may be whole tool outputs or logs
     (up to the body limit); the stored learning keeps each one's decisive part, at most ERROR_TEXT_MAX."""
 
-    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY)]] = Field(default_factory=list)
+    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=SIGNATURES_MAX
+    )
 
 
 LearningBody = _strict_json_types(LearningPaste)
@@ -312,8 +316,14 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreUnavailable)
     async def unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
         return JSONResponse(
-            {"detail": f"learnings store unavailable: {exc}"}, 503, headers={"Retry-After": "5"}
+            {"detail": f"learnings store unavailable: {exc}"},
+            503,
+            headers={"Retry-After": str(exc.retry_after)},
         )
+
+    @app.exception_handler(StoreRefused)
+    async def refused(_: Request, exc: StoreRefused) -> JSONResponse:
+        return JSONResponse({"detail": f"invalid request: {exc}"}, 422)
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -326,9 +336,10 @@ def _describe(error: dict[str, Any]) -> str:
         return str(error.get("msg", "")).removeprefix("Value error, ")
     if error.get("type") in ("model_attributes_type", "dict_type") and not loc:
         return "body: expected a JSON object"
-    if (
-        error.get("type") == "string_pattern_mismatch"
-        and (error.get("ctx") or {}).get("pattern") == NOT_BLANK
-    ):
-        return f"{where}: must not be blank"
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern")
+        if pattern == NOT_BLANK:
+            return f"{where}: must not be blank nor contain a NUL character"
+        if pattern == NO_NUL:
+            return f"{where}: must not contain a NUL character"
     return f"{where}: {error.get('msg')}"

@@ -95,8 +95,10 @@ def _setup_logging(level: str) -> None:
         logger.handlers[:] = [handler]
         logger.setLevel(level.upper())
         logger.propagate = False
-    # the MCP SDK logs every stateless exchange at info ("Terminating session: None"): warnings only
-    logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
+    # the MCP SDK logs every stateless exchange at info ("Terminating session: None"), the pool every
+    # connection checkout: warnings only
+    for noisy in ("mcp", "psycopg.pool"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
 
 
 def _repo_args(given: list[str]) -> list[str]:

@@ -26,6 +26,22 @@ log = logging.getLogger("recall.server")
 class StoreUnavailable(RuntimeError):
     """The store cannot answer right now (PostgreSQL down, SQLite locked/corrupt). Served as 503."""
 
+    retry_after = 5
+
+
+class StoreBusy(StoreUnavailable):
+    """Every store connection is busy (the database itself is up). Served as 503 with Retry-After: 1."""
+
+    retry_after = 1
+
+
+class StoreRefused(RuntimeError):
+    """The store cannot hold a value of the request. Served as 422."""
+
+
+HEALTH_TIMEOUT = 1.0  # /health answers within this, whatever the request workers are doing
+_health_threads = anyio.CapacityLimiter(2)  # its own threads: never queued behind busy requests
+
 
 class LearningsBackend(Protocol):
     name: str
@@ -158,8 +174,10 @@ class SqliteBackend:
         self._check_integrity_soon()
         if self.broken:
             raise StoreUnavailable(self.broken)
-        count = await self._call(_probe, self.store)
-        return {"store": self.name, "path": str(self.store.path), "learnings": count}
+        with anyio.move_on_after(HEALTH_TIMEOUT):
+            count = await self._call(_probe, self.store, limiter=_health_threads)
+            return {"store": self.name, "path": str(self.store.path), "learnings": count}
+        raise StoreUnavailable(f"learnings store {self.store.path} did not answer within {HEALTH_TIMEOUT:g}s")
 
     def _check_integrity_soon(self) -> None:
         """`PRAGMA quick_check` in a background thread at most every INTEGRITY_INTERVAL seconds (it reads the
@@ -180,9 +198,11 @@ class SqliteBackend:
 
         threading.Thread(target=check, name="recall-integrity-check", daemon=True).start()
 
-    async def _call(self, func: Any, *args: Any) -> Any:
+    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
         try:
-            return await anyio.to_thread.run_sync(func, *args)
+            return await anyio.to_thread.run_sync(
+                func, *args, limiter=limiter, abandon_on_cancel=limiter is not None
+            )
         except _store_errors() as exc:
             if "corrupt" in str(exc):
                 self.broken = str(exc)
@@ -201,9 +221,17 @@ class PostgresBackend:
     name = "postgresql"
 
     def __init__(self, url: str) -> None:
-        from recall.learnings.pg_store import PgStore
+        from recall.learnings.pg_store import DatabaseUnavailable, PgStore
+        from recall.learnings.types import StoreError
 
         self.store = PgStore(url)
+        try:
+            self.store.check_schema(3.0)  # a newer schema stops the server here, with one line
+        except DatabaseUnavailable:
+            pass  # down at start: serve 503 until it is back
+        except StoreError as exc:
+            self.store.close()
+            raise StoreUnavailable(str(exc)) from exc
         self.access = AccessRecorder(self.store)
 
     async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
@@ -213,17 +241,26 @@ class PostgresBackend:
         return await self._call(self.store.add, learning)
 
     async def health(self) -> dict[str, Any]:
-        count = await self._call(
-            self.store.count, 1.0
-        )  # health answers fast, even while the database is down
-        return {"store": self.name, "database": self.store.safe_url, "learnings": count}
+        with anyio.move_on_after(HEALTH_TIMEOUT):
+            count = await self._call(self.store.count, HEALTH_TIMEOUT, limiter=_health_threads)
+            return {"store": self.name, "database": self.store.safe_url, "learnings": count}
+        raise StoreUnavailable(
+            f"PostgreSQL at {self.store.safe_url} did not answer within {HEALTH_TIMEOUT:g}s"
+        )
 
-    async def _call(self, func: Any, *args: Any) -> Any:
-        from recall.learnings.pg_store import DatabaseUnavailable
+    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+        from recall.learnings.pg_store import DatabaseUnavailable, PoolExhausted, ValueRefused
+        from recall.learnings.types import StoreError
 
         try:
-            return await anyio.to_thread.run_sync(func, *args)
-        except DatabaseUnavailable as exc:
+            return await anyio.to_thread.run_sync(
+                func, *args, limiter=limiter, abandon_on_cancel=limiter is not None
+            )
+        except PoolExhausted as exc:
+            raise StoreBusy(str(exc)) from exc
+        except ValueRefused as exc:
+            raise StoreRefused(str(exc)) from exc
+        except (DatabaseUnavailable, StoreError) as exc:
             raise StoreUnavailable(str(exc)) from exc
 
     def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it

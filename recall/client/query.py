@@ -154,7 +154,7 @@ def parse_argv(argv: list[str]) -> Args:
 # only words shaped like options are taken as (unknown) options; "--- FAIL: TestX", "-bash: x: not found"
 # and "-1" start a query instead
 _OPTION_SHAPED = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*|-[A-Za-z]")
-_LEADING_TOKEN = re.compile(r"\s*(\S+)")
+_LEADING_TOKEN = re.compile(r"(\S+)")  # searched from a position: the next word after whitespace
 
 
 def parse_argument_line(line: str, args: Args) -> Args:
@@ -165,7 +165,7 @@ def parse_argument_line(line: str, args: Args) -> Args:
     line = clean_text(line)
     pos = 0
     while True:
-        match = _LEADING_TOKEN.match(line, pos)
+        match = _LEADING_TOKEN.search(line, pos)
         if not match:
             args.query = ""
             return args
@@ -174,7 +174,7 @@ def parse_argument_line(line: str, args: Args) -> Args:
             args.query = line[match.end() :].strip()
             return args
         if name in VALUE_OPTIONS and inline is None:
-            value = _LEADING_TOKEN.match(line, match.end())
+            value = _LEADING_TOKEN.search(line, match.end())
             if not value:
                 raise UsageError(f"option {name} needs a value")
             _set_value(args, name, _unquote(value.group(1)))

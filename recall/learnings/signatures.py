@@ -46,8 +46,18 @@ _PROTECT = [
 ]
 # (pattern, placeholder, cheap pre-check: the pattern can only match if this returns True)
 _FOLDS: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"), "<url>", lambda s: "://" in s),
-    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b"), "<email>", lambda s: "@" in s),
+    (
+        re.compile(r"(?<![a-z0-9+.-])([0-9+.-]*)\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"),
+        r"\1<url>",
+        lambda s: "://" in s,
+    ),
+    # the run's leading punctuation is kept (group 1); the lookbehind tries each run once (linear time)
+    # an email needs a dotted domain ending in letters (`user@host.io`), so `pkg@1.2.3` stays a version
+    (
+        re.compile(r"(?<![\w.+-])([.+-]*)\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b"),
+        r"\1<email>",
+        lambda s: "@" in s,
+    ),
     (
         re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
         "<uuid>",
@@ -65,8 +75,10 @@ _FOLDS: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>", lambda s: ":" in s),
     (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"), "<ip>", lambda s: "." in s),
     (
-        re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|local|internal))(?::\d+)\b"),
-        "<host>",
+        re.compile(
+            r"(?<![\w.-])([.-]*)\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|local|internal))(?::\d+)\b"
+        ),
+        r"\1<host>",
         lambda s: ":" in s,
     ),
     (
@@ -81,7 +93,7 @@ _TEMP_NAMES = re.compile(
 )
 # a path: absolute, ~/ or ./ relative, drive letter, or word/word with at least one slash
 _PATH = re.compile(
-    r"(?<![\w<>/.:-])(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\\/])+([\w.@+-]+)(?![\w/\\])"
+    r"(?<![\w<>/.:@+\\-])(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\\/])+([\w.@+-]+)(?![\w/\\])"
 )
 _ASSIGN_QUOTED = re.compile(r"""(=)\s?(['"])(?:(?!\2).){0,200}\2""")
 # unquoted values after `=` are folded when they carry digits (pid=42, --cov=main_68, ==2.1); bare words

@@ -36,8 +36,9 @@ _SEVERITY = {"LOW": "low", "MEDIUM": "medium", "HIGH": "high"}
 _SHELL_CHECKS = frozenset({"B602", "B604", "B605"})
 _PASSWORD_CHECKS = frozenset({"B105", "B106", "B107"})
 # header names (X-Auth-Token), ENV_VAR_NAMES, dotted/slashed identifiers, URLs and paths, placeholders
+# used with fullmatch; \A..\Z keeps it linear under search too (tests/test_regex_safety.py)
 _NOT_SECRET_VALUE = re.compile(
-    r"[A-Za-z]+(?:-[A-Za-z]+)+|[A-Z][A-Z0-9_]*|[\w.]*[./][\w./-]*|https?://\S*|<[^>]*>|\{\{?[^}]*\}\}?|\$\{?\w+\}?"
+    r"\A(?:[A-Za-z]+(?:-[A-Za-z]+)+|[A-Z][A-Z0-9_]*|\w*[./][\w./-]*|https?://\S*|<[^>]*>|\{\{?[^}]*\}\}?|\$\{?\w+\}?)\Z"
 )
 _MESSAGE_CALLS = {
     "print",

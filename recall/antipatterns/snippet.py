@@ -20,7 +20,7 @@ _JS_MARKS = re.compile(
 )
 _TS_MARKS = re.compile(r":\s*(string|number|boolean|any|unknown)\b|\binterface\s+\w+|\bas\s+any\b|<\w+>\(")
 _PY_MARKS = re.compile(r"\b(def|import|elif|None|True|False|self|lambda)\b|:[ \t]*$", re.MULTILINE)
-_DOCKERFILE = re.compile(r"[ \t]*FROM[ \t]+\S")
+_DOCKERFILE = re.compile(r"\A[ \t]*FROM[ \t]+\S")  # used with match; \A: linear under search too
 _DOCKER_STEP = re.compile(r"^[ \t]*(RUN|COPY|ADD|CMD|ENTRYPOINT|USER)\b", re.MULTILINE)
 _SQL = re.compile(
     r"^\s*(SELECT|UPDATE|DELETE|INSERT|CREATE|ALTER|DROP|GRANT)\b[^;]*\b(FROM|SET|INTO|TABLE|INDEX|ON|TO)\b"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
 JS_INDIRECT = frozenset({"call", "apply", "bind"})
 _DOTTED = re.compile(r"[\w$]+(?:\.[\w$]+)*")
-_OPTIONAL = re.compile(r"(?:[\w.]*\.)?Optional\[(.*)\]")
+_OPTIONAL = re.compile(r"\A(?:[\w.]*\.)?Optional\[(.*)\]\Z")  # fullmatch; \A..\Z: linear under search
 _SCOPES = {
     "python": frozenset({"function_definition", "lambda"}),
     "js": frozenset(
@@ -264,7 +264,7 @@ def _receiver(bindings: _Bindings, source: bytes, call: Node) -> str:
     return ""
 
 
-_TYPE_CHECKING = re.compile(r"(?:[\w.]+\.)?TYPE_CHECKING")
+_TYPE_CHECKING = re.compile(r"\A(?:[\w.]+\.)?TYPE_CHECKING\Z")  # fullmatch; \A..\Z: linear under search
 
 
 def under_type_checking(source: bytes, node: Node) -> bool:

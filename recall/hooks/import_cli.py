@@ -20,7 +20,7 @@ stored again. Default: this project's sessions."""
 
 def _since(value: str) -> float:
     """DATE as YYYY-MM-DD, an ISO date-time, or N days ago as `Nd`; seconds since the epoch."""
-    days = re.fullmatch(r"\s*(\d{1,5})\s*d\s*", value)
+    days = re.fullmatch(r"\A\s*(\d{1,5})\s*d\s*\Z", value)  # \A..\Z: linear under search too
     if days:
         return (datetime.now(UTC) - timedelta(days=int(days.group(1)))).timestamp()
     try:

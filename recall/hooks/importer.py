@@ -335,7 +335,10 @@ class Sink:
             self.flush()
 
 
-_ERROR_LINE = re.compile(r"[A-Za-z]+(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:")
+# a name ending in Error is tried once per run of letters (the lookbehind): linear on long words
+_ERROR_LINE = re.compile(
+    r"(?<![A-Za-z])[A-Za-z]+(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:"
+)
 _ERRORISH = re.compile(r"(?i)error|exception|fail|fatal|denied|not found|cannot|unable|panic")
 
 

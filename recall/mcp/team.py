@@ -27,8 +27,9 @@ from recall.client.fanout import BackendOutcome
 from recall.client.main import Asked
 from recall.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 from recall.models import FederationRequest, Learning, LearningRetrievalRequest
-from recall.server.app import _federation_repos, _redacted, _visible
+from recall.server.app import _redacted, _visible
 from recall.server.auth import Principal
+from recall.server.scope import ScopeError, federation_repos, repo_name
 from recall.server.store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class TeamBackend:
         outcome.response = result.model_dump(mode="json")
 
     def _allowed_repos(self, principal: Principal | None) -> list[str]:
-        return [r for r in self.settings.repos if principal is None or principal.may_see_repo(r)]
+        return [r for r in self.settings.repos if principal is None or principal.may_see_repo(repo_name(r))]
 
     def _default_repo(self, principal: Principal | None) -> str:
         """The first repository this token may see, else the server's own (its working folder's)."""
@@ -109,8 +110,8 @@ class TeamBackend:
             if not named:
                 names = ", ".join(sorted({Path(r).name for r in self._allowed_repos(principal)})) or "none"
                 return f"repo '{repo}' is not one of this server's repositories ({names})"
-            return _checked(lambda: _federation_repos(named[0], self.settings.repos, principal))
-        return _checked(lambda: _federation_repos(None, self.settings.repos, principal))
+            return _checked(lambda: federation_repos(named[0], self.settings.repos, principal))
+        return _checked(lambda: federation_repos(None, self.settings.repos, principal))
 
     # ------------------------------------------------------------------ recall_learn
 
@@ -188,7 +189,7 @@ def _authorized(ctx: Context, needed: str, require_auth: bool) -> Principal | No
 def _checked(resolve: Any) -> Any:
     try:
         return resolve()
-    except HTTPException as exc:
+    except (HTTPException, ScopeError) as exc:
         raise ToolError(str(exc.detail)) from None
 
 

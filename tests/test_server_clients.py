@@ -66,7 +66,7 @@ def check_retrieval_wire(body: dict) -> None:
     }  # fmt: skip
     for m in body["matches"]:
         assert origin <= set(m), origin - set(m)
-        assert set(m) - origin <= {"score", "confidence"}  # recall's documented extras only
+        assert set(m) - origin <= {"score", "confidence", "why"}  # recall's documented extras only
         assert str(uuid.UUID(m["learning_id"])) == m["learning_id"]
         assert m["match_type"] in {t.value for t in MatchType}
         for key in ("similarity", "freshness_score", "combined_score"):

@@ -238,12 +238,13 @@ def realworld_job(causes: list[dict], near: list[dict], cross_repo: bool) -> tup
         for c in causes
     ]
     queries, truth = [], []
+    wide = {"wide_repo": RW_OTHER_REPO} if cross_repo else {}
     for c in causes:
         for r in c["reports"][1:]:
-            queries.append({"text": r["text"], "repo": RW_REPO})
+            queries.append({"text": r["text"], "repo": RW_REPO} | wide)
             truth.append(c["id"])
     for n in near:
-        queries.append({"text": n["text"], "repo": RW_REPO})
+        queries.append({"text": n["text"], "repo": RW_REPO} | wide)
         truth.append(None)
     return {"learnings": learnings, "queries": queries}, truth
 

@@ -47,7 +47,7 @@ def main() -> int:
                 LearningRetrievalRequest(
                     match_type="error_signature",
                     error_text=text,
-                    repo=q["repo"],
+                    repo=q.get("wide_repo", q["repo"]),  # cross-repo: where did it rank among its repo's?
                     min_similarity_error=0.0,
                     max_results=20,
                 ),

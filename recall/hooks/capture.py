@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from recall import repo
+from recall.hooks.events import ERROR_TEXT_MAX
 from recall.hooks.runtime import log
 from recall.learnings.extract import decisive
-from recall.models import ERROR_TEXT_MAX
 from recall.redact import redact
 
 DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9.])"

@@ -118,6 +118,8 @@ class Query:
     lines: list[dict[str, float]] = field(default_factory=list)  # token weights per cause line
     messages: list[dict[str, float]] = field(default_factory=list)  # the same, after the "Type: " prefixes
     importance: list[float] = field(default_factory=list)  # 1 for an error line, less for the others
+    line_mass: list[float] = field(default_factory=list)  # each line's weight x importance
+    mass: float = 0.0  # the whole signature's token weight
     line_subjects: list[tuple[str, ...]] = field(default_factory=list)  # subjects per cause line
     noise: bool = False  # no error line at all (fallback lines): never matched lexically
 
@@ -127,13 +129,13 @@ class Query:
         return cls.from_normalized(normalized)
 
     @classmethod
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 - immutable inputs, bounded; stored rows repeat
+    @functools.lru_cache(maxsize=16384)  # noqa: B019 - immutable inputs, bounded; stored rows repeat
     def from_normalized(cls, normalized: str) -> Query:
         lines = normalized.split("\n")
         causes = [ln for ln in lines if ln and not ln.startswith("at ")]
         frames = [ln[3:] for ln in lines if ln.startswith("at ")]
         noise = bool(causes) and all(c.startswith(sigs.FALLBACK) for c in causes)
-        return cls(
+        query = cls(
             normalized=normalized,
             fingerprint=sigs.fingerprint_normalized(normalized),
             causes=causes,
@@ -147,6 +149,9 @@ class Query:
             line_subjects=[_subjects([c]) for c in causes],
             noise=noise,
         )
+        query.line_mass = [sum(w.values()) * k for w, k in zip(query.lines, query.importance, strict=True)]
+        query.mass = sum(query.weights.values())
+        return query
 
     def terms(self) -> list[str]:
         """Search terms for the store's full-text index: heaviest first (none for a text without errors)."""
@@ -262,33 +267,32 @@ def _line_similarity(q: Query, i: int, other: Query, j: int) -> float:
     return max(full, _overlap(qm, om))
 
 
-def _soft_line_dice(q: Query, other: Query) -> tuple[float, int, int]:
+def _soft_line_dice(q: Query, other: Query, pair: list[list[float]]) -> tuple[float, int, int]:
     """Every cause line matched to its best counterpart on the other side, weighted by what the line says:
     an extra line on one side (a hint, a second error) costs in proportion to its weight, not a whole
     bag's worth. Returns the score and the best-matching pair of line indexes."""
-    pair = [[_line_similarity(q, i, other, j) for j in range(len(other.lines))] for i in range(len(q.lines))]
-    qm = [sum(a.values()) * k for a, k in zip(q.lines, q.importance, strict=True)]
-    om = [sum(b.values()) * k for b, k in zip(other.lines, other.importance, strict=True)]
+    qm, om = q.line_mass, other.line_mass
     total = sum(qm) + sum(om)
     if not total:
         return 0.0, -1, -1
     got = sum(m * max(row) for m, row in zip(qm, pair, strict=True))
-    got += sum(m * max(pair[i][j] for i in range(len(q.lines))) for j, m in enumerate(om))
-    best = max((pair[i][j], i, j) for i in range(len(q.lines)) for j in range(len(other.lines)))
+    got += sum(m * max(row[j] for row in pair) for j, m in enumerate(om))
+    best = max((v, i, j) for i, row in enumerate(pair) for j, v in enumerate(row))
     return got / total, best[1], best[2]
 
 
-def _coverage(q: Query, other: Query) -> float:
+def _coverage(q: Query, other: Query, pair: list[list[float]]) -> float:
     """How fully the side that says less is found in the other (a partial paste, or one with extra lines
-    of its own), once that side says enough; counted at CONTAINMENT_WEIGHT."""
-    small, big = (q, other) if sum(q.weights.values()) <= sum(other.weights.values()) else (other, q)
-    if sum(small.weights.values()) < MIN_CONTAINED_MASS:
+    of its own), once that side says enough."""
+    q_small = q.mass <= other.mass
+    small = q if q_small else other
+    if small.mass < MIN_CONTAINED_MASS:
         return 0.0
-    mass = [sum(a.values()) * k for a, k in zip(small.lines, small.importance, strict=True)]
-    got = sum(
-        m * max(_line_similarity(small, i, big, j) for j in range(len(big.lines))) for i, m in enumerate(mass)
-    )
-    return got / sum(mass)
+    if q_small:
+        best = [max(row) for row in pair]
+    else:
+        best = [max(row[j] for row in pair) for j in range(len(other.lines))]
+    return sum(m * v for m, v in zip(small.line_mass, best, strict=True)) / sum(small.line_mass)
 
 
 def _content(a: dict[str, float]) -> set[str]:
@@ -319,10 +323,13 @@ def _lexical(q: Query, other: Query) -> tuple[float, int, int]:
     if q.noise or other.noise or not q.lines or not other.lines:
         return 0.0, -1, -1
     shared = sum(min(w, other.weights[t]) for t, w in q.weights.items() if t in other.weights)
-    total = sum(q.weights.values()) + sum(other.weights.values())
+    total = q.mass + other.mass
     bag = 2.0 * shared / total if total else 0.0
-    soft, qi, oi = _soft_line_dice(q, other)
-    score = calibrate(max(bag, soft, _coverage(q, other)))
+    if shared < 1.0:  # nothing of weight in common: no line can match either
+        return calibrate(bag), 0, 0
+    pair = [[_line_similarity(q, i, other, j) for j in range(len(other.lines))] for i in range(len(q.lines))]
+    soft, qi, oi = _soft_line_dice(q, other, pair)
+    score = calibrate(max(bag, soft, _coverage(q, other, pair)))
     # what the matched lines are about: another module, key, package or command is another problem
     qt, ot = q.line_subjects[qi], other.line_subjects[oi]
     qs, os_ = set(qt), set(ot)

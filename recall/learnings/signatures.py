@@ -206,10 +206,7 @@ _PY_EXC_IN = re.compile(
 _CODE_LINE = re.compile(r"^\s*(?:File |at |raise |\w+ = |[>~^])")
 _PYTEST_ASSERT = re.compile(r"^E\s+(?P<msg>assert\b.*)$")
 # the file an ImportError names at the end of its message: "(/venv/.../urls.py)"
-# each run of spaces is tried from its start only (the lookbehinds): linear on long runs
-_TRAILING_PATH = re.compile(
-    r"(?<!\s)\s*\((?:[A-Za-z]:)?[^()\s]*[\\/][^()]*\)\.?\s*$|(?<!\s)\s*\([^()\s\\/]+\.py\)\.?\s*$"
-)
+_TRAILING_PATH = re.compile(r"\((?:[A-Za-z]:)?[^()\s]*[\\/][^()]*\)\.?\s*$|\([^()\s\\/]+\.py\)\.?\s*$")
 _TRIPLE_DQ, _TRIPLE_SQ = '"' * 3, "'" * 3
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’"}
 
@@ -279,10 +276,18 @@ def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
     return causes, frame
 
 
+def _without_trailing_path(msg: str) -> str:
+    """Drop the file an ImportError names at its end; matched from the last "(" only (linear)."""
+    cut = msg.rfind("(")
+    if cut >= 0 and _TRAILING_PATH.match(msg, cut):
+        return msg[:cut].rstrip()
+    return msg
+
+
 def _exc_line(m: re.Match[str]) -> str:
     exc_type = m.group("type").rsplit(".", 1)[-1]  # pytest, plain python and logs qualify differently
     msg = _DID_YOU_MEAN.sub("", (m.group("msg") or "").strip())
-    msg = _TRAILING_PATH.sub("", msg[: MAX_LINE * 2])
+    msg = _without_trailing_path(msg[: MAX_LINE * 2])
     return f"{exc_type}: {msg}" if msg else exc_type
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
+REFS_SPEC = ":refs"  # the pseudo-import holding a file's referenced type names
 SIGNATURE_MAX = 160
 DOC_MAX = 160
 
@@ -55,6 +56,7 @@ class FileFacts:
     package: str = ""  # package / namespace declaration, when the language has one
     doc: str = ""  # first line of the module docstring / header comment
     errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+    refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -69,6 +71,8 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         _collect(spec, source, caps, facts, defs, calls)
     _build_symbols(spec, source, defs, calls, facts)
     facts.doc = _module_doc(spec, source, root)
+    if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
+        facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
     return facts
 
 
@@ -81,6 +85,11 @@ def _collect(spec, source, caps, facts, defs, calls) -> None:
         nodes = caps.get(name)
         return nodes[0] if nodes else None
 
+    if (ref := one("ref")) is not None:
+        text = _text(source, ref)
+        if text[:1].isupper() or "\\" in text:  # classes by convention; PHP `Sub\\Name`
+            facts.refs.add(text)
+        return
     if (pkg := one("package")) is not None:
         facts.package = _text(source, pkg).replace("\\", ".").strip()
         return

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.architecture import graph
-from recall.architecture.languages import BY_SUFFIX, language_for
+from recall.architecture.lang import ImportRow
+from recall.architecture.languages import BY_NAME, BY_SUFFIX, language_for
 from recall.architecture.resolve import (
     FileRow,
     Resolver,
@@ -37,7 +38,9 @@ MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
 MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
 PROGRESS_MIN_FILES = 50
 BATCH_FILES = 300  # files parsed per committed transaction
-MANIFESTS = frozenset({"go.mod", "package.json", "tsconfig.json", "jsconfig.json"})
+JS_MANIFESTS = frozenset({"package.json", "tsconfig.json", "jsconfig.json"})
+BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.json"})
+MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
 # folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore); mtime 0 = rescan
 DirCache = dict[str, tuple[int, list[str], list[str], bool]]
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
@@ -291,6 +294,11 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
     if parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
         parsed.note = "skipped: minified or generated (very long lines)"
         return parsed
+    if spec.name == "c" and path.endswith(".h"):
+        from recall.architecture.lang.cfamily import looks_cpp
+
+        if looks_cpp(data):  # a C++ header: classes, namespaces and templates need the C++ grammar
+            spec = BY_NAME["cpp"]
     parsed.lang = spec.name
     facts = extract(spec, data)
     if facts.errors:
@@ -391,35 +399,47 @@ def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) 
     rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
     files = [FileRow(r["id"], r["path"], r["lang"], r["package"]) for r in rows]
     modules = {r["id"]: r["module"] for r in rows}
-    top_level: dict[int, list[str]] = {}
-    for fid, name in conn.execute(
-        "SELECT s.file_id, s.name FROM symbols s JOIN files f ON f.id = s.file_id"
-        " WHERE f.lang IN ('java', 'kotlin') AND instr(s.qualname, '.') = 0"
-    ):
-        top_level.setdefault(fid, []).append(name)
+    top_level = _top_level_types(conn)
     manifests = json.loads(graph.get_meta(conn, "manifests") or "[]")
-    js_manifests = [m for m in manifests if m.rpartition("/")[2] != "go.mod"]
-    resolver = Resolver(files, modules, top_level, js_config(_read_manifests(root, js_manifests)))
+    texts = _read_manifests(root, [m for m in manifests if m.rpartition("/")[2] != "go.mod"])
+    js = js_config({p: t for p, t in texts.items() if p.rpartition("/")[2] in JS_MANIFESTS})
+    resolver = Resolver(files, modules, top_level, js, texts)
     by_id = {f.id: f for f in files}
     if only is None:
         conn.execute("DELETE FROM edges")
-        imports = conn.execute("SELECT file_id, spec, names, line FROM imports").fetchall()
+        imports = conn.execute("SELECT file_id, spec, names, line FROM imports ORDER BY file_id").fetchall()
     else:
         if not only:
             return
         marks = ",".join("?" * len(only))
         conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", tuple(only))
         imports = conn.execute(
-            f"SELECT file_id, spec, names, line FROM imports WHERE file_id IN ({marks})", tuple(only)
+            f"SELECT file_id, spec, names, line FROM imports WHERE file_id IN ({marks}) ORDER BY file_id",
+            tuple(only),
         ).fetchall()
-    edges = []
+    per_file: dict[int, list[ImportRow]] = {}
     for fid, spec, names, line in imports:
+        per_file.setdefault(fid, []).append(ImportRow(spec, names.split(",") if names else [], line))
+    edges = []
+    for fid, rows in per_file.items():
         src = by_id.get(fid)
         if src is None:
             continue
-        for dst, imported in resolver.resolve(src, modules[fid], spec, names.split(",") if names else []):
+        for dst, line, imported in resolver.resolve_file(src, modules[fid], rows):
             edges.append((fid, dst, line, imported))
     conn.executemany("INSERT OR IGNORE INTO edges(src, dst, line, names) VALUES (?,?,?,?)", edges)
+
+
+def _top_level_types(conn: sqlite3.Connection) -> dict[int, list[str]]:
+    """Top-level definitions of the namespaced languages (in C#, those directly inside the namespace)."""
+    out: dict[int, list[str]] = {}
+    for fid, name, qualname, package in conn.execute(
+        "SELECT s.file_id, s.name, s.qualname, f.package FROM symbols s JOIN files f ON f.id = s.file_id"
+        " WHERE f.lang IN ('java', 'kotlin', 'csharp', 'php') AND s.kind != 'namespace'"
+    ):
+        if "." not in qualname or qualname == f"{package}.{name}":
+            out.setdefault(fid, []).append(name)
+    return out
 
 
 def update(

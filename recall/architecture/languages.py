@@ -9,6 +9,8 @@ language is parsed) and one query. Capture names are the extractor's vocabulary:
 - `@import` wraps an import, `@import.source` is the imported path/module when the grammar exposes it as
   one node (otherwise the extractor reads the `@import` node itself).
 - `@package` is a file's package / namespace declaration (Java, Kotlin, C#, PHP, Go).
+- `@ref` is a type-like name the file mentions (Java, Kotlin, C#, PHP): a class of the same package or
+  namespace needs no import, so these names decide which of its neighbours a file depends on.
 """
 
 from __future__ import annotations
@@ -136,6 +138,11 @@ JAVA = """
 (method_invocation !object name: (identifier) @call.name) @call
 (object_creation_expression type: (type_identifier) @call.name) @call
 (import_declaration) @import
+(type_identifier) @ref
+(method_invocation object: (identifier) @ref)
+(field_access object: (identifier) @ref)
+(marker_annotation name: (identifier) @ref)
+(annotation name: (identifier) @ref)
 """
 
 C = """
@@ -146,6 +153,7 @@ C = """
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (field_expression argument: (_) @call.recv field: (field_identifier) @call.name)) @call
 (preproc_include path: (string_literal (string_content) @import.source)) @import
+(preproc_include path: (system_lib_string) @import.source) @import
 """
 
 CPP = """
@@ -163,6 +171,7 @@ CPP = """
 (call_expression function: (field_expression argument: (_) @call.recv field: (field_identifier) @call.name)) @call
 (call_expression function: (qualified_identifier scope: (_) @call.recv name: (identifier) @call.name)) @call
 (preproc_include path: (string_literal (string_content) @import.source)) @import
+(preproc_include path: (system_lib_string) @import.source) @import
 """
 
 CSHARP = """
@@ -179,6 +188,7 @@ CSHARP = """
 (invocation_expression function: (member_access_expression expression: (_) @call.recv name: (identifier) @call.name)) @call
 (object_creation_expression type: (identifier) @call.name) @call
 (using_directive [(qualified_name) (identifier)] @import.source) @import
+((identifier) @ref (#match? @ref "^[A-Z]"))
 """
 
 RUBY = """
@@ -188,8 +198,11 @@ RUBY = """
 (singleton_method name: (_) @name) @def.method
 (call receiver: (_) @call.recv method: (identifier) @call.name) @call
 (call !receiver method: (identifier) @call.name) @call
+(body_statement (identifier) @call.name @call)
 (call method: (identifier) @_m arguments: (argument_list . (string (string_content) @import.source))
   (#match? @_m "^require(_relative)?$")) @import
+(call !receiver method: (identifier) @_m arguments: (argument_list . (simple_symbol) . (string (string_content) @import.source))
+  (#eq? @_m "autoload")) @import
 """
 
 PHP = """
@@ -209,6 +222,8 @@ PHP = """
 (require_once_expression (string (string_content) @import.source)) @import
 (include_expression (string (string_content) @import.source)) @import
 (include_once_expression (string (string_content) @import.source)) @import
+((name) @ref (#match? @ref "^[A-Z]"))
+(qualified_name) @ref
 """
 
 KOTLIN = """
@@ -218,6 +233,7 @@ KOTLIN = """
 (call_expression . (identifier) @call.name) @call
 (call_expression . (navigation_expression (_) @call.recv . (identifier) @call.name .)) @call
 (import (qualified_identifier) @import.source) @import
+((identifier) @ref (#match? @ref "^[A-Z]"))
 """
 
 SPECS: tuple[LanguageSpec, ...] = (

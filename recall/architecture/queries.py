@@ -50,7 +50,10 @@ class Target:
         if self.is_file:
             return self.module if self.lang == "python" and self.module else self.path
         sep = "." if self.lang in ("python", "java", "kotlin", "go") and self.module else ""
-        return f"{self.module}{sep}{self.qualname}" if sep else self.qualname
+        module = self.module
+        if self.lang in ("java", "kotlin") and self.qualname.split(".")[0] == module.rsplit(".", 1)[-1]:
+            module = module.rpartition(".")[0]  # a.b.C + C.m reads a.b.C.m, not a.b.C.C.m
+        return f"{module}{sep}{self.qualname}" if sep and module else self.qualname
 
     @property
     def location(self) -> str:
@@ -302,7 +305,7 @@ def dependencies(conn: sqlite3.Connection, file_id: int) -> tuple[list[tuple[str
     for spec, line in conn.execute(
         "SELECT spec, line FROM imports WHERE file_id = ? ORDER BY line", (file_id,)
     ):
-        if line not in resolved_lines and spec not in external and not spec.startswith("."):
+        if line not in resolved_lines and spec not in external and not spec.startswith((".", ":")):
             external.append(spec)
     return [(p, _names(n)) for p, n in internal], external
 
@@ -457,10 +460,14 @@ def _call_confidence(target, fid, caller, recv, owner, top, direct, second, defi
     return 0.6 if definitions == 1 else round(0.5 / definitions, 2)
 
 
+IMPLICIT_THIS = frozenset({"java", "kotlin", "csharp", "cpp", "ruby"})
+
+
 def _method_confidence(target, fid, caller, recv, owner, direct, second, definitions) -> float:
     """`obj.name()` matches a method by name only; the receiver's spelling and the imports decide how well."""
-    if not recv:
-        return 0.0  # a bare call is a function, not this method
+    if not recv:  # a bare call is a function, not this method, unless `this` is implicit
+        same_class = fid == target.file_id and caller.startswith(owner + ".")
+        return 0.95 if same_class and target.lang in IMPLICIT_THIS else 0.0
     cls = owner.rsplit(".", 1)[-1].lower()
     rec = recv.rsplit(".", 1)[-1].lstrip("_").lower()
     reaches = fid == target.file_id or fid in direct or fid in second

@@ -87,6 +87,8 @@ def _collect(spec, source, caps, facts, defs, calls) -> None:
 
     if (ref := one("ref")) is not None:
         text = _text(source, ref)
+        if ref.parent is not None and ref.parent.type == "namespace_name":
+            return  # PHP: a segment of `namespace A\\B;` or of a qualified name (captured whole)
         if text[:1].isupper() or "\\" in text:  # classes by convention; PHP `Sub\\Name`
             facts.refs.add(text)
         return
@@ -126,12 +128,24 @@ def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | Non
             [Import(text, [], line)] if node.type == "use_declaration" else [Import("mod " + text, [], line)]
         )
     if spec.name == "php" and node.type == "namespace_use_clause":
-        return [Import(text.replace("\\", "/").lstrip("/"), [], line)]
+        return [_php_use(source, node, text, line)]
     if spec.name == "ruby":
         method = node.child_by_field_name("method")
         kind = _text(source, method) if method is not None else "require"
         return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
     return [Import(text, [], line)]
+
+
+def _php_use(source: bytes, clause: Node, text: str, line: int) -> Import:
+    """`use A\\B\\C as D;` -> spec A/B/C, names [D]; inside `use A\\{B, C}` the group's prefix is added."""
+    group = clause.parent
+    if group is not None and group.type == "namespace_use_group" and group.parent is not None:
+        prefix = next((c for c in group.parent.named_children if c.type == "namespace_name"), None)
+        if prefix is not None:
+            text = f"{_text(source, prefix)}\\{text}"
+    alias = clause.child_by_field_name("alias")
+    names = [_text(source, alias)] if alias is not None else []
+    return Import(text.replace("\\", "/").lstrip("/"), names, line)
 
 
 def _python_imports(source: bytes, node: Node, line: int) -> list[Import]:

@@ -217,7 +217,7 @@ PHP = """
 (member_call_expression object: (_) @call.recv name: (name) @call.name) @call
 (scoped_call_expression scope: (_) @call.recv name: (name) @call.name) @call
 (object_creation_expression (name) @call.name) @call
-(namespace_use_clause [(qualified_name) (name)] @import.source) @import
+(namespace_use_clause . [(qualified_name) (name)] @import.source) @import
 (require_expression (string (string_content) @import.source)) @import
 (require_once_expression (string (string_content) @import.source)) @import
 (include_expression (string (string_content) @import.source)) @import

@@ -6,8 +6,7 @@ JS/TS: relative specifiers with the usual suffix / `index` probing (and `.js` wr
 tsconfig/jsconfig `paths` and `baseUrl`, and workspace packages imported by their package.json name.
 Go: import paths under the module paths of the repository's `go.mod` files. Java, Kotlin, C#, PHP
 (`lang/namespaces.py`), Rust (`lang/rust.py`), C/C++ (`lang/cfamily.py`): each in its own module. Ruby:
-`require_relative` from the file's folder, `require` / `autoload` by the shortest repository path ending
-with the written one (the gem's `lib/` on the load path). Anything else (the standard library, third-party packages) stays unresolved: an external import.
+`lang/ruby.py`. Anything else (the standard library, third-party packages) stays unresolved: an external import.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from recall.architecture.lang import Edge, FileRow, ImportRow, Project
 from recall.architecture.lang.cfamily import IncludeResolver
 from recall.architecture.lang.namespaces import LANGS as NAMESPACE_LANGS
 from recall.architecture.lang.namespaces import NamespaceResolver
+from recall.architecture.lang.ruby import RubyResolver
 from recall.architecture.lang.rust import RustResolver
 
 PY_SUFFIXES = (".py", ".pyi")
@@ -175,13 +175,18 @@ class Resolver:
         ]
 
     def _family_resolver(self, lang: str) -> object | None:
-        key = "ns" if lang in NAMESPACE_LANGS else lang if lang in ("rust", "c", "cpp") else ""
+        key = "ns" if lang in NAMESPACE_LANGS else lang if lang in ("rust", "c", "cpp", "ruby") else ""
         if not key:
             return None
         if key == "cpp":
             key = "c"
         if key not in self._family:
-            make = {"ns": NamespaceResolver, "rust": RustResolver, "c": IncludeResolver}[key]
+            make = {
+                "ns": NamespaceResolver,
+                "rust": RustResolver,
+                "c": IncludeResolver,
+                "ruby": RubyResolver,
+            }[key]
             self._family[key] = make(self.project)
         return self._family[key]
 
@@ -194,10 +199,10 @@ class Resolver:
             return self._one(self._js(src.path, spec))
         if lang == "go":
             return [(fid, "") for fid in self.go_packages.get(spec, []) if fid != src.id]
-        if lang == "ruby":
-            return self._one(self._relative_or_suffix(src.path, spec.removeprefix("./"), (".rb", ""), spec))
-        if lang in NAMESPACE_LANGS or lang in ("rust", "c", "cpp"):
-            return [(dst, names) for dst, _, names in self.resolve_file(src, module, [ImportRow(spec, names, 0)])]
+        if lang in NAMESPACE_LANGS or lang in ("rust", "c", "cpp", "ruby"):
+            return [
+                (dst, names) for dst, _, names in self.resolve_file(src, module, [ImportRow(spec, names, 0)])
+            ]
         return []
 
     @staticmethod
@@ -300,21 +305,4 @@ class Resolver:
             row = self.by_path.get(cand)
             if row is not None:
                 return row.id
-        return None
-
-    # -- Ruby
-    def _relative_or_suffix(
-        self, src_path: str, spec: str, suffixes: tuple[str, ...], written: str = ""
-    ) -> int | None:
-        folder = posixpath.dirname(src_path)
-        relative_first = not written or written.startswith(".")
-        for suffix in suffixes:
-            target = spec + suffix
-            if relative_first:
-                hit = self.project.first_path([posixpath.join(folder, target)])
-                if hit is not None:
-                    return hit
-            hit = self.project.by_suffix(target)
-            if hit is not None:
-                return hit
         return None

@@ -68,8 +68,8 @@ class NamespaceResolver:
                     add(fid, imp.line, "")
                 continue
             dotted = imp.spec.replace("/", ".").replace("\\", ".").strip(".")
-            if src.lang == "php":
-                aliases[dotted.rsplit(".", 1)[-1]] = dotted
+            if src.lang == "php":  # `use A\\B` or `use A\\B as C`: B (or C) stands for A\\B
+                aliases[imp.names[0] if imp.names else dotted.rsplit(".", 1)[-1]] = dotted
             wildcard = dotted.endswith(".*") or src.lang == "csharp"
             base = dotted[:-2] if dotted.endswith(".*") else dotted
             hit = self._class(family, base)

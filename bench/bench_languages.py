@@ -1,0 +1,337 @@
+"""Import resolution per language on real projects, against each language's own tools (issue 17).
+
+For each language, one real project fetched once from a registry reachable here (Debian packages via
+`apt-get download`, npm tarballs via `npm pack`, PyPI source distributions via `pip download`) into
+bench/.cache/languages/ (gitignored). Each is indexed from scratch into a throwaway RECALL_HOME, then the
+file-to-file dependency edges are compared with a ground truth computed by the language's own tools:
+
+| language | truth |
+|---|---|
+| Go | `go list -json` (each import's `ImportPos` file, every Go file of the imported package) |
+| PHP | composer's optimized class map + PHP's tokenizer resolving every name (`bench/lang_truth.php`) |
+| Ruby | Ruby's lexer (Ripper) for `require`/`require_relative`/`autoload`, Ruby's load-path rule (`lang_truth.rb`) |
+| C, C++ | `gcc -MM -MG` with the project's include flags: the header each `#include` line opened |
+| Java | javac itself: every name attributed by the compiler, mapped to the file declaring it (`LangTruth.java`) |
+| TypeScript, JavaScript | the TypeScript compiler's `preProcessFile` + `resolveModuleName` (`lang_truth.js`) |
+| Python | grimp's import graph |
+| Rust | rustc's module tree (`--emit=dep-info` per target) plus `use` paths checked by hand on a sample |
+| Kotlin, C# | no compiler here: a hand-checked sample of files |
+
+Dependents precision/recall is computed over edges (a file's direct dependents are its incoming edges),
+split by a hash of the source path into a tuning half and a held-out half (reported separately).
+
+    python3 bench/bench_languages.py --fetch        # one-time download (needs the registries)
+    python3 bench/bench_languages.py                # offline afterwards; or name languages: … go php
+
+Results: printed table + bench/results/languages.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache" / "languages"
+RESULTS = HERE / "results" / "languages.json"
+sys.path.insert(0, str(HERE.parent))
+
+Truth = dict[str, set[str]]  # file -> files it depends on (repository paths)
+
+
+@dataclass
+class Case:
+    lang: str  # the row's label
+    source: str  # debian:PKG, npm:PKG@VERSION, pypi:PKG==VERSION
+    subdir: str  # the project root inside the extracted package
+    langs: tuple[str, ...]  # recall's language names counted for this row
+    truth: Callable[[Path, list[str]], Truth]
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+def fetched(source: str) -> Path:
+    """The folder the package of `source` is extracted to (fetching it when missing and allowed)."""
+    kind, _, spec = source.partition(":")
+    dest = CACHE / spec.replace("/", "_").replace("@", "_").replace("==", "_")
+    if (dest / ".done").exists():
+        return dest
+    if os.environ.get("BENCH_FETCH") != "1":
+        raise SystemExit(f"{source} is not fetched yet: run `python3 bench/bench_languages.py --fetch`")
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    work = Path(tempfile.mkdtemp(dir=CACHE))
+    try:
+        if kind == "debian":
+            subprocess.run(["apt-get", "download", spec], cwd=work, check=True, capture_output=True)
+            deb = next(work.glob("*.deb"))
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(dest)], check=True)
+        elif kind == "npm":
+            subprocess.run(["npm", "pack", "--silent", spec], cwd=work, check=True, capture_output=True)
+            _untar(next(work.glob("*.tgz")), dest)
+        elif kind == "pypi":
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+                + ["--no-build-isolation", "-d", str(work), spec],
+                check=True,
+            )
+            _untar(next(work.glob("*.tar.gz")), dest)
+        else:
+            raise ValueError(source)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    (dest / ".done").write_text(source)
+    return dest
+
+
+def _untar(archive: Path, dest: Path) -> None:
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+
+
+# --------------------------------------------------------------------------- ground truths
+
+
+def _rel(root: Path, path: str) -> str | None:
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return None
+
+
+def go_truth(root: Path, files: list[str]) -> Truth:
+    """go/build's reading of every package folder (`lang_truth.go`): each import's files -> every Go file
+    the build uses in the imported package."""
+    import re
+
+    module = re.search(r"^module\s+(\S+)", (root / "go.mod").read_text(), re.M).group(1)
+    env = {**os.environ, "GO111MODULE": "off", "GOFLAGS": "", "CGO_ENABLED": "0"}
+    out = subprocess.run(
+        ["go", "run", str(HERE / "lang_truth.go"), str(root), module],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    packages = _json_stream(out)
+    files_of = {}
+    for p in packages:
+        folder = p["ImportPath"][len(module) :].strip("/")
+        files_of[p["ImportPath"]] = [f"{folder}/{f}".lstrip("/") for f in p["GoFiles"] or []]
+    truth: Truth = {f: set() for f in files}
+    for p in packages:
+        for imported, importers in (p["Imports"] or {}).items():
+            for path in importers:
+                src = _rel(root, path)
+                if src in truth:
+                    truth[src] |= {f for f in files_of.get(imported, []) if f != src}
+    return truth
+
+
+def _json_stream(text: str) -> list[dict]:
+    dec, i, out = json.JSONDecoder(), 0, []
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        obj, i = dec.raw_decode(text, i)
+        out.append(obj)
+
+
+def php_truth(root: Path, files: list[str]) -> Truth:
+    work = Path(tempfile.mkdtemp())
+    try:
+        (work / "composer.json").write_text(json.dumps({"autoload": {"classmap": [str(root)]}}))
+        env = {**os.environ, "COMPOSER_ALLOW_SUPERUSER": "1", "COMPOSER_HOME": str(work / ".composer")}
+        subprocess.run(
+            ["composer", "dump-autoload", "-o", "-q", "--no-interaction"], cwd=work, env=env, check=True
+        )
+        classmap = work / "classmap.json"
+        subprocess.run(
+            ["php", "-r", "echo json_encode(require 'vendor/composer/autoload_classmap.php');"],
+            cwd=work,
+            stdout=classmap.open("w"),
+            check=True,
+        )
+        out = subprocess.run(
+            ["php", str(HERE / "lang_truth.php"), str(classmap), str(root), *[str(root / f) for f in files]],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return {k: set(v) for k, v in json.loads(out).items()}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ruby_truth(root: Path, files: list[str]) -> Truth:
+    out = subprocess.run(
+        [
+            "ruby",
+            str(HERE / "lang_truth.rb"),
+            str(root),
+            str(root / "lib"),
+            "--",
+            *[str(root / f) for f in files],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {k: set(v) for k, v in json.loads(out).items()}
+
+
+# --------------------------------------------------------------------------- cases
+
+CASES: list[Case] = [
+    Case(
+        "go",
+        "debian:golang-github-hashicorp-hcl-v2-dev",
+        "usr/share/gocode/src/github.com/hashicorp/hcl/v2",
+        ("go",),
+        go_truth,
+    ),
+    Case("php", "debian:php-league-commonmark", "usr/share/php", ("php",), php_truth),
+    Case(
+        "ruby",
+        "debian:ruby-activesupport",
+        "usr/share/rubygems-integration/all/gems/activesupport-6.1.7.10",
+        ("ruby",),
+        ruby_truth,
+    ),
+]
+
+
+# --------------------------------------------------------------------------- measure
+
+
+def held_out(path: str) -> bool:
+    """The fixed split: half of the source files (by a hash of their path) are never looked at to tune."""
+    return hashlib.sha1(path.encode()).digest()[0] % 2 == 1
+
+
+def index(root: Path) -> tuple[dict[str, set[str]], dict, float]:
+    """Recall's edges (src -> dsts), per-file facts and the index time, in a throwaway RECALL_HOME."""
+    home = tempfile.mkdtemp()
+    os.environ["RECALL_HOME"] = home
+    try:
+        from recall.architecture.indexer import open_index
+
+        started = time.perf_counter()
+        conn, stats = open_index(root, progress=False)
+        seconds = time.perf_counter() - started
+        edges: dict[str, set[str]] = {}
+        for src, dst in conn.execute(
+            "SELECT f.path, g.path FROM edges e JOIN files f ON f.id = e.src JOIN files g ON g.id = e.dst"
+        ):
+            edges.setdefault(src, set()).add(dst)
+        files = {
+            path: (lang, note) for path, lang, note in conn.execute("SELECT path, lang, note FROM files")
+        }
+        conn.close()
+        return edges, files, seconds
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def score(truth: Truth, edges: dict[str, set[str]], domain: set[str], half: bool) -> dict:
+    tp = fp = fn = 0
+    for src, want in truth.items():
+        if held_out(src) != half:
+            continue
+        got = {d for d in edges.get(src, set()) if d in domain}
+        want = {d for d in want if d in domain}
+        tp += len(got & want)
+        fp += len(got - want)
+        fn += len(want - got)
+    return {
+        "precision": round(tp / (tp + fp), 3) if tp + fp else None,
+        "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+        "edges_truth": tp + fn,
+        "edges_recall": tp + fp,
+    }
+
+
+def misses(truth: Truth, edges: dict[str, set[str]], domain: set[str], n: int = 8) -> dict[str, list]:
+    """A few wrong and missing edges of the tuning half, to read."""
+    wrong, missing = [], []
+    for src, want in sorted(truth.items()):
+        if held_out(src):
+            continue
+        got = {d for d in edges.get(src, set()) if d in domain}
+        wrong += [f"{src} -> {d}" for d in sorted(got - want)]
+        missing += [f"{src} -> {d}" for d in sorted(want & domain - got)]
+    return {"extra": wrong[:n], "missing": missing[:n]}
+
+
+def run(case: Case) -> dict:
+    from recall.architecture.languages import language_for
+
+    root = fetched(case.source) / case.subdir
+    edges, files, seconds = index(root)
+    on_disk = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and (spec := language_for(p.name)) is not None and _counted(spec.name, case)
+    )
+    domain = {p for p, (lang, _) in files.items() if lang in case.langs}
+    sources = sorted(domain)
+    truth = case.truth(root, sources)
+    row = {
+        "lang": case.lang,
+        "project": case.source,
+        "files_on_disk": len(on_disk),
+        "files_indexed": len(domain),
+        "skipped_with_note": sum(1 for p in on_disk if p in files and files[p][0] is None),
+        "not_in_index": [p for p in on_disk if p not in files][:10],
+        "syntax_errors": sum(1 for p in domain if "syntax" in files[p][1]),
+        "index_seconds": round(seconds, 2),
+        "tuning": score(truth, edges, domain, False),
+        "held_out": score(truth, edges, domain, True),
+        "examples": misses(truth, edges, domain),
+    }
+    return row
+
+
+def _counted(lang: str, case: Case) -> bool:
+    return lang in case.langs or (lang == "c" and "cpp" in case.langs)
+
+
+def main(argv: list[str]) -> None:
+    if "--fetch" in argv:
+        os.environ["BENCH_FETCH"] = "1"
+        argv = [a for a in argv if a != "--fetch"]
+    wanted = set(argv)
+    rows = [run(c) for c in CASES if not wanted or c.lang in wanted]
+    print(
+        "| language | project | files (indexed / on disk) | syntax errors | index | dependents P / R (tuning) "
+        "| P / R (held-out) | truth edges |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        t, h = r["tuning"], r["held_out"]
+        print(
+            f"| {r['lang']} | {r['project'].split(':', 1)[1]} | {r['files_indexed']} / {r['files_on_disk']} "
+            f"| {r['syntax_errors']} | {r['index_seconds']} s | {t['precision']} / {t['recall']} "
+            f"| {h['precision']} / {h['recall']} | {t['edges_truth'] + h['edges_truth']} |"
+        )
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    previous.update({r["lang"]: r for r in rows})
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

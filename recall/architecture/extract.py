@@ -124,9 +124,9 @@ def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | Non
         return []
     text = _text(source, src_node).strip().strip("\"'`")
     if spec.name == "rust":
-        return (
-            [Import(text, [], line)] if node.type == "use_declaration" else [Import("mod " + text, [], line)]
-        )
+        if node.type != "use_declaration":
+            return [Import("mod " + text, [], line)]
+        return [Import(_rust_outside_inline_mods(node, text), [], line)]
     if spec.name == "php" and node.type == "namespace_use_clause":
         return [_php_use(source, node, text, line)]
     if spec.name == "ruby":
@@ -134,6 +134,21 @@ def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | Non
         kind = _text(source, method) if method is not None else "require"
         return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
     return [Import(text, [], line)]
+
+
+def _rust_outside_inline_mods(node: Node, path: str) -> str:
+    """Inside `mod tests { … }`, `super::x` is the file's own module: one `super::` per inline `mod` is
+    dropped (`self::`), so the resolver reads the path from the file's module."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item":
+            if not path.startswith("super::"):
+                return path
+            path = "self::" + path[len("super::") :]
+            if path.startswith("self::super::"):
+                path = path[len("self::") :]
+        parent = parent.parent
+    return path
 
 
 def _php_use(source: bytes, clause: Node, text: str, line: int) -> Import:

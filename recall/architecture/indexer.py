@@ -52,9 +52,6 @@ SKIP_DIRS = frozenset(
         "vendor",
         "vendors",
         "third_party",
-        "dist",
-        "build",
-        "out",
         "venv",
         "env",
         "site-packages",
@@ -65,6 +62,8 @@ SKIP_DIRS = frozenset(
         "DerivedData",
     }
 )
+OUTPUT_DIRS = frozenset({"dist", "build", "out"})  # build output, unless a source package (…/common/build)
+PACKAGE_SOURCES = (".java", ".kt", ".go", ".cs", ".scala")
 MINIFIED = re.compile(r"[.-]min\.(js|mjs|cjs)$|\.bundle\.js$")
 _TEST_FILE = re.compile(
     r"(^test_.*\.py$|_test\.(py|go)$|^conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|kt|cs)$|_spec\.rb$|_test\.rb$)"
@@ -124,7 +123,12 @@ def _excluded_below(root: Path, path: Path) -> bool:
         spec = _load_gitignore(str(root.joinpath(*parts[:depth])))
         if spec is not None:
             specs.append((rel_parent, spec))
-        if name.startswith(".") or name in SKIP_DIRS or _ignored("/".join(parts[: depth + 1]), True, specs):
+        if (
+            name.startswith(".")
+            or name in SKIP_DIRS
+            or name in OUTPUT_DIRS
+            or _ignored("/".join(parts[: depth + 1]), True, specs)
+        ):
             return True
     return False
 
@@ -230,6 +234,8 @@ def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], b
             if entry.is_dir(follow_symlinks=False):
                 if name[0] == "." or name in SKIP_DIRS or name.endswith(".egg-info"):
                     continue
+                if name in OUTPUT_DIRS and not _holds_package_sources(entry.path):
+                    continue
                 if name == "target" and _is_build_output(abs_dir):
                     continue
                 subdirs.append(name)
@@ -243,6 +249,15 @@ def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], b
         if (dot > 0 and name[dot:].lower() in BY_SUFFIX) or name in MANIFESTS:
             files.append(name)
     return mtime, subdirs, files, has_gitignore
+
+
+def _holds_package_sources(folder: str) -> bool:
+    """A `build`/`out`/`dist` folder holding Java/Kotlin/Go/C# files is a package of that name, not output."""
+    try:
+        with os.scandir(folder) as it:
+            return any(e.name.endswith(PACKAGE_SOURCES) for e in it)
+    except OSError:
+        return False
 
 
 def _is_build_output(folder: str) -> bool:

@@ -58,6 +58,7 @@ class NamespaceResolver:
                 names.append(name)
 
         aliases: dict[str, str] = {}  # PHP: last segment of a `use` -> the full name
+        explicit: set[str] = set()  # names bound by single-type imports: they shadow the package's own
         visible = self._own_namespaces(src)
         for imp in imports:
             if imp.spec == REFS_SPEC:
@@ -72,17 +73,22 @@ class NamespaceResolver:
                 aliases[imp.names[0] if imp.names else dotted.rsplit(".", 1)[-1]] = dotted
             wildcard = dotted.endswith(".*") or src.lang == "csharp"
             base = dotted[:-2] if dotted.endswith(".*") else dotted
+            if not wildcard:
+                explicit.add(imp.names[0] if src.lang == "php" and imp.names else base.rsplit(".", 1)[-1])
             hit = self._class(family, base)
             if hit is not None:
                 fid, name = hit
                 add(fid, imp.line, name)
             elif wildcard:  # a package: its types this file mentions
                 visible.append(base)
-        for ns in visible:
+        remaining = refs - explicit
+        for ns in visible:  # own package / namespaces first: they shadow on-demand imports
             members = self.packages.get((family, ns), {})
-            for name in sorted(refs & members.keys()):
+            found = remaining & members.keys()
+            for name in sorted(found):
                 for fid in members[name][:MAX_FANOUT]:
                     add(fid, 0, name)
+            remaining -= found
         if src.lang == "php":
             self._php_qualified(src, refs, aliases, add)
         return [(fid, line, ",".join(names)) for fid, (line, names) in edges.items()]

@@ -99,7 +99,10 @@ class RustResolver:
             if imp.spec.startswith("mod "):
                 hits = [(self._mod(src.path, imp.spec[4:]), "")]
             else:
-                hits = [(self._use(src.path, p), p[-1]) for p in use_paths(imp.spec)]
+                paths = use_paths(imp.spec)
+                hits = [(self._use(src.path, p), p[-1]) for p in paths]
+                # `use other_crate::…` from a test, bench or sibling crate also links that crate's root
+                hits += [(self._crate_lib(p[0]), p[0]) for p in paths if p[0] in self.by_name]
             for fid, name in hits:
                 if fid is None or fid == src.id:
                     continue
@@ -107,6 +110,9 @@ class RustResolver:
                 if name and name not in names:
                     names.append(name)
         return [(fid, line, ",".join(names)) for fid, (line, names) in edges.items()]
+
+    def _crate_lib(self, name: str) -> int | None:
+        return self.project.first_path([self.by_name[name].lib])
 
     # -- where things are
     def _crate_of(self, path: str) -> Crate | None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,9 +100,10 @@ def fetched(source: str) -> Path:
             subprocess.run(["npm", "pack", "--silent", spec], cwd=work, check=True, capture_output=True)
             _untar(next(work.glob("*.tgz")), dest)
         elif kind == "pypi":
+            name = spec.split("==")[0]
             subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-                + ["--no-build-isolation", "-d", str(work), spec],
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", name]
+                + ["-d", str(work), spec],
                 check=True,
             )
             _untar(next(work.glob("*.tar.gz")), dest)
@@ -131,8 +133,6 @@ def _rel(root: Path, path: str) -> str | None:
 def go_truth(root: Path, files: list[str]) -> Truth:
     """go/build's reading of every package folder (`lang_truth.go`): each import's files -> every Go file
     the build uses in the imported package."""
-    import re
-
     module = re.search(r"^module\s+(\S+)", (root / "go.mod").read_text(), re.M).group(1)
     env = {**os.environ, "GO111MODULE": "off", "GOFLAGS": "", "CGO_ENABLED": "0"}
     out = subprocess.run(
@@ -268,6 +268,56 @@ def _parent_module(root: Path, path: str, crate_root: str) -> str:
     return f"{folder}.rs" if (root / f"{folder}.rs").exists() else f"{folder}/mod.rs"
 
 
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"][^>"\n]+[>"])', re.M)
+
+
+def cfamily_truth(flags: list[str]) -> Callable[[Path, list[str]], Truth]:
+    """gcc's own include search with the project's include flags: each `#include` line of a file, on its
+    own in a stub next to that file (so `#if` branches not taken count too), and the header gcc opens
+    for it first (`-MM -MG`: a missing system header is fine)."""
+
+    def truth(root: Path, files: list[str]) -> Truth:
+        out: Truth = {}
+        for f in files:
+            folder = (root / f).parent
+            cpp = not f.endswith((".c", ".h")) or (f.endswith(".h") and _is_cpp_header(root / f))
+            deps = set()
+            for line in _INCLUDE.findall((root / f).read_text(errors="replace")):
+                stub = folder / (".bench_stub.cpp" if cpp else ".bench_stub.c")
+                stub.write_text(f"#include {line}\n")
+                try:
+                    proc = subprocess.run(
+                        ["g++" if cpp else "gcc", "-MM", "-MG", "-w", *[_abs_flag(root, x) for x in flags]]
+                        + (["-std=c++17"] if cpp else [])
+                        + [stub.name],
+                        cwd=folder,
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                    )
+                finally:
+                    stub.unlink()
+                opened = proc.stdout.replace("\\\n", " ").split(":", 1)[-1].split()[1:2]
+                for o in opened:
+                    rel = _rel(root, str(folder / o))
+                    if rel and (root / rel).is_file() and rel != f:
+                        deps.add(rel)
+            out[f] = deps
+        return out
+
+    return truth
+
+
+def _abs_flag(root: Path, flag: str) -> str:
+    return f"-I{root / flag[2:]}" if flag.startswith("-I") else flag
+
+
+def _is_cpp_header(path: Path) -> bool:
+    from recall.architecture.lang.cfamily import looks_cpp
+
+    return looks_cpp(path.read_bytes())
+
+
 # --------------------------------------------------------------------------- cases
 
 CASES: list[Case] = [
@@ -288,6 +338,8 @@ CASES: list[Case] = [
         partial=True,
         hand=RUST_HAND,
     ),
+    Case("c", "pypi:pillow==12.0.0", "pillow-12.0.0/src", ("c", "cpp"), cfamily_truth([])),
+    Case("cpp", "pypi:pybind11==3.0.1", "pybind11-3.0.1", ("c", "cpp"), cfamily_truth(["-Iinclude"])),
     Case("php", "debian:php-league-commonmark", "usr/share/php", ("php",), php_truth),
     Case(
         "ruby",

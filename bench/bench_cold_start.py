@@ -32,7 +32,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "cold_start.json"
 FORBIDDEN = ("fastapi", "uvicorn", "tree_sitter", "qdrant_client", "numpy", "wordllama", "torch", "psycopg")
 # import-time rows worth reporting (cumulative microseconds, as -X importtime prints them)
 WATCH = (
-    "recall.client",
+    "recall.client.main",
     "recall.learnings",
     "recall.models",
     "pydantic",
@@ -50,9 +50,9 @@ STUB_NODE = (
     "    return {'matches': [], 'query_ms': 0}\n"
     "node.execute = execute\n"
     "sys.modules['bench_stub_node'] = node\n"
-    "from recall import fanout\n"
+    "from recall.client import fanout\n"
     "fanout.NODES['learnings'] = 'bench_stub_node'\n"
-    "from recall.client import main\n"
+    "from recall.client.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

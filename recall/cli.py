@@ -15,7 +15,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "recall.learnings.cli:export_main",
     "forget": "recall.learnings.cli:forget_main",
     "index": "recall.architecture.cli:main",
-    "serve": "recall.server:main",
+    "serve": "recall.server.main:main",
     "hook": "recall.hooks.cli:hook_main",
     "install": "recall.hooks.cli:install_main",
     "uninstall": "recall.hooks.cli:uninstall_main",
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         module_name, func_name = SUBCOMMANDS[args[0]].split(":")
         func = getattr(importlib.import_module(module_name), func_name)
         return int(func(args[1:]) or 0)
-    from recall.client import main as client_main
+    from recall.client.main import main as client_main
 
     return client_main(args)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -41,3 +43,27 @@ def recall_cmd() -> list[str]:
 @pytest.fixture
 def subprocess_env() -> dict[str, str]:
     return dict(os.environ)
+
+
+PG_URL = os.environ.get("RECALL_TEST_DATABASE_URL", "")
+
+
+def with_db(url: str, dbname: str, netloc: str | None = None) -> str:
+    """`url` naming another database (and, given `netloc`, another host:port)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + dbname, netloc=netloc or parts.netloc))
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh, empty PostgreSQL database on the test server, dropped afterwards."""
+    if not PG_URL:
+        pytest.skip("RECALL_TEST_DATABASE_URL is unset (source .ci/services)")
+    import psycopg
+
+    name = "recall_t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield with_db(PG_URL, name)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

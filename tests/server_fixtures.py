@@ -149,7 +149,7 @@ class TcpProxy:
 def _fake_engines_main(argv: list[str]) -> int:
     from recall import federation
     from recall.models import BackendRole, FederationResult
-    from recall.server import main
+    from recall.server.main import main
 
     spec = json.loads(os.environ["RECALL_TEST_FAKE_ENGINES"])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recall import context
+from recall.client import context
 from recall.config import DEFAULT_RETRIEVAL_PATH
 
 pytest_plugins = ["client_fixtures"]

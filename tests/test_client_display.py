@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from recall.display import render_json, render_markdown
-from recall.fanout import BackendOutcome
+from recall.client.display import render_json, render_markdown
+from recall.client.fanout import BackendOutcome
 
 GOLDEN = Path(__file__).parent / "golden"
 SAMPLES = json.loads((GOLDEN / "samples.json").read_text(encoding="utf-8"))

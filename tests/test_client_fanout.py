@@ -12,7 +12,7 @@ import types
 import httpx
 import pytest
 
-from recall import fanout
+from recall.client import fanout
 
 L_PAY = {"match_type": "error_signature", "error_text": "boom", "repo": "r", "max_results": 5}
 F_PAY = {"query": "boom"}
@@ -164,10 +164,10 @@ def test_process_exits_at_the_budget_with_a_hung_in_process_node(tmp_path) -> No
         "    time.sleep(60)\n"
         "node.execute = execute\n"
         "sys.modules['client_test_hung_node'] = node\n"
-        "from recall import fanout\n"
+        "from recall.client import fanout\n"
         "fanout.NODES['learnings'] = 'client_test_hung_node'\n"
         "fanout.REQUEST_TIMEOUT_S = 1.0\n"
-        "from recall.client import main\n"
+        "from recall.client.main import main\n"
         "sys.exit(main(['--scope', 'learnings', 'boom']))\n"
     )
     start = time.monotonic()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from recall import query
+from recall.client import query
+from recall.client.query import UsageError
 from recall.config import DEFAULT_FEDERATION_PATH as FEDERATION_PATH
 from recall.config import DEFAULT_RETRIEVAL_PATH as LEARNINGS_PATH
-from recall.query import UsageError
 
 pytest_plugins = ["client_fixtures"]
 

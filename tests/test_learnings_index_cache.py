@@ -1,11 +1,26 @@
-"""The SQLite store caches full-text lookups (term document counts, ranked hits); every write must show."""
+"""Both stores cache full-text lookups (term document counts, ranked hits) and loaded candidates; every
+write must show, whether made through the same store object or another one (another server worker)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from uuid import uuid4
+
+import pytest
 
 from recall.learnings.store import open_store
 from recall.models import Learning
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_store_(request: pytest.FixtureRequest) -> Callable:
+    """Opens a store object on one shared database (SQLite file or PostgreSQL database) per call."""
+    if request.param == "sqlite":
+        return open_store
+    from recall.learnings.pg_store import PgStore
+
+    url = request.getfixturevalue("pg_url")
+    return lambda: PgStore(url)
 
 
 def _learning(error: str, fix: str) -> Learning:
@@ -16,8 +31,8 @@ def _ids(store, terms: list[str]) -> set[str]:
     return {str(c.learning.id) for c in store.candidates_by_terms(terms, 20)}
 
 
-def test_own_writes_and_deletes_show_in_term_candidates() -> None:
-    with open_store() as store:
+def test_own_writes_and_deletes_show_in_term_candidates(open_store_: Callable) -> None:
+    with open_store_() as store:
         first = _learning("KeyError: 'flux_capacitor_setting'", "add the key to settings.toml")
         store.add(first)
         terms = ["flux_capacitor_setting", "keyerror"]
@@ -29,8 +44,8 @@ def test_own_writes_and_deletes_show_in_term_candidates() -> None:
         assert _ids(store, terms) == {str(second.id)}
 
 
-def test_another_connections_write_shows_in_term_candidates() -> None:
-    with open_store() as reader, open_store() as writer:
+def test_another_connections_write_shows_in_term_candidates(open_store_: Callable) -> None:
+    with open_store_() as reader, open_store_() as writer:
         terms = ["quantum_flux_mode", "attributeerror"]
         assert _ids(reader, terms) == set()  # caches "absent" for these terms
         added = _learning("AttributeError: 'Engine' object has no attribute 'quantum_flux_mode'", "rename it")
@@ -38,8 +53,8 @@ def test_another_connections_write_shows_in_term_candidates() -> None:
         assert _ids(reader, terms) == {str(added.id)}
 
 
-def test_access_counts_keep_results_the_same() -> None:
-    with open_store() as store:
+def test_access_counts_keep_results_the_same(open_store_: Callable) -> None:
+    with open_store_() as store:
         added = _learning("ValueError: bad ripple_width_px value", "clamp ripple_width_px")
         store.add(added)
         terms = ["ripple_width_px", "valueerror"]
@@ -49,8 +64,8 @@ def test_access_counts_keep_results_the_same() -> None:
         assert store.get(added.id).access_count == 1
 
 
-def test_candidates_show_merges_and_access_counts() -> None:
-    with open_store() as store:
+def test_candidates_show_merges_and_access_counts(open_store_: Callable) -> None:
+    with open_store_() as store:
         added = _learning("OSError: cannot open tachyon_buffer_path", "create the tachyon buffer dir")
         store.add(added)
         fp = store.candidates_by_terms(["tachyon_buffer_path"], 20)[0].signatures[0].fingerprint

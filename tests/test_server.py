@@ -167,6 +167,13 @@ def test_reused_id_for_a_different_learning_is_a_conflict(server: RunningServer)
             422,
             "correlation_id",
         ),
+        # the federation route validates as strictly as the learnings routes (a number is no id)
+        (
+            DEFAULT_FEDERATION_PATH,
+            json.dumps({"query": "x", "correlation_id": 5}).encode(),
+            422,
+            "correlation_id: must be a JSON string",
+        ),
     ],
 )
 def test_bad_input_is_a_4xx_naming_the_problem(

@@ -12,10 +12,11 @@ import os
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from conftest import with_db as _with_db
 from server_fixtures import RunningServer, TcpProxy, start_server
 
 from recall.learnings import signatures as sigs
@@ -27,23 +28,6 @@ pytestmark = [
     pytest.mark.skipif(not PG_URL, reason="RECALL_TEST_DATABASE_URL is unset (source .ci/services)"),
 ]
 LEARN = "/v1/learnings"
-
-
-def _with_db(url: str, dbname: str, netloc: str | None = None) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + dbname, netloc=netloc or parts.netloc))
-
-
-@pytest.fixture
-def pg_url():
-    import psycopg
-
-    name = "recall_t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield _with_db(PG_URL, name)
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """Team storage: the learnings store in PostgreSQL (psycopg 3 + psycopg_pool).
 
-`PgStore` has the embedded store's API (`add`, `get`, `delete`, `iter_all`, `count`, `adjust_confidence`)
-and implements `CandidateStore` (recall/learnings/types.py), so `recall.learnings.retrieval` ranks over it
-exactly as over SQLite: this module only *generates candidates*; every score is computed in retrieval.py.
+`PgStore` is the PostgreSQL adapter of `core.StoreCore`, as `store.LearningStore` is SQLite's: merging,
+candidate generation and its caches are written once in core.py, this module only holds PostgreSQL's SQL.
+`recall.learnings.retrieval` ranks over either exactly the same way (every score is computed there).
 
 Schema (migrations below, applied once under an advisory lock, recorded in `recall_schema`):
 - `learnings` — the wire record + `resolution_key` for merging (same rule as store.py).
@@ -11,6 +11,8 @@ Schema (migrations below, applied once under an advisory lock, recorded in `reca
 - `files` — paths touched (path + lowercased basename) for context matching.
 - `signature_terms` — document frequency per token, so a full-text query asks only the rarest terms of
   the query (the ones that discriminate) and stays fast at 100k+ learnings.
+- `recall_generation` — counters every write bumps ('index' when signatures change, 'data' always), so the
+  caches of every server worker drop what another worker's commit made stale.
 
 PostgreSQL unreachable → `DatabaseUnavailable` (the server answers 503); the pool reconnects by itself when
 the database returns. A write is acknowledged only after its transaction committed.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -30,20 +33,13 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recall.learnings import signatures as sigs
-from recall.learnings.records import (
-    dedupe,
-    parse_id,
-    path_basename,
-    read_task_type,
-    resolution_key,
-    signature_rows,
-)
-from recall.learnings.types import Candidate, SignatureRow, StoreError
+from recall.learnings.core import LearningRow, MergeState, StoreCore
+from recall.learnings.records import dedupe, parse_id, path_basename, resolution_key, signature_rows
+from recall.learnings.types import SignatureRow, StoreError
 from recall.models import Learning
 
 POOL_MAX = 16
 CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
-MAX_QUERY_TERMS = 4  # the rarest terms of a query that go to the full-text index (store.py: MAX_FTS_TERMS)
 
 MIGRATIONS: list[str] = [
     # 1: the learnings schema with full-text (tsvector) and trigram indexes
@@ -92,6 +88,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX files_learning ON files (learning_id);
     CREATE TABLE signature_terms (term text PRIMARY KEY, df bigint NOT NULL);
     """,
+    # 2: generations every write bumps, so each server worker's caches see other workers' commits
+    """
+    CREATE TABLE recall_generation (name text PRIMARY KEY, n bigint NOT NULL);
+    INSERT INTO recall_generation (name, n) VALUES ('index', 0), ('data', 0);
+    """,
 ]
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
 
@@ -113,10 +114,11 @@ def safe_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PgStore:
-    """Learnings in PostgreSQL; thread-safe (a connection pool). Implements CandidateStore."""
+class PgStore(StoreCore):
+    """PostgreSQL adapter of StoreCore; thread-safe (a connection pool). Implements CandidateStore."""
 
     def __init__(self, url: str, *, max_size: int = POOL_MAX, timeout: float = CONNECT_TIMEOUT) -> None:
+        super().__init__()
         self.url = url
         self.safe_url = safe_url(url)
         self.read_only = False
@@ -134,12 +136,29 @@ class PgStore:
         )
         self._pool.open(wait=False)  # the server starts even while PostgreSQL is down
 
-    # ------------------------------------------------------------------ plumbing
+    # ------------------------------------------------------------------ connections
 
     def _conn(self, timeout: float | None = None) -> Any:
         """A pooled connection (context manager) with the schema migrated; DatabaseUnavailable if unreachable."""
         self._ensure_schema(timeout or self._timeout)
         return _Guarded(self, timeout or self._timeout)
+
+    def _reading(self, action: str) -> Any:
+        return self._conn()
+
+    @contextmanager
+    def _writing(self, action: str, *, index: bool = True) -> Iterator[psycopg.Connection]:
+        with self._conn() as conn, conn.transaction():
+            yield conn
+            # every process's caches see this commit by the generation it bumps (module docstring of core.py)
+            conn.execute(
+                "UPDATE recall_generation SET n = n + 1 WHERE name = ANY(%s)",
+                (["data", "index"] if index else ["data"],),
+            )
+
+    def _generations(self, conn: psycopg.Connection) -> tuple[int, int]:
+        gens = dict(conn.execute("SELECT name, n FROM recall_generation").fetchall())
+        return gens.get("index", 0), gens.get("data", 0)
 
     def _ensure_schema(self, timeout: float) -> None:
         if self._schema_ready:
@@ -164,25 +183,14 @@ class PgStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ CRUD
-
-    def add(self, learning: Learning) -> tuple[UUID, bool]:
-        """Store a learning, or merge it into the same repo + resolution + shared fingerprint (store.py's rule).
-        Returns (id, merged) once the transaction has committed."""
-        with self._conn() as conn, conn.transaction():
-            return _add(conn, learning)
-
-    def add_many(self, learnings: Sequence[Learning]) -> list[tuple[UUID, bool]]:
-        """add() for many learnings in one transaction (all or nothing): bulk imports, benchmarks."""
-        with self._conn() as conn, conn.transaction():
-            return [_add(conn, learning) for learning in learnings]
+    # ------------------------------------------------------------------ plain SQL
 
     def bulk_load(self, learnings: Sequence[Learning]) -> int:
         """Insert learnings known to be new (an import into a fresh team store, a benchmark's setup) with
         COPY, ~50x faster than add_many: no merging. An id already stored raises ValueError and nothing
         is written."""
         now = _now()
-        with self._conn() as conn, conn.transaction():
+        with self._writing("load learnings") as conn:
             conn.execute(
                 "CREATE TEMP TABLE sig_stage (learning_id uuid, position integer, text text, normalized text,"
                 " fingerprint text, tokens text[]) ON COMMIT DROP"
@@ -218,40 +226,14 @@ class PgStore:
             )
         return len(learnings)
 
-    def get(self, learning_id: UUID | str) -> Learning | None:
-        lid = parse_id(learning_id)
-        with self._conn() as conn:
-            found = _load(conn, [lid])
-        return found[0].learning if found else None
-
     def delete(self, learning_id: UUID | str) -> bool:
         lid = parse_id(learning_id)
-        with self._conn() as conn, conn.transaction():
+        with self._writing("delete a learning") as conn:
             terms = [
                 r[0] for r in conn.execute("SELECT normalized FROM signatures WHERE learning_id = %s", (lid,))
             ]
             _count_terms(conn, terms, -1)
             return conn.execute("DELETE FROM learnings WHERE id = %s", (lid,)).rowcount > 0
-
-    def iter_all(self, batch: int = 500) -> Iterator[Learning]:
-        """Every learning, oldest first, in batches (keyset pagination)."""
-        last: tuple[datetime, UUID] | None = None
-        while True:
-            with self._conn() as conn:
-                if last is None:
-                    sql, params = (
-                        "SELECT id, created_at FROM learnings ORDER BY created_at, id LIMIT %s",
-                        (batch,),
-                    )
-                else:
-                    sql = "SELECT id, created_at FROM learnings WHERE (created_at, id) > (%s, %s) ORDER BY created_at, id LIMIT %s"
-                    params = (*last, batch)
-                keys = conn.execute(sql, params).fetchall()
-                if not keys:
-                    return
-                loaded = _load(conn, [k[0] for k in keys])
-            last = (keys[-1][1], keys[-1][0])
-            yield from (c.learning for c in loaded)
 
     def count(self, timeout: float | None = None) -> int:
         with self._conn(timeout) as conn:
@@ -259,7 +241,7 @@ class PgStore:
 
     def adjust_confidence(self, learning_id: UUID | str, delta: float) -> float | None:
         lid = parse_id(learning_id)
-        with self._conn() as conn:
+        with self._writing("adjust confidence", index=False) as conn:
             row = conn.execute(
                 "UPDATE learnings SET confidence = least(1.0, greatest(0.0, confidence + %s)), updated_at = now()"
                 " WHERE id = %s RETURNING confidence",
@@ -267,71 +249,10 @@ class PgStore:
             ).fetchone()
         return float(row[0]) if row else None
 
-    # ------------------------------------------------------------------ CandidateStore
-
-    def candidates_by_fingerprint(self, fingerprints: Sequence[str], limit: int) -> list[Candidate]:
-        fps = list(dict.fromkeys(fingerprints))
-        if not fps:
-            return []
-        with self._conn() as conn:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT learning_id FROM signatures WHERE fingerprint = ANY(%s) GROUP BY learning_id LIMIT %s",
-                    (fps, limit),
-                )
-            ]
-            return _load(conn, ids)
-
-    def candidates_by_terms(self, terms: Sequence[str], limit: int) -> list[Candidate]:
-        wanted = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:64]
-        if not wanted:
-            return []
-        with self._conn() as conn:
-            rare = _rarest(conn, wanted)
-            if not rare:
-                return []
-            # all of the rarest terms first (small, precise); any of them only if that finds nothing (store.py's rule)
-            lexemes = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in rare]
-            rows: list[Any] = []
-            for joiner in (" & ", " | ") if len(lexemes) > 1 else (" | ",):
-                query = joiner.join(lexemes)
-                rows = conn.execute(
-                    "SELECT learning_id FROM signatures WHERE tsv @@ %s::tsquery"
-                    " ORDER BY ts_rank(tsv, %s::tsquery) DESC, id LIMIT %s",
-                    (query, query, limit * 4),
-                ).fetchall()
-                if rows:
-                    break
-            ids = list(dict.fromkeys(r[0] for r in rows))[:limit]
-            return _load(conn, ids)
-
-    def candidates_by_context(
-        self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
-    ) -> list[Candidate]:
-        paths = [p for p in dict.fromkeys(file_paths) if p]
-        bases = list(dict.fromkeys(path_basename(p) for p in paths))
-        clauses, params = [], [repo]
-        if paths:
-            clauses.append("id IN (SELECT learning_id FROM files WHERE path = ANY(%s) OR basename = ANY(%s))")
-            params += [paths, bases]
-        if task_type:
-            clauses.append("task_type = %s")
-            params.append(task_type)
-        if not clauses:
-            return []
-        sql = (
-            f"SELECT id FROM learnings WHERE repo = %s AND ({' OR '.join(clauses)})"
-            " ORDER BY created_at DESC LIMIT %s"
-        )
-        with self._conn() as conn:
-            ids = [r[0] for r in conn.execute(sql, (*params, limit))]
-            return _load(conn, ids)
-
     def record_access(self, ids: Sequence[UUID]) -> None:
         if not ids:
             return
-        with self._conn() as conn:
+        with self._writing("record access", index=False) as conn:
             conn.execute(
                 "UPDATE learnings SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
                 (list(ids),),
@@ -341,11 +262,169 @@ class PgStore:
         """Keep embeddings retrieval computed (by signature row id) so later queries reuse them."""
         if not items:
             return
-        with self._conn() as conn, conn.cursor() as cur:
+        with self._writing("cache embeddings", index=False) as conn, conn.cursor() as cur:
             cur.executemany(
                 "UPDATE signatures SET embedding = %s, embedding_model = %s WHERE id = %s",
                 [(blob, model, rid) for rid, blob in items],
             )
+
+    # ------------------------------------------------------------------ StoreCore hooks
+
+    def _lock_resolution(self, conn: psycopg.Connection, repo: str, key: str) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{repo}\n{key}",))
+
+    def _merge_target(self, conn: psycopg.Connection, repo: str, key: str, fps: list[str]) -> UUID | None:
+        if fps:
+            row = conn.execute(
+                "SELECT l.id FROM learnings l JOIN signatures s ON s.learning_id = l.id"
+                " WHERE l.repo = %s AND l.resolution_key = %s AND s.fingerprint = ANY(%s)"
+                " ORDER BY l.created_at LIMIT 1",
+                (repo, key, fps),
+            ).fetchone()
+        else:
+            row = conn.execute(
+                "SELECT id FROM learnings l WHERE repo = %s AND resolution_key = %s"
+                " AND NOT EXISTS (SELECT 1 FROM signatures s WHERE s.learning_id = l.id)"
+                " ORDER BY created_at LIMIT 1",
+                (repo, key),
+            ).fetchone()
+        return row[0] if row else None
+
+    def _merge_state(self, conn: psycopg.Connection, lid: UUID) -> MergeState:
+        paths, confidence, ticket = conn.execute(
+            "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = %s FOR UPDATE", (lid,)
+        ).fetchone()
+        fps = {
+            r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = %s", (lid,))
+        }
+        start = conn.execute(
+            "SELECT coalesce(max(position) + 1, 0) FROM signatures WHERE learning_id = %s", (lid,)
+        ).fetchone()[0]
+        return MergeState(list(paths), float(confidence), ticket, fps, int(start))
+
+    def _update_merged(
+        self, conn: psycopg.Connection, lid: UUID, paths: list[str], confidence: float, ticket: str | None
+    ) -> None:
+        conn.execute(
+            "UPDATE learnings SET file_paths_touched = %s, confidence = %s, ticket_id = %s, updated_at = now()"
+            " WHERE id = %s",
+            (Jsonb(paths), confidence, ticket, lid),
+        )
+
+    def _exists(self, conn: psycopg.Connection, lid: UUID) -> bool:
+        return conn.execute("SELECT 1 FROM learnings WHERE id = %s", (lid,)).fetchone() is not None
+
+    def _insert_learning(
+        self, conn: psycopg.Connection, learning: Learning, key: str, paths: list[str]
+    ) -> None:
+        conn.execute(
+            "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
+            " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
+            " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            _learning_row(learning, _now()),
+        )
+
+    def _insert_signatures(
+        self, conn: psycopg.Connection, lid: UUID, rows: list[SignatureRow], start: int
+    ) -> None:
+        if not rows:
+            return
+        _count_terms(conn, [r.normalized for r in rows], 1)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv, embedding,"
+                " embedding_model) VALUES (%s,%s,%s,%s,%s, array_to_tsvector(%s::text[]), %s,%s)",
+                [
+                    (lid, start + i, r.text, r.normalized, r.fingerprint, _terms(r.normalized), r.embedding,
+                     r.embedding_model)
+                    for i, r in enumerate(rows)
+                ],
+            )  # fmt: skip
+
+    def _insert_files(self, conn: psycopg.Connection, lid: UUID, paths: list[str]) -> None:
+        if not paths:
+            return
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO files (learning_id, path, basename) VALUES (%s,%s,%s)",
+                [(lid, p, path_basename(p)) for p in paths],
+            )
+
+    def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
+        for r in conn.execute(
+            "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
+            " confidence, access_count, last_accessed_at, created_at FROM learnings WHERE id = ANY(%s)",
+            (ids,),
+        ):
+            yield LearningRow(
+                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10]
+            )
+
+    def _signature_rows(
+        self, conn: psycopg.Connection, ids: list[UUID]
+    ) -> Iterator[tuple[UUID, SignatureRow]]:
+        for r in conn.execute(
+            "SELECT learning_id, text, normalized, fingerprint, embedding, embedding_model, id"
+            " FROM signatures WHERE learning_id = ANY(%s) ORDER BY learning_id, position",
+            (ids,),
+        ):
+            blob = bytes(r[4]) if r[4] is not None else None
+            yield r[0], SignatureRow(r[1], r[2], r[3], blob, r[5], r[6])
+
+    def _page(
+        self, conn: psycopg.Connection, after: tuple[datetime, UUID] | None, batch: int
+    ) -> list[tuple[datetime, UUID]]:
+        if after is None:
+            return conn.execute(
+                "SELECT created_at, id FROM learnings ORDER BY created_at, id LIMIT %s", (batch,)
+            ).fetchall()
+        return conn.execute(
+            "SELECT created_at, id FROM learnings WHERE (created_at, id) > (%s, %s) ORDER BY created_at, id LIMIT %s",
+            (*after, batch),
+        ).fetchall()
+
+    def _ids_by_fingerprint(self, conn: psycopg.Connection, fps: list[str], limit: int) -> list[UUID]:
+        sql = "SELECT learning_id FROM signatures WHERE fingerprint = ANY(%s) GROUP BY learning_id LIMIT %s"
+        return [r[0] for r in conn.execute(sql, (fps, limit))]
+
+    def _doc_counts_of(self, conn: psycopg.Connection, terms: list[str]) -> dict[str, int]:
+        return dict(
+            conn.execute("SELECT term, df FROM signature_terms WHERE term = ANY(%s)", (terms,)).fetchall()
+        )
+
+    def _ranked_ids(
+        self, conn: psycopg.Connection, terms: list[str], require_all: bool, limit: int
+    ) -> list[UUID]:
+        lexemes = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
+        query = (" & " if require_all else " | ").join(lexemes)
+        rows = conn.execute(
+            "SELECT learning_id FROM signatures WHERE tsv @@ %s::tsquery"
+            " ORDER BY ts_rank(tsv, %s::tsquery) DESC, id LIMIT %s",
+            (query, query, limit),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def _ids_by_context(
+        self,
+        conn: psycopg.Connection,
+        repo: str,
+        paths: list[str],
+        bases: list[str],
+        task_type: str | None,
+        limit: int,
+    ) -> list[UUID]:
+        clauses, params = [], [repo]
+        if paths:
+            clauses.append("id IN (SELECT learning_id FROM files WHERE path = ANY(%s) OR basename = ANY(%s))")
+            params += [paths, bases]
+        if task_type:
+            clauses.append("task_type = %s")
+            params.append(task_type)
+        sql = (
+            f"SELECT id FROM learnings WHERE repo = %s AND ({' OR '.join(clauses)})"
+            " ORDER BY created_at DESC LIMIT %s"
+        )
+        return [r[0] for r in conn.execute(sql, (*params, limit))]
 
 
 class _Guarded:
@@ -434,15 +513,6 @@ def _count_terms(conn: psycopg.Connection, normalized_texts: list[str], delta: i
     )
 
 
-def _rarest(conn: psycopg.Connection, terms: list[str]) -> list[str]:
-    """The MAX_QUERY_TERMS query terms that occur in the fewest signatures (unknown terms match nothing)."""
-    rows = conn.execute(
-        "SELECT term FROM signature_terms WHERE term = ANY(%s) AND df > 0 ORDER BY df, term LIMIT %s",
-        (terms, MAX_QUERY_TERMS),
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
     return (
         learning.id,
@@ -459,137 +529,3 @@ def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
         _aware(learning.created_at) or now,
         now,
     )
-
-
-def _add(conn: psycopg.Connection, learning: Learning) -> tuple[UUID, bool]:
-    rows = signature_rows(learning.error_signatures)
-    key = resolution_key(learning.resolution_summary)
-    paths = dedupe(learning.file_paths_touched)
-    # concurrent writers of the same resolution serialize here, so a duplicate merges, never forks
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{learning.repo}\n{key}",))
-    target = _merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
-    if target is not None:
-        _merge_into(conn, target, learning, rows, paths)
-        return target, True
-    if conn.execute("SELECT 1 FROM learnings WHERE id = %s", (learning.id,)).fetchone():
-        raise ValueError(f"a different learning with id {learning.id} already exists")
-    conn.execute(
-        "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
-        " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-        " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-        _learning_row(learning, _now()),
-    )
-    _insert_signatures(conn, learning.id, rows, start=0)
-    _insert_files(conn, learning.id, paths)
-    return learning.id, False
-
-
-def _merge_target(conn: psycopg.Connection, repo: str, key: str, fps: list[str]) -> UUID | None:
-    if fps:
-        row = conn.execute(
-            "SELECT l.id FROM learnings l JOIN signatures s ON s.learning_id = l.id"
-            " WHERE l.repo = %s AND l.resolution_key = %s AND s.fingerprint = ANY(%s)"
-            " ORDER BY l.created_at LIMIT 1",
-            (repo, key, fps),
-        ).fetchone()
-    else:
-        row = conn.execute(
-            "SELECT id FROM learnings l WHERE repo = %s AND resolution_key = %s"
-            " AND NOT EXISTS (SELECT 1 FROM signatures s WHERE s.learning_id = l.id)"
-            " ORDER BY created_at LIMIT 1",
-            (repo, key),
-        ).fetchone()
-    return row[0] if row else None
-
-
-def _merge_into(
-    conn: psycopg.Connection, lid: UUID, new: Learning, rows: list[SignatureRow], paths: list[str]
-) -> None:
-    old_paths, confidence, ticket = conn.execute(
-        "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = %s FOR UPDATE", (lid,)
-    ).fetchone()
-    added = [p for p in paths if p not in old_paths]
-    have = {r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = %s", (lid,))}
-    fresh = [r for r in rows if r.fingerprint not in have]
-    start = conn.execute(
-        "SELECT coalesce(max(position) + 1, 0) FROM signatures WHERE learning_id = %s", (lid,)
-    ).fetchone()[0]
-    conn.execute(
-        "UPDATE learnings SET file_paths_touched = %s, confidence = %s, ticket_id = %s, updated_at = now()"
-        " WHERE id = %s",
-        (Jsonb(old_paths + added), max(float(confidence), new.confidence), ticket or new.ticket_id, lid),
-    )
-    _insert_signatures(conn, lid, fresh, start=start)
-    _insert_files(conn, lid, added)
-
-
-def _insert_signatures(conn: psycopg.Connection, lid: UUID, rows: list[SignatureRow], start: int) -> None:
-    if not rows:
-        return
-    _count_terms(conn, [r.normalized for r in rows], 1)
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv, embedding,"
-            " embedding_model) VALUES (%s,%s,%s,%s,%s, array_to_tsvector(%s::text[]), %s,%s)",
-            [
-                (
-                    lid,
-                    start + i,
-                    r.text,
-                    r.normalized,
-                    r.fingerprint,
-                    _terms(r.normalized),
-                    r.embedding,
-                    r.embedding_model,
-                )
-                for i, r in enumerate(rows)
-            ],
-        )
-
-
-def _insert_files(conn: psycopg.Connection, lid: UUID, paths: list[str]) -> None:
-    if not paths:
-        return
-    with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO files (learning_id, path, basename) VALUES (%s,%s,%s)",
-            [(lid, p, path_basename(p)) for p in paths],
-        )
-
-
-def _load(conn: psycopg.Connection, ids: list[UUID]) -> list[Candidate]:
-    """Candidates for ids, in the order given (unknown ids skipped)."""
-    if not ids:
-        return []
-    by_id: dict[UUID, Candidate] = {}
-    for r in conn.execute(
-        "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-        " confidence, access_count, last_accessed_at, created_at FROM learnings WHERE id = ANY(%s)",
-        (ids,),
-    ):
-        by_id[r[0]] = Candidate(
-            learning=Learning.model_construct(
-                id=r[0],
-                session_id=r[1],
-                repo=r[2],
-                file_paths_touched=list(r[3]),
-                error_signatures=[],
-                resolution_summary=r[4],
-                ticket_id=r[5],
-                task_type=read_task_type(r[6]),
-                confidence=float(r[7]),
-                access_count=int(r[8]),
-                last_accessed_at=r[9],
-                created_at=r[10],
-            )
-        )
-    for r in conn.execute(
-        "SELECT learning_id, text, normalized, fingerprint, embedding, embedding_model, id"
-        " FROM signatures WHERE learning_id = ANY(%s) ORDER BY learning_id, position",
-        (ids,),
-    ):
-        cand = by_id[r[0]]
-        blob = bytes(r[4]) if r[4] is not None else None
-        cand.signatures.append(SignatureRow(r[1], r[2], r[3], blob, r[5], r[6]))
-        cand.learning.error_signatures.append(r[1])
-    return [by_id[i] for i in ids if i in by_id]

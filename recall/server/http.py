@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
-from recall.server_auth import Principal, authenticate
+from recall.server.auth import Principal, authenticate
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -1,4 +1,4 @@
-"""Render fan-out outcomes as the seed's Markdown (Jinja2 templates in recall/templates/) or as JSON.
+"""Render fan-out outcomes as the seed's Markdown (Jinja2 templates in recall/client/templates/) or as JSON.
 
 Rendering rules for fields the seed's example does not show (documented in docs/client.md):
 - ticket null or empty -> the `| **Ticket:** …` part is left out; task_type missing -> `unknown`;
@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from recall.fanout import BackendOutcome
+from recall.client.fanout import BackendOutcome
 
 TEMPLATES = Path(__file__).parent / "templates"
 SEPARATOR = "\n\n---\n\n"

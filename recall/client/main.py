@@ -13,11 +13,11 @@ import time
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from recall import query
-from recall.query import UsageError
+from recall.client import query
+from recall.client.query import UsageError
 
 if TYPE_CHECKING:
-    from recall.context import Context
+    from recall.client.context import Context
 
 STDIN_MAX_BYTES = 4 * 1024 * 1024  # more than enough for any error; the query is cut to 4000 chars anyway
 
@@ -69,7 +69,7 @@ def parse(argv: list[str]) -> query.Args:
 
 
 def _context_line(args: query.Args, ctx: Context, error_text: str) -> str:
-    from recall.display import one_line
+    from recall.client.display import one_line
 
     if args.query:
         return ""
@@ -103,7 +103,7 @@ def _write(text: str) -> None:
 
 
 def run(args: query.Args, started: float) -> int:
-    from recall import context, display, fanout
+    from recall.client import context, display, fanout
 
     ctx = context.detect(session_id=args.session, want_error=not args.query)
     error_text = args.query or query.clean_text(ctx.last_error or "")

@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging(level: str) -> None:
-    from recall.server_http import JsonLogFormatter
+    from recall.server.http import JsonLogFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter())
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         if not Path(repo).expanduser().is_dir():
             return _fail(f"--repo {repo}: not a directory")
 
-    from recall.server_auth import TokenConfigError, load_principals
+    from recall.server.auth import TokenConfigError, load_principals
 
     try:
         principals = load_principals(args.token_file)
@@ -168,7 +168,7 @@ def _serve_workers(args: argparse.Namespace, principals: list) -> int:
     log.info("starting", extra={"fields": {**_start_fields(args, principals), "workers": args.workers}})
     from uvicorn.supervisors import Multiprocess
 
-    config = _uvicorn_config("recall.server:worker_app", args, factory=True, workers=args.workers)
+    config = _uvicorn_config("recall.server.main:worker_app", args, factory=True, workers=args.workers)
     sock = config.bind_socket()
     # the workers' copies of this socket lose asyncio's TCP_NODELAY; accepted sockets inherit it from the
     # listener, and without it every response waits ~40 ms for a delayed ACK (measured)
@@ -182,9 +182,9 @@ def worker_app() -> Any:
     """The app of one worker process (uvicorn factory); the store is closed when the process exits."""
     import atexit
 
-    from recall.server_app import Settings, create_app
-    from recall.server_auth import load_principals
-    from recall.server_store import backend_from_env
+    from recall.server.app import Settings, create_app
+    from recall.server.auth import load_principals
+    from recall.server.store import backend_from_env
 
     config = json.loads(os.environ[ENV_WORKER_CONFIG])
     _setup_logging(config["log_level"])
@@ -236,8 +236,8 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
     class _GracefulServer(uvicorn.Server):
         capture_signals = _capture_signals
 
-    from recall.server_app import Settings, create_app
-    from recall.server_store import StoreUnavailable, backend_from_env
+    from recall.server.app import Settings, create_app
+    from recall.server.store import StoreUnavailable, backend_from_env
 
     federation.configure_repos(args.repo)
     try:

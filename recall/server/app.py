@@ -33,9 +33,9 @@ from recall.models import (
     LearningRetrievalRequest,
     LearningRetrievalResponse,
 )
-from recall.server_auth import Principal
-from recall.server_http import LEARNINGS_PATH, AccessLog, Guard
-from recall.server_store import LearningsBackend, StoreUnavailable
+from recall.server.auth import Principal
+from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server.store import LearningsBackend, StoreUnavailable
 
 log = logging.getLogger("recall.server")
 
@@ -89,6 +89,7 @@ def _strict_json_types(model: type[BaseModel]) -> Any:
 
 RetrievalBody = _strict_json_types(LearningRetrievalRequest)
 LearningBody = _strict_json_types(Learning)
+FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
 
 
 class LearningWritten(BaseModel):
@@ -168,7 +169,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         responses=_ERRORS,
         summary="Federation node: architecture and antipattern answers, routed by keyword",
     )
-    async def federation_execute(body: FederationRequest, request: Request) -> Response:
+    async def federation_execute(body: FederationBody, request: Request) -> Response:
         repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
         result = await federation.execute(body, repos=repos)
         return Response(result.model_dump_json(), media_type="application/json")

@@ -318,6 +318,82 @@ def _is_cpp_header(path: Path) -> bool:
     return looks_cpp(path.read_bytes())
 
 
+def tools() -> Path:
+    """bench/.cache/languages/tools: the TypeScript compiler (npm), installed by --fetch."""
+    folder = CACHE / "tools"
+    if not (folder / "node_modules" / "typescript").exists():
+        if os.environ.get("BENCH_FETCH") != "1":
+            raise SystemExit("typescript is not fetched yet: run `python3 bench/bench_languages.py --fetch`")
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(folder),
+                "typescript@5.6",
+            ],
+            check=True,
+        )
+    return folder
+
+
+def js_truth(root: Path, files: list[str]) -> Truth:
+    out = subprocess.run(
+        ["node", str(HERE / "lang_truth.js"), str(tools()), str(root), *files],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {k: set(v) for k, v in json.loads(out).items()}
+
+
+def python_truth(package: str) -> Callable[[Path, list[str]], Truth]:
+    """grimp's import graph of the package (run apart so an installed copy is not used)."""
+
+    def truth(root: Path, files: list[str]) -> Truth:
+        code = (
+            "import json, sys\n"
+            f"sys.path.insert(0, {str(root)!r})\n"
+            "import grimp\n"
+            f"g = grimp.build_graph({package!r}, cache_dir=None)\n"
+            "print(json.dumps([[m, i] for m in g.modules for i in g.find_modules_directly_imported_by(m)]))\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+        )
+        present = set(files)
+
+        def file_of(module: str) -> str | None:
+            base = module.replace(".", "/")
+            return next((c for c in (f"{base}.py", f"{base}/__init__.py") if c in present), None)
+
+        result: Truth = {f: set() for f in files if f.startswith(package + "/")}  # grimp sees the package
+        for a, b in json.loads(out.stdout):
+            fa, fb = file_of(a), file_of(b)
+            if fa and fb and fa != fb:
+                result[fa].add(fb)
+        return result
+
+    return truth
+
+
+def no_tool(root: Path, files: list[str]) -> Truth:
+    """No compiler for the language here (kotlinc, dotnet): only the hand-checked sample scores it."""
+    return {}
+
+
+def _hand(lang: str) -> dict[str, set[str]]:
+    """bench/hand_samples/<lang>.json: 14 files drawn at random (8 + 6 held out), each edge read in the
+    source (a real use of the type, not a comment), each capitalized name naming a type of the project
+    checked for a missed dependency."""
+    data = json.loads((HERE / "hand_samples" / f"{lang}.json").read_text())
+    return {k: set(v) for k, v in data.items()}
+
+
 # --------------------------------------------------------------------------- cases
 
 CASES: list[Case] = [
@@ -338,8 +414,20 @@ CASES: list[Case] = [
         partial=True,
         hand=RUST_HAND,
     ),
+    Case("python", "pypi:pygments==2.19.2", "pygments-2.19.2", ("python",), python_truth("pygments")),
+    Case("typescript", "npm:rxjs@7.8.2", "package/src", ("typescript", "tsx"), js_truth),
+    Case("javascript", "npm:lodash-es@4.17.21", "package", ("javascript",), js_truth),
     Case("c", "pypi:pillow==12.0.0", "pillow-12.0.0/src", ("c", "cpp"), cfamily_truth([])),
     Case("cpp", "pypi:pybind11==3.0.1", "pybind11-3.0.1", ("c", "cpp"), cfamily_truth(["-Iinclude"])),
+    Case(
+        "kotlin",
+        "npm:react-native@0.86.3",
+        "package/ReactAndroid",
+        ("kotlin",),
+        no_tool,
+        hand=_hand("kotlin"),
+    ),
+    Case("csharp", "pypi:pythonnet==3.0.5", "pythonnet-3.0.5", ("csharp",), no_tool, hand=_hand("csharp")),
     Case("php", "debian:php-league-commonmark", "usr/share/php", ("php",), php_truth),
     Case(
         "ruby",

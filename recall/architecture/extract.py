@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
 REFS_SPEC = ":refs"  # the pseudo-import holding a file's referenced type names
+REF_LANGS = frozenset({"java", "kotlin", "csharp", "php"})
+# comments and string literals (skipped), else a capitalized name: one pass, no nested quantifiers
+_LEXICAL = re.compile(
+    rb'//[^\n]*|/\*.*?(?:\*/|\Z)|#[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|\b([A-Z][A-Za-z0-9_]*)',
+    re.S,
+)
 SIGNATURE_MAX = 160
 DOC_MAX = 160
 
@@ -71,9 +77,16 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         _collect(spec, source, caps, facts, defs, calls)
     _build_symbols(spec, source, defs, calls, facts)
     facts.doc = _module_doc(spec, source, root)
+    if facts.errors and spec.name in REF_LANGS:  # names past a syntax error are lost to the tree
+        facts.refs |= _lexical_refs(source)
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
     return facts
+
+
+def _lexical_refs(source: bytes) -> set[str]:
+    """Capitalized names outside comments and strings: the refs of a file the grammar could not read whole."""
+    return {m.group(1).decode("utf-8", "replace") for m in _LEXICAL.finditer(source) if m.group(1)}
 
 
 def _text(source: bytes, node: Node) -> str:

@@ -306,7 +306,8 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
         parsed.note = "skipped: binary"
         return parsed
     parsed.lines = data.count(b"\n") + 1
-    if parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
+    minifiable = spec.name in ("javascript", "typescript", "tsx")  # elsewhere long lines are data tables
+    if minifiable and parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
         parsed.note = "skipped: minified or generated (very long lines)"
         return parsed
     if spec.name == "c" and path.endswith(".h"):

@@ -229,6 +229,7 @@ PHP = """
 KOTLIN = """
 (package_header (qualified_identifier) @package)
 (class_declaration name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (call_expression . (identifier) @call.name) @call
 (call_expression . (navigation_expression (_) @call.recv . (identifier) @call.name .)) @call

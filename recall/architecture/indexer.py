@@ -97,6 +97,8 @@ class IndexStats:
     calls: int = 0
     seconds: float = 0.0
     languages: dict[str, int] = field(default_factory=dict)
+    syntax_errors: int = 0  # files indexed partially (the grammar met errors)
+    syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -594,6 +596,12 @@ def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
     stats.languages = dict(
         conn.execute("SELECT lang, count(*) FROM files WHERE lang IS NOT NULL GROUP BY lang ORDER BY 2 DESC")
     )
+    stats.syntax_errors_by_lang = dict(
+        conn.execute(
+            "SELECT lang, count(*) FROM files WHERE note LIKE 'syntax errors%' GROUP BY lang ORDER BY 2 DESC"
+        )
+    )
+    stats.syntax_errors = sum(stats.syntax_errors_by_lang.values())
     for path, note in conn.execute(
         "SELECT path, note FROM files WHERE note != '' ORDER BY lang IS NOT NULL, path LIMIT 20"
     ):

@@ -73,8 +73,11 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
     facts = FileFacts(errors=1 if root.has_error else 0)
     defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
     calls: list[tuple[Node, str, str]] = []
+    types: dict[str, str] = {}  # variable -> the type the source declares for it
     for _, caps in QueryCursor(query(spec.name)).matches(root):
-        _collect(spec, source, caps, facts, defs, calls)
+        _collect(spec, source, caps, facts, defs, calls, types)
+    if types:  # `p.Reset()` with `p *Parser` in scope: the receiver is the type
+        calls = [(n, name, types.get(recv) or recv) for n, name, recv in calls]
     _build_symbols(spec, source, defs, calls, facts)
     facts.doc = _module_doc(spec, source, root)
     if facts.errors and spec.name in REF_LANGS:  # names past a syntax error are lost to the tree
@@ -93,11 +96,16 @@ def _text(source: bytes, node: Node) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _collect(spec, source, caps, facts, defs, calls) -> None:
+def _collect(spec, source, caps, facts, defs, calls, types) -> None:
     def one(name: str) -> Node | None:
         nodes = caps.get(name)
         return nodes[0] if nodes else None
 
+    if (var := one("var")) is not None and (typ := one("type")) is not None:
+        name, kind = _text(source, var), _text(source, typ)
+        if types.setdefault(name, kind) != kind:
+            types[name] = ""  # two types for one name in this file: do not guess
+        return
     if (ref := one("ref")) is not None:
         text = _text(source, ref)
         if ref.parent is not None and ref.parent.type == "namespace_name":

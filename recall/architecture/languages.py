@@ -9,6 +9,8 @@ language is parsed) and one query. Capture names are the extractor's vocabulary:
 - `@import` wraps an import, `@import.source` is the imported path/module when the grammar exposes it as
   one node (otherwise the extractor reads the `@import` node itself).
 - `@package` is a file's package / namespace declaration (Java, Kotlin, C#, PHP, Go).
+- `@var` / `@type`: a variable, field or parameter and the type the source gives it (Go, Java, C#,
+  Kotlin); a call on that variable is then a call on that type (`p.Reset()` with `p *Parser`).
 - `@ref` is a type-like name the file mentions (Java, Kotlin, C#, PHP): a class of the same package or
   namespace needs no import, so these names decide which of its neighbours a file depends on.
 """
@@ -109,6 +111,13 @@ GO = """
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (selector_expression operand: (_) @call.recv field: (field_identifier) @call.name)) @call
 (import_spec path: (interpreted_string_literal) @import.source) @import
+(parameter_declaration name: (identifier) @var
+  type: [(type_identifier) @type (pointer_type (type_identifier) @type)
+         (generic_type type: (type_identifier) @type) (pointer_type (generic_type type: (type_identifier) @type))])
+(var_spec name: (identifier) @var type: [(type_identifier) @type (pointer_type (type_identifier) @type)])
+(short_var_declaration left: (expression_list . (identifier) @var .)
+  right: (expression_list . [(composite_literal type: (type_identifier) @type)
+                             (unary_expression operand: (composite_literal type: (type_identifier) @type))] .))
 """
 
 RUST = """
@@ -143,6 +152,14 @@ JAVA = """
 (field_access object: (identifier) @ref)
 (marker_annotation name: (identifier) @ref)
 (annotation name: (identifier) @ref)
+(local_variable_declaration type: [(type_identifier) @type (generic_type (type_identifier) @type)]
+  declarator: (variable_declarator name: (identifier) @var) (#not-eq? @type "var"))
+(local_variable_declaration type: (type_identifier) @_var_kw
+  declarator: (variable_declarator name: (identifier) @var value: (object_creation_expression type: (type_identifier) @type))
+  (#eq? @_var_kw "var"))
+(field_declaration type: [(type_identifier) @type (generic_type (type_identifier) @type)]
+  declarator: (variable_declarator name: (identifier) @var))
+(formal_parameter type: [(type_identifier) @type (generic_type (type_identifier) @type)] name: (identifier) @var)
 """
 
 C = """
@@ -189,6 +206,11 @@ CSHARP = """
 (object_creation_expression type: (identifier) @call.name) @call
 (using_directive [(qualified_name) (identifier)] @import.source) @import
 ((identifier) @ref (#match? @ref "^[A-Z]"))
+(variable_declaration type: [(identifier) @type (generic_name (identifier) @type)]
+  (variable_declarator name: (identifier) @var))
+(variable_declaration type: (implicit_type)
+  (variable_declarator name: (identifier) @var (object_creation_expression type: (identifier) @type)))
+(parameter type: [(identifier) @type (generic_name (identifier) @type)] name: (identifier) @var)
 """
 
 RUBY = """
@@ -235,6 +257,11 @@ KOTLIN = """
 (call_expression . (navigation_expression (_) @call.recv . (identifier) @call.name .)) @call
 (import (qualified_identifier) @import.source) @import
 ((identifier) @ref (#match? @ref "^[A-Z]"))
+(variable_declaration . (identifier) @var . (user_type . (identifier) @type))
+(class_parameter (identifier) @var . (user_type . (identifier) @type))
+(parameter (identifier) @var . (user_type . (identifier) @type))
+(property_declaration (variable_declaration . (identifier) @var .) . (call_expression . (identifier) @type)
+  (#match? @type "^[A-Z]"))
 """
 
 SPECS: tuple[LanguageSpec, ...] = (

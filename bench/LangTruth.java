@@ -2,7 +2,8 @@
 // Usage: java LangTruth.java ROOT FILE...   (prints one JSON object: file -> [files it depends on])
 // All files are parsed and attributed together (errors from libraries that are not here are ignored);
 // every identifier and member selection javac resolves to a class declared in one of the given files
-// (or a member of one) is a dependency on that file.
+// (or a member of one) is a dependency on that file. With --calls, prints instead every method call javac
+// resolves to a method of those files: [file, line, declaring file, Class.method] per line.
 import com.sun.source.tree.*;
 import com.sun.source.util.*;
 import java.io.File;
@@ -13,6 +14,8 @@ import javax.tools.*;
 
 public class LangTruth {
     public static void main(String[] args) throws Exception {
+        boolean calls = args[0].equals("--calls");
+        if (calls) args = Arrays.copyOfRange(args, 1, args.length);
         Path root = Path.of(args[0]).toRealPath();
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         StandardJavaFileManager fm = javac.getStandardFileManager(null, null, null);
@@ -31,6 +34,10 @@ public class LangTruth {
                 Element e = trees.getElement(TreePath.getPath(unit, decl));
                 if (e instanceof TypeElement t) fileOf.put(t, rel(root, unit));
             }
+        }
+        if (calls) {
+            printCalls(units, trees, fileOf, root);
+            return;
         }
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
@@ -59,6 +66,31 @@ public class LangTruth {
             out.append("]");
         }
         System.out.println(out.append("}"));
+    }
+
+    static void printCalls(Iterable<? extends CompilationUnitTree> units, Trees trees,
+                           Map<TypeElement, String> fileOf, Path root) {
+        StringBuilder out = new StringBuilder();
+        for (CompilationUnitTree unit : units) {
+            String self = rel(root, unit);
+            new TreePathScanner<Void, Void>() {
+                @Override public Void visitMethodInvocation(MethodInvocationTree t, Void v) {
+                    Element e = trees.getElement(getCurrentPath());
+                    if (e instanceof ExecutableElement m && m.getEnclosingElement() instanceof TypeElement owner) {
+                        Element top = owner;
+                        while (!(top.getEnclosingElement() instanceof PackageElement)) top = top.getEnclosingElement();
+                        String f = fileOf.get(top);
+                        if (f != null) {
+                            long line = unit.getLineMap().getLineNumber(trees.getSourcePositions().getStartPosition(unit, t));
+                            out.append(json(self)).append("\t").append(line).append("\t").append(json(f)).append("\t")
+                               .append(json(owner.getSimpleName() + "." + m.getSimpleName())).append("\n");
+                        }
+                    }
+                    return super.visitMethodInvocation(t, v);
+                }
+            }.scan(unit, null);
+        }
+        System.out.print(out);
     }
 
     static String rel(Path root, CompilationUnitTree unit) {

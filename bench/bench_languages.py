@@ -58,6 +58,7 @@ class Case:
     langs: tuple[str, ...]  # recall's language names counted for this row
     truth: Callable[[Path, list[str]], Truth]
     partial: bool = False  # the tool's truth covers only some kinds of edges: its precision means nothing
+    calls: Callable[[Path, list[str]], list[tuple[str, int, str, str]]] | None = None  # compiler's calls
     hand: dict[str, set[str]] | None = None  # hand-checked edges of a sample of files
 
 
@@ -394,6 +395,28 @@ def _hand(lang: str) -> dict[str, set[str]]:
     return {k: set(v) for k, v in data.items()}
 
 
+def java_calls(root: Path, files: list[str]) -> list[tuple[str, int, str, str]]:
+    """javac's resolution of every method call: (file, line, file declaring the method, Class.method)."""
+    out = subprocess.run(
+        [
+            "java",
+            "-Xmx4g",
+            str(HERE / "LangTruth.java"),
+            "--calls",
+            str(root),
+            *[str(root / f) for f in files],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = []
+    for line in out.splitlines():
+        src, num, decl, key = line.split("\t")
+        rows.append((json.loads(src), int(num), json.loads(decl), json.loads(key)))
+    return rows
+
+
 # --------------------------------------------------------------------------- cases
 
 CASES: list[Case] = [
@@ -404,7 +427,7 @@ CASES: list[Case] = [
         ("go",),
         go_truth,
     ),
-    Case("java", "npm:react-native@0.70.6", "package/ReactAndroid", ("java",), java_truth),
+    Case("java", "npm:react-native@0.70.6", "package/ReactAndroid", ("java",), java_truth, calls=java_calls),
     Case(
         "rust",
         "debian:librust-rayon-dev",
@@ -530,9 +553,76 @@ def run(case: Case) -> dict:
     if case.partial:  # the tool sees only some edges: recall against it, precision from the hand sample
         for half in ("tuning", "held_out"):
             row[half]["precision"] = None
+    if case.calls is not None:
+        row["callers"] = callers_sample(root, case.calls(root, sources))
     if case.hand:
         row["hand_sample"] = {"files": len(case.hand), **score(case.hand, edges, domain, None)}
     return row
+
+
+CALLER_SAMPLE = 24  # methods, half tuning, half held out
+
+
+def callers_sample(root: Path, calls: list[tuple[str, int, str, str]]) -> dict:
+    """`who calls Class.method` (answers with confidence >= 0.5) against the compiler's call sites, on
+    methods drawn by a hash of their name among those called from at least two places."""
+    sites: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for src, line, decl, key in calls:
+        if not key.endswith(".<init>"):
+            sites.setdefault((decl, key), set()).add((src, line))
+    keys = sorted(
+        (k for k, v in sites.items() if len(v) >= 2),
+        key=lambda k: hashlib.sha1(f"{k[0]}:{k[1]}".encode()).hexdigest(),
+    )[:CALLER_SAMPLE]
+    home = tempfile.mkdtemp()
+    os.environ["RECALL_HOME"] = home
+    try:
+        from recall.architecture import queries as q
+        from recall.architecture.indexer import open_index
+
+        conn, _ = open_index(root, progress=False)
+        halves: dict[bool, list[int]] = {False: [0, 0, 0], True: [0, 0, 0]}  # tp, fp, fn
+        worst = []
+        for decl, key in keys:
+            cls, name = key.rsplit(".", 1)
+            row = conn.execute(
+                "SELECT s.qualname FROM symbols s JOIN files f ON f.id = s.file_id"
+                " WHERE f.path = ? AND s.name = ? AND (s.qualname = ? OR s.qualname LIKE ?)",
+                (decl, name, key, f"%.{key}"),
+            ).fetchone()
+            got: set[tuple[str, int]] = set()
+            if row is not None:
+                targets = [t for t in q.lookup(conn, row[0]).targets if t.path == decl] or []
+                target = targets[0] if targets else None
+                if target is not None:
+                    got = {(h.path, h.line) for h in q.callers(conn, target) if h.confidence >= 0.5}
+            want = sites[(decl, key)]
+            counts = halves[held_out(key)]
+            counts[0] += len(got & want)
+            counts[1] += len(got - want)
+            counts[2] += len(want - got)
+            if got != want and not held_out(key):
+                worst.append(
+                    f"{key}: {len(got & want)} right, {len(got - want)} extra, {len(want - got)} missed"
+                )
+        conn.close()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+    def pr(c: list[int]) -> dict:
+        tp, fp, fn = c
+        return {
+            "precision": round(tp / (tp + fp), 3) if tp + fp else None,
+            "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+            "sites": tp + fn,
+        }
+
+    return {
+        "methods": len(keys),
+        "tuning": pr(halves[False]),
+        "held_out": pr(halves[True]),
+        "examples": worst[:8],
+    }
 
 
 def _hand(row: dict) -> str:

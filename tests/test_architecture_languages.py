@@ -273,3 +273,25 @@ def test_files_that_fail_to_parse_are_counted_and_said_in_answers(tmp_path: Path
     assert "1 other python file did too" in answer
     assert "lib/broken.py has syntax errors" in _answer("lib/broken.py", repo)
     assert "syntax errors" not in _answer("lib/fine.py", repo)
+
+
+def test_go_package_by_folder_and_calls_by_receiver_type(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path / "go",
+        {
+            "go.mod": "module example.com/m\n\ngo 1.22\n",
+            "internal/tracker/tracker.go": "package tracker\n\ntype Tracker struct{}\n\nfunc New() *Tracker { return nil }\n",
+            "internal/tracker/parser.go": (
+                "package tracker\n\ntype parser struct{}\n\nfunc (p *parser) Reset() {}\n\n"
+                "func (p *parser) run() { p.Reset() }\n"
+            ),
+            "internal/build/builder.go": (
+                "package build\n\ntype builder struct{}\n\nfunc (b *builder) Reset() {}\n\n"
+                "func use(b *builder) { b.Reset() }\n"
+            ),
+            "cmd/main.go": 'package main\n\nimport "example.com/m/internal/tracker"\n\nfunc main() { tracker.New() }\n',
+        },
+    )
+    assert "cmd/main.go" in _answer("what imports internal/tracker", repo)
+    callers = _answer("who calls parser.Reset", repo)
+    assert "internal/tracker/parser.go" in callers and "internal/build/builder.go" not in callers

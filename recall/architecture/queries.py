@@ -117,6 +117,7 @@ def lookup(conn: sqlite3.Connection, text: str, root: Path | None = None, *, fuz
         return Lookup([], "none")
     for match, finder in (
         ("path", _by_path),
+        ("folder", _by_go_folder),
         ("module", _by_module),
         ("qualified", _by_qualified),
         ("name", _by_name),
@@ -143,6 +144,20 @@ def _by_path(conn, subject: str) -> list[Target]:
         if row is not None:
             return [_sym_target(row)]
     return files
+
+
+def _by_go_folder(conn, subject: str) -> list[Target]:
+    """A Go package named by its folder (`internal/tracker`), as by its import path: its files."""
+    folder = subject.strip("/")
+    if not folder or _SUFFIX.search(folder):
+        return []
+    rows = conn.execute(
+        f"SELECT {_FILE_COLS} FROM files f WHERE f.lang = 'go' AND (f.path LIKE ? ESCAPE '\\'"
+        " OR f.path LIKE ? ESCAPE '\\') ORDER BY f.is_test, length(f.path), f.path LIMIT 200",
+        (_like_escape(folder) + "/%", "%/" + _like_escape(folder) + "/%"),
+    ).fetchall()
+    rows = [r for r in rows if (d := r["path"].rpartition("/")[0]) == folder or d.endswith("/" + folder)]
+    return [_file_target(r) for r in rows[:10]]
 
 
 def _files_by_path(conn, path: str) -> list[Target]:
@@ -442,6 +457,8 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
         conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions)
         if fid in shadowing and (not recv or recv in ("self", "this", "cls")):
             conf = min(conf, 0.2)  # `foo()` / `self.foo()` next to its own `foo` means that one
+        if target.lang == "go" and recv == owner.rsplit(".", 1)[-1]:
+            conf = _go_typed_call(conf, path, target.path)
         if conf > 0:
             hits.append(CallHit(fid, path, caller, line, conf, bool(is_test)))
     return sorted(hits, key=lambda h: (-h.confidence, h.is_test, h.path, h.line))
@@ -458,6 +475,12 @@ def _call_confidence(target, fid, caller, recv, owner, top, direct, second, defi
     if fid in second:
         return 0.7
     return 0.6 if definitions == 1 else round(0.5 / definitions, 2)
+
+
+def _go_typed_call(conf: float, path: str, target_path: str) -> float:
+    """`p.Read()` with `p *peeker`: an unqualified Go type is its own package's, i.e. its folder's."""
+    same_package = path.rpartition("/")[0] == target_path.rpartition("/")[0]
+    return max(conf, 0.9) if same_package else min(conf, 0.2)
 
 
 IMPLICIT_THIS = frozenset({"java", "kotlin", "csharp", "cpp", "ruby"})

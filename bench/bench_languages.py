@@ -395,6 +395,29 @@ def _hand(lang: str) -> dict[str, set[str]]:
     return {k: set(v) for k, v in data.items()}
 
 
+def go_calls(root: Path, files: list[str]) -> list[tuple[str, int, str, str]]:
+    """go/types' resolution of every method call (`lang_calls.go`, type-checked from source in a GOPATH)."""
+    module = re.search(r"^module\s+(\S+)", (root / "go.mod").read_text(), re.M).group(1)
+    gopath = Path(tempfile.mkdtemp())
+    try:
+        shutil.copytree(root, gopath / "src" / module, symlinks=True)
+        env = {**os.environ, "GO111MODULE": "off", "GOPATH": str(gopath), "GOFLAGS": "", "CGO_ENABLED": "0"}
+        out = subprocess.run(
+            ["go", "run", str(HERE / "lang_calls.go"), str(gopath / "src" / module), module],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        shutil.rmtree(gopath, ignore_errors=True)
+    rows = []
+    for line in out.splitlines():
+        src, num, decl, key = line.split("\t")
+        rows.append((src, int(num), decl, key))
+    return rows
+
+
 def java_calls(root: Path, files: list[str]) -> list[tuple[str, int, str, str]]:
     """javac's resolution of every method call: (file, line, file declaring the method, Class.method)."""
     out = subprocess.run(
@@ -426,6 +449,7 @@ CASES: list[Case] = [
         "usr/share/gocode/src/github.com/hashicorp/hcl/v2",
         ("go",),
         go_truth,
+        calls=go_calls,
     ),
     Case("java", "npm:react-native@0.70.6", "package/ReactAndroid", ("java",), java_truth, calls=java_calls),
     Case(
@@ -625,6 +649,14 @@ def callers_sample(root: Path, calls: list[tuple[str, int, str, str]]) -> dict:
     }
 
 
+def _callers(row: dict) -> str:
+    c = row.get("callers")
+    if not c:
+        return "—"
+    t, h = c["tuning"], c["held_out"]
+    return f"{t['precision']} / {t['recall']}; {h['precision']} / {h['recall']} ({c['methods']} methods)"
+
+
 def _hand(row: dict) -> str:
     sample = row.get("hand_sample")
     if not sample:
@@ -644,15 +676,15 @@ def main(argv: list[str]) -> None:
     rows = [run(c) for c in CASES if not wanted or c.lang in wanted]
     print(
         "| language | project | files (indexed / on disk) | syntax errors | index | dependents P / R (tuning) "
-        "| P / R (held-out) | truth edges | hand sample P / R |"
+        "| P / R (held-out) | truth edges | hand sample P / R | callers P / R (tuning; held-out) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         t, h = r["tuning"], r["held_out"]
         print(
             f"| {r['lang']} | {r['project'].split(':', 1)[1]} | {r['files_indexed']} / {r['files_on_disk']} "
             f"| {r['syntax_errors']} | {r['index_seconds']} s | {t['precision']} / {t['recall']} "
-            f"| {h['precision']} / {h['recall']} | {t['edges_truth'] + h['edges_truth']} | {_hand(r)} |"
+            f"| {h['precision']} / {h['recall']} | {t['edges_truth'] + h['edges_truth']} | {_hand(r)} | {_callers(r)} |"
         )
     previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     previous.update({r["lang"]: r for r in rows})

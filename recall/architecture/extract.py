@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
 REFS_SPEC = ":refs"  # the pseudo-import holding a file's referenced type names
+EMBEDS_SPEC = ":embeds"  # the pseudo-import listing a Go file's struct embeddings
 REF_LANGS = frozenset({"java", "kotlin", "csharp", "php"})
 # comments and string literals (skipped), else a capitalized name: one pass, no nested quantifiers
 _LEXICAL = re.compile(
@@ -63,6 +64,7 @@ class FileFacts:
     doc: str = ""  # first line of the module docstring / header comment
     errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
     refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
+    embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -73,15 +75,17 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
     facts = FileFacts(errors=1 if root.has_error else 0)
     defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
     calls: list[tuple[Node, str, str]] = []
-    types: dict[str, str] = {}  # variable -> the type the source declares for it
+    types: dict[str, list[tuple[int, int, str]]] = {}  # variable -> (scope start, end, declared type)
     for _, caps in QueryCursor(query(spec.name)).matches(root):
         _collect(spec, source, caps, facts, defs, calls, types)
     if types:  # `p.Reset()` with `p *Parser` in scope: the receiver is the type
-        calls = [(n, name, types.get(recv) or recv) for n, name, recv in calls]
+        calls = [(n, name, _declared_type(types, recv, n.start_byte) or recv) for n, name, recv in calls]
     _build_symbols(spec, source, defs, calls, facts)
     facts.doc = _module_doc(spec, source, root)
     if facts.errors and spec.name in REF_LANGS:  # names past a syntax error are lost to the tree
         facts.refs |= _lexical_refs(source)
+    if facts.embeds:
+        facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
     return facts
@@ -90,6 +94,40 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
 def _lexical_refs(source: bytes) -> set[str]:
     """Capitalized names outside comments and strings: the refs of a file the grammar could not read whole."""
     return {m.group(1).decode("utf-8", "replace") for m in _LEXICAL.finditer(source) if m.group(1)}
+
+
+# nodes that bound a variable's declaration: functions, methods, closures, then the class or file
+_SCOPES = frozenset(
+    {
+        "method_declaration",
+        "function_declaration",
+        "func_literal",
+        "constructor_declaration",
+        "lambda_expression",
+        "anonymous_function",
+        "local_function_statement",
+        "class_body",
+        "declaration_list",
+        "class_declaration",
+    }
+)
+
+
+def _scope(node: Node) -> Node:
+    scope = node.parent
+    while scope is not None and scope.type not in _SCOPES and scope.parent is not None:
+        scope = scope.parent
+    return scope if scope is not None else node
+
+
+def _declared_type(types: dict[str, list[tuple[int, int, str]]], var: str, at: int) -> str:
+    """The type of `var` declared in the innermost scope around byte `at` ("" when none, or two disagree)."""
+    found = [(end - start, kind) for start, end, kind in types.get(var, ()) if start <= at < end]
+    if not found:
+        return ""
+    size = min(f[0] for f in found)
+    kinds = {kind for width, kind in found if width == size}
+    return kinds.pop() if len(kinds) == 1 else ""
 
 
 def _text(source: bytes, node: Node) -> str:
@@ -102,9 +140,13 @@ def _collect(spec, source, caps, facts, defs, calls, types) -> None:
         return nodes[0] if nodes else None
 
     if (var := one("var")) is not None and (typ := one("type")) is not None:
-        name, kind = _text(source, var), _text(source, typ)
-        if types.setdefault(name, kind) != kind:
-            types[name] = ""  # two types for one name in this file: do not guess
+        scope = _scope(var)
+        types.setdefault(_text(source, var), []).append(
+            (scope.start_byte, scope.end_byte, _text(source, typ))
+        )
+        return
+    if (owner := one("embed.owner")) is not None and (inner := one("embed.type")) is not None:
+        facts.embeds.append(f"{_text(source, owner)}={_text(source, inner)}")
         return
     if (ref := one("ref")) is not None:
         text = _text(source, ref)

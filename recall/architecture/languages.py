@@ -11,6 +11,7 @@ language is parsed) and one query. Capture names are the extractor's vocabulary:
 - `@package` is a file's package / namespace declaration (Java, Kotlin, C#, PHP, Go).
 - `@var` / `@type`: a variable, field or parameter and the type the source gives it (Go, Java, C#,
   Kotlin); a call on that variable is then a call on that type (`p.Reset()` with `p *Parser`).
+- `@embed.owner` / `@embed.type`: a Go struct embedding another type (its methods are promoted).
 - `@ref` is a type-like name the file mentions (Java, Kotlin, C#, PHP): a class of the same package or
   namespace needs no import, so these names decide which of its neighbours a file depends on.
 """
@@ -115,6 +116,9 @@ GO = """
   type: [(type_identifier) @type (pointer_type (type_identifier) @type)
          (generic_type type: (type_identifier) @type) (pointer_type (generic_type type: (type_identifier) @type))])
 (var_spec name: (identifier) @var type: [(type_identifier) @type (pointer_type (type_identifier) @type)])
+(type_spec name: (type_identifier) @embed.owner
+  type: (struct_type (field_declaration_list (field_declaration !name
+    type: [(type_identifier) @embed.type (pointer_type (type_identifier) @embed.type)]))))
 (short_var_declaration left: (expression_list . (identifier) @var .)
   right: (expression_list . [(composite_literal type: (type_identifier) @type)
                              (unary_expression operand: (composite_literal type: (type_identifier) @type))] .))

@@ -448,6 +448,7 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
     direct, second = _importers(conn, target.file_id)
     owner = target.qualname.rpartition(".")[0]
     top = target.qualname.split(".")[0]
+    embedders = _go_embedders(conn, target, owner) if target.lang == "go" and owner else set()
     hits = []
     for fid, path, is_test, caller, line, recv in conn.execute(
         "SELECT c.file_id, f.path, f.is_test, c.caller, c.line, c.recv FROM calls c JOIN files f ON f.id = c.file_id"
@@ -457,8 +458,10 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
         conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions)
         if fid in shadowing and (not recv or recv in ("self", "this", "cls")):
             conf = min(conf, 0.2)  # `foo()` / `self.foo()` next to its own `foo` means that one
-        if target.lang == "go" and recv == owner.rsplit(".", 1)[-1]:
-            conf = _go_typed_call(conf, path, target.path)
+        if target.lang == "go":
+            conf = _go_call(
+                conf, path, target, recv == owner.rsplit(".", 1)[-1] or recv in embedders, fid in direct
+            )
         if conf > 0:
             hits.append(CallHit(fid, path, caller, line, conf, bool(is_test)))
     return sorted(hits, key=lambda h: (-h.confidence, h.is_test, h.path, h.line))
@@ -477,12 +480,29 @@ def _call_confidence(target, fid, caller, recv, owner, top, direct, second, defi
     return 0.6 if definitions == 1 else round(0.5 / definitions, 2)
 
 
-def _go_typed_call(conf: float, path: str, target_path: str) -> float:
-    """`p.Read()` with `p *peeker`: an unqualified Go type is its own package's, i.e. its folder's."""
-    same_package = path.rpartition("/")[0] == target_path.rpartition("/")[0]
-    return max(conf, 0.9) if same_package else min(conf, 0.2)
+def _go_embedders(conn: sqlite3.Connection, target: Target, owner: str) -> set[str]:
+    """Go types of the target's package that embed its type (`parser` embedding `*peeker` has `Read`)."""
+    folder = target.path.rpartition("/")[0]
+    found: set[str] = set()
+    for path, names in conn.execute(
+        "SELECT f.path, i.names FROM imports i JOIN files f ON f.id = i.file_id"
+        " WHERE i.spec = ':embeds' AND f.lang = 'go'"
+    ):
+        if path.rpartition("/")[0] == folder:
+            found |= {pair.split("=", 1)[0] for pair in names.split(",") if pair.endswith("=" + owner)}
+    return found
 
 
+def _go_call(conf: float, path: str, target: Target, typed: bool, imports_it: bool) -> float:
+    """Go's package rules: an unqualified receiver type is its own package's (its folder's), and a file that
+    neither sits in the target's package nor imports it can reach the method only through an interface."""
+    same_package = path.rpartition("/")[0] == target.path.rpartition("/")[0]
+    if typed:
+        return max(conf, 0.9) if same_package else min(conf, 0.2)
+    return conf if same_package or imports_it else min(conf, 0.2)
+
+
+TYPED_RECEIVERS = frozenset({"go", "java", "kotlin", "csharp"})
 IMPLICIT_THIS = frozenset({"java", "kotlin", "csharp", "cpp", "ruby"})
 
 
@@ -498,7 +518,10 @@ def _method_confidence(target, fid, caller, recv, owner, direct, second, definit
         if fid == target.file_id and caller.startswith(owner + "."):
             return 0.95
         return 0.5 if reaches else 0.2
-    if len(rec) >= 3 and (cls in rec or rec in cls):
+    # typed languages: a receiver whose type the source states was replaced by that type, so only the
+    # type itself counts; elsewhere the variable's spelling (`request.read()` -> Request.read) does
+    spelled = rec == cls if target.lang in TYPED_RECEIVERS else cls in rec or rec in cls
+    if len(rec) >= 3 and spelled:
         return 0.9 if reaches else 0.7
     if definitions == 1:
         return 0.6 if reaches else 0.5

@@ -95,6 +95,10 @@ def fetched(source: str) -> Path:
     try:
         if kind == "debian":
             subprocess.run(["apt-get", "download", spec], cwd=work, check=True, capture_output=True)
+            if spec.startswith("golang-"):  # its dependencies, for go/types' call resolution
+                subprocess.run(
+                    ["apt-get", "install", "-y", "-q", "--no-install-recommends", spec], check=True
+                )
             deb = next(work.glob("*.deb"))
             subprocess.run(["dpkg-deb", "-x", str(deb), str(dest)], check=True)
         elif kind == "npm":
@@ -169,6 +173,12 @@ def _json_stream(text: str) -> list[dict]:
         out.append(obj)
 
 
+def _json_truth(cmd: list[str]) -> Truth:
+    """Run a truth script that prints one JSON object: file -> [files it depends on]."""
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return {k: set(v) for k, v in json.loads(out).items()}
+
+
 def php_truth(root: Path, files: list[str]) -> Truth:
     work = Path(tempfile.mkdtemp())
     try:
@@ -184,49 +194,28 @@ def php_truth(root: Path, files: list[str]) -> Truth:
             stdout=classmap.open("w"),
             check=True,
         )
-        out = subprocess.run(
-            ["php", str(HERE / "lang_truth.php"), str(classmap), str(root), *[str(root / f) for f in files]],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        return {k: set(v) for k, v in json.loads(out).items()}
+        return _json_truth(
+            ["php", str(HERE / "lang_truth.php"), str(classmap), str(root), *[str(root / f) for f in files]]
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def ruby_truth(root: Path, files: list[str]) -> Truth:
-    out = subprocess.run(
-        [
-            "ruby",
-            str(HERE / "lang_truth.rb"),
-            str(root),
-            str(root / "lib"),
-            "--",
-            *[str(root / f) for f in files],
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return {k: set(v) for k, v in json.loads(out).items()}
+    script = str(HERE / "lang_truth.rb")
+    return _json_truth(["ruby", script, str(root), str(root / "lib"), "--", *[str(root / f) for f in files]])
 
 
 def java_truth(root: Path, files: list[str]) -> Truth:
-    out = subprocess.run(
-        ["java", "-Xmx4g", str(HERE / "LangTruth.java"), str(root), *[str(root / f) for f in files]],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return {k: set(v) for k, v in json.loads(out).items()}
+    return _json_truth(
+        ["java", "-Xmx4g", str(HERE / "LangTruth.java"), str(root), *[str(root / f) for f in files]]
+    )
 
 
 def rust_truth(root: Path, files: list[str]) -> Truth:
     """rustc's module tree (`--emit=dep-info` of each crate root: the files of the crate, cfg and `#[path]`
     included) as parent-module -> child edges, and each test/bench/example crate -> the library it names.
     `use` edges have no tool here (no rust-analyzer): they are checked by hand on a sample (see docs)."""
-    import re
     import tomllib
 
     name = tomllib.loads((root / "Cargo.toml").read_text())["package"]["name"].replace("-", "_")
@@ -343,13 +332,7 @@ def tools() -> Path:
 
 
 def js_truth(root: Path, files: list[str]) -> Truth:
-    out = subprocess.run(
-        ["node", str(HERE / "lang_truth.js"), str(tools()), str(root), *files],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return {k: set(v) for k, v in json.loads(out).items()}
+    return _json_truth(["node", str(HERE / "lang_truth.js"), str(tools()), str(root), *files])
 
 
 def python_truth(package: str) -> Callable[[Path, list[str]], Truth]:
@@ -401,7 +384,16 @@ def go_calls(root: Path, files: list[str]) -> list[tuple[str, int, str, str]]:
     gopath = Path(tempfile.mkdtemp())
     try:
         shutil.copytree(root, gopath / "src" / module, symlinks=True)
-        env = {**os.environ, "GO111MODULE": "off", "GOPATH": str(gopath), "GOFLAGS": "", "CGO_ENABLED": "0"}
+        # the dependencies come from Debian's Go packages (--fetch installs them into /usr/share/gocode)
+        deps = "/usr/share/gocode"
+        _link_major_versions(Path(deps) / "src", gopath / "src")
+        env = {
+            **os.environ,
+            "GO111MODULE": "off",
+            "GOPATH": f"{gopath}:{deps}",
+            "GOFLAGS": "",
+            "CGO_ENABLED": "0",
+        }
         out = subprocess.run(
             ["go", "run", str(HERE / "lang_calls.go"), str(gopath / "src" / module), module],
             env=env,
@@ -416,6 +408,17 @@ def go_calls(root: Path, files: list[str]) -> list[tuple[str, int, str, str]]:
         src, num, decl, key = line.split("\t")
         rows.append((src, int(num), decl, key))
     return rows
+
+
+def _link_major_versions(src: Path, dest: Path) -> None:
+    """GOPATH mode knows no `/v13` module suffix: link each such module at its import path."""
+    for mod in src.glob("**/go.mod"):
+        found = re.search(r"^module\s+(\S+)", mod.read_text(errors="replace"), re.M)
+        if found and not str(mod.parent).endswith(found.group(1)):
+            link = dest / found.group(1)
+            if not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(mod.parent, target_is_directory=True)
 
 
 def java_calls(root: Path, files: list[str]) -> list[tuple[str, int, str, str]]:

@@ -4,24 +4,15 @@ them, on small real repositories written to disk and indexed for real."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 from pathlib import Path
 
+from architecture_fixtures import edges as _edges
 from architecture_fixtures import write
 
 from recall.architecture import query
 from recall.architecture.indexer import open_index
 from recall.architecture.lang.rust import use_paths
-
-
-def _edges(conn: sqlite3.Connection) -> set[tuple[str, str]]:
-    return {
-        (a, b)
-        for a, b in conn.execute(
-            "SELECT f.path, g.path FROM edges e JOIN files f ON f.id = e.src JOIN files g ON g.id = e.dst"
-        )
-    }
 
 
 def test_php_classes_resolve_through_use_aliases_groups_and_the_namespace(tmp_path: Path) -> None:

@@ -141,9 +141,10 @@ def _collect(spec, source, caps, facts, defs, calls, types) -> None:
 
     if (var := one("var")) is not None and (typ := one("type")) is not None:
         scope = _scope(var)
-        types.setdefault(_text(source, var), []).append(
-            (scope.start_byte, scope.end_byte, _text(source, typ))
-        )
+        kind = _text(source, typ)
+        if typ.parent is not None and typ.parent.type == "call_expression":  # Go `p := newPeeker(…)`
+            kind = kind[3].lower() + kind[4:] if kind.startswith("new") else kind[3:]
+        types.setdefault(_text(source, var), []).append((scope.start_byte, scope.end_byte, kind))
         return
     if (owner := one("embed.owner")) is not None and (inner := one("embed.type")) is not None:
         facts.embeds.append(f"{_text(source, owner)}={_text(source, inner)}")

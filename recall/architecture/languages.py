@@ -116,6 +116,8 @@ GO = """
   type: [(type_identifier) @type (pointer_type (type_identifier) @type)
          (generic_type type: (type_identifier) @type) (pointer_type (generic_type type: (type_identifier) @type))])
 (var_spec name: (identifier) @var type: [(type_identifier) @type (pointer_type (type_identifier) @type)])
+(short_var_declaration left: (expression_list . (identifier) @var)
+  right: (expression_list . (call_expression function: (identifier) @type) .) (#match? @type "^[Nn]ew[A-Z]"))
 (type_spec name: (type_identifier) @embed.owner
   type: (struct_type (field_declaration_list (field_declaration !name
     type: [(type_identifier) @embed.type (pointer_type (type_identifier) @embed.type)]))))

@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,11 +164,9 @@ def importtime_breakdown(cmd: list[str], stdin: bytes, env: dict[str, str], cwd:
     return dict(sorted(groups.items(), key=lambda kv: -kv[1]))
 
 
-def run_http(
-    cmd: list[str], env: dict[str, str], project: Path, hits: list[dict], rng: random.Random, runs: int,
-    walls: list[float], cpus: list[float],
-) -> int:  # fmt: skip
-    """The hit scenario against `recall serve` (started once, stopped after); returns how many injected."""
+@contextmanager
+def recall_serve(env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """`recall serve` on a free 127.0.0.1 port with `env` (its RECALL_HOME); yields the learnings node's URL."""
     import socket
     import urllib.request
 
@@ -175,7 +175,7 @@ def run_http(
         port = sock.getsockname()[1]
     server = subprocess.Popen(
         [sys.executable, "-m", "recall", "serve", "--port", str(port), "--log-level", "error"],
-        env=env, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -187,7 +187,18 @@ def run_http(
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("recall serve did not start") from None
                 time.sleep(0.3)
-        url = f"http://127.0.0.1:{port}/v1/nodes/node_agent_learning_retrieval_effect/execute"
+        yield f"http://127.0.0.1:{port}/v1/nodes/node_agent_learning_retrieval_effect/execute"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def run_http(
+    cmd: list[str], env: dict[str, str], project: Path, hits: list[dict], rng: random.Random, runs: int,
+    walls: list[float], cpus: list[float],
+) -> int:  # fmt: skip
+    """The hit scenario against `recall serve` (started once, stopped after); returns how many injected."""
+    with recall_serve(env, project) as url:
         http_env = env | {"AGENT_LEARNING_RETRIEVAL_URL": url}
         injected = 0
         for i in range(runs):
@@ -198,9 +209,6 @@ def run_http(
             cpus.append(c)
             injected += bool(out.strip())
         return injected
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def main() -> int:

@@ -17,6 +17,15 @@ Scale: stores of 10k and 100k learnings (the corpus' signatures with their quote
 numbers replaced, so they are distinct errors of the same shapes); query p50/p99 of `execute_sync` (opens
 the store, as a CLI call does) over the corpus queries; on-disk store size.
 
+Real-world corpus (`bench/corpus/realworld/`, issue 14): 60 causes reported by 3-5 different people in
+public threads, 40 near misses, split into a tuning and a held-out half by cause (`split.json`, committed
+before tuning). The first report of each cause is the learning, the other reports are queries, near
+misses must match nothing. Each half runs same-repo (learning and query in one repo) and cross-repo (the
+learning was recorded in another repo). Systems: recall (this checkout), the release (`git archive` of
+--release, run in a subprocess on the same data) and BM25 over the raw text. For every miss it records
+whether the right learning was the top candidate below the threshold (threshold miss) or not the top
+candidate at all (ranking miss).
+
     python bench/bench_learnings.py              # a few minutes on 2 cores
     python bench/bench_learnings.py --quick      # quality only
 """
@@ -45,6 +54,9 @@ from recall.learnings.store import open_store  # noqa: E402
 from recall.models import Learning, LearningRetrievalRequest  # noqa: E402
 
 CORPUS = ROOT / "bench" / "corpus" / "errors.jsonl"
+REALWORLD = ROOT / "bench" / "corpus" / "realworld"
+RELEASE = "200406f"  # main when issue 14 started: "the current release"
+RW_REPO, RW_OTHER_REPO = "app", "other-team-svc"
 HELDOUT = ROOT / "bench" / "corpus" / "heldout.jsonl"
 RESULTS = ROOT / "bench" / "results" / "learnings.json"
 REPO = "bench-repo"
@@ -196,6 +208,156 @@ def run_dense_origin(learn: list[dict], queries: list[dict], threshold: float = 
     return out
 
 
+# --------------------------------------------------------------------------- real-world corpus
+
+
+def realworld_halves() -> dict[str, tuple[list[dict], list[dict]]]:
+    """half -> (causes, near misses), as split.json assigns them (refuses a stale split)."""
+    sys.path.insert(0, str(REALWORLD))
+    import split as rw_split  # noqa: PLC0415 - the corpus' own loader
+
+    sys.path.pop(0)
+    causes, near = rw_split.load()
+    split = json.loads((REALWORLD / "split.json").read_text())
+    if split != rw_split.compute():
+        raise SystemExit("bench/corpus/realworld/split.json is stale: run bench/corpus/realworld/split.py")
+    by_id = {c["id"]: c for c in causes} | {n["id"]: n for n in near}
+    return {
+        h: ([by_id[i] for i in d["causes"]], [by_id[i] for i in d["near_misses"]]) for h, d in split.items()
+    }
+
+
+def realworld_job(causes: list[dict], near: list[dict], cross_repo: bool) -> tuple[dict, list[str | None]]:
+    learnings = [
+        {
+            "key": c["id"],
+            "repo": RW_OTHER_REPO if cross_repo else RW_REPO,
+            "text": c["reports"][0]["text"],
+            "resolution": c["resolution"],
+        }
+        for c in causes
+    ]
+    queries, truth = [], []
+    for c in causes:
+        for r in c["reports"][1:]:
+            queries.append({"text": r["text"], "repo": RW_REPO})
+            truth.append(c["id"])
+    for n in near:
+        queries.append({"text": n["text"], "repo": RW_REPO})
+        truth.append(None)
+    return {"learnings": learnings, "queries": queries}, truth
+
+
+def run_runner(pythonpath: Path, job: dict) -> dict:
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=str(pythonpath), PYTHONSAFEPATH="1")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "realworld_runner.py")],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(pythonpath),
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def release_tree(tmp: Path, commit: str) -> Path:
+    import subprocess
+
+    dest = tmp / f"release-{commit}"
+    dest.mkdir()
+    archive = subprocess.run(["git", "archive", commit, "recall"], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    return dest
+
+
+def miss_kinds(results: list[dict], truth: list[str | None]) -> dict[str, object]:
+    """For positive queries whose right learning was not returned first: was it the top candidate at
+    threshold 0 (a threshold miss) or not (a ranking miss, with its rank or 'absent')?"""
+    threshold, ranking, ranks = 0, 0, []
+    for res, t in zip(results, truth, strict=True):
+        if t is None or (res["ranked"] and res["ranked"][0] == t):
+            continue
+        keys = [k for k, _ in res["all"]]
+        if keys and keys[0] == t:
+            threshold += 1
+        else:
+            ranking += 1
+            ranks.append(keys.index(t) + 1 if t in keys else "absent")
+    return {"threshold_misses": threshold, "ranking_misses": ranking, "ranking_miss_ranks": ranks}
+
+
+def run_bm25_rw(job: dict) -> list[list[str]]:
+    learn = [{"cause": lr["key"], "text": lr["text"]} for lr in job["learnings"]]
+    return run_bm25(learn, job["queries"])
+
+
+def realworld(tmp: Path, release: str | None, only: str | None = None) -> dict:
+    halves = realworld_halves()
+    if only:  # while tuning: never look at the held-out half
+        halves = {only: halves[only]}
+    rel = release_tree(tmp, release) if release else None
+    out: dict = {}
+    for half, (causes, near) in halves.items():
+        for scope in ("same-repo", "cross-repo"):
+            job, truth = realworld_job(causes, near, cross_repo=scope == "cross-repo")
+            col: dict = {}
+            systems = [("recall", ROOT)] + ([(f"release {release}", rel)] if rel else [])
+            for name, path in systems:
+                res = run_runner(path, job)
+                ranked = [r["ranked"] for r in res["results"]]
+                col[name] = metrics(ranked, truth) | miss_kinds(res["results"], truth)
+                col[name]["p50_ms"] = round(statistics.median(res["ms"]), 2)
+                if name == "recall":
+                    col[name]["misses"] = [
+                        f"{t} -> {r['ranked'][0] if r['ranked'] else 'nothing'}"
+                        for r, t in zip(res["results"], truth, strict=True)
+                        if (t is not None and (not r["ranked"] or r["ranked"][0] != t))
+                    ]
+                    col[name]["false_matches"] = [
+                        f"{q['text'][:60]!r} -> {r['ranked'][0]}"
+                        for r, t, q in zip(res["results"], truth, job["queries"], strict=True)
+                        if t is None and r["ranked"]
+                    ]
+            col["bm25-raw"] = metrics(run_bm25_rw(job), truth)
+            out[f"{half} {scope}"] = col
+    out["corpus"] = {
+        h: {
+            "causes": len(c),
+            "positive_queries": sum(len(x["reports"]) - 1 for x in c),
+            "near_misses": len(n),
+        }
+        for h, (c, n) in halves.items()
+    }
+    return out
+
+
+def print_realworld(rw: dict) -> None:
+    cols = [k for k in rw if k != "corpus"]
+    systems = list(rw[cols[0]].keys())
+    print("real-world corpus:", json.dumps(rw["corpus"]))
+    header = f"{'system':<18}" + "".join(f"{c:>26}" for c in cols)
+    print(header)
+    for metric in ("R@1", "MRR", "false_match_rate"):
+        for name in systems:
+            cells = "".join(f"{rw[c][name][metric]:>26.3f}" for c in cols)
+            print(
+                f"{name + ' ' + metric:<18}{cells}"
+                if len(name) < 10
+                else f"{name[:8] + ' ' + metric:<18}{cells}"
+            )
+    for name in systems:
+        if "threshold_misses" in rw[cols[0]][name]:
+            cells = "".join(
+                f"{str(rw[c][name]['threshold_misses']) + ' thr / ' + str(rw[c][name]['ranking_misses']) + ' rank':>26}"
+                for c in cols
+            )
+            print(f"{name[:8] + ' misses':<18}{cells}")
+
+
 # --------------------------------------------------------------------------- scale
 
 
@@ -335,6 +497,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="quality only (skip the 10k/100k stores)")
     ap.add_argument("--sizes", default="10000,100000", help="store sizes for latency (default 10000,100000)")
+    ap.add_argument("--release", default=RELEASE, help=f"commit measured as the release (default {RELEASE})")
+    ap.add_argument("--realworld-only", action="store_true", help="only the real-world corpus tables")
+    ap.add_argument("--half", choices=["tuning", "heldout"], help="only this half of the real-world corpus")
     args = ap.parse_args()
 
     rows = load_corpus()
@@ -350,7 +515,21 @@ def main() -> int:
         },
         "quality": {},
     }
+    if args.realworld_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            rw = realworld(Path(tmp), None if args.half else args.release, args.half)
+        print_realworld(rw)
+        if args.half:
+            for col, v in rw.items():
+                if col != "corpus":
+                    print(col, "misses:", v["recall"]["misses"], "\nfalse:", v["recall"]["false_matches"])
+            return 0
+        prev = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(prev | {"realworld": rw}, indent=2) + "\n")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
+        results["realworld"] = realworld(Path(tmp), args.release)
         results["quality"], results["recall_misses"] = quality(Path(tmp), rows)
         home = Path(tmp) / "q-a"  # the store recall's run built: the corpus learnings
         results["cold_path"] = cold_path(home, positives[0]["text"])
@@ -377,6 +556,7 @@ def main() -> int:
             f"{b['band']}: {b['pairs']} pairs, {b['same_cause']} same cause" for b in results["calibration"]
         )
     )
+    print_realworld(results["realworld"])
     print_table("main corpus", results["quality"])
     if results["recall_misses"]:
         print("recall misses:", "; ".join(results["recall_misses"]))

@@ -19,7 +19,9 @@ SUBCOMMANDS: dict[str, str] = {
     "hook": "recall.hooks.cli:hook_main",
     "install": "recall.hooks.cli:install_main",
     "uninstall": "recall.hooks.cli:uninstall_main",
+    "import-sessions": "recall.hooks.import_cli:main",  # learn from existing Claude Code sessions (issue 12)
     "catalog": "recall.antipatterns.cli:main",  # validate/browse the antipattern catalog (issue 5)
+    "mcp": "recall.mcp.cli:main",  # the tools over MCP stdio (issue 11)
 }
 
 

@@ -31,3 +31,18 @@ def ensure_home() -> Path:
     home = recall_home()
     home.mkdir(parents=True, exist_ok=True)
     return home
+
+
+def claude_projects_dir() -> Path:
+    """Where Claude Code keeps session transcripts: `$CLAUDE_CONFIG_DIR/projects`, else ~/.claude/projects."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
+
+
+def claude_project_dir_names(folder: Path) -> list[str]:
+    """The transcript folder names Claude Code gives a working directory: `/` replaced by `-` (older
+    versions), and every character but letters and digits replaced by `-` (current versions)."""
+    import re
+
+    text = str(folder)
+    return list(dict.fromkeys([text.replace("/", "-"), re.sub(r"[^A-Za-z0-9]", "-", text)]))

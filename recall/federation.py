@@ -38,14 +38,12 @@ from recall.models import BackendRole, FederationRequest, FederationResponse, Fe
 ENV_REPOS = "RECALL_REPOS"  # os.pathsep-separated repositories the server answers for
 ENV_DEADLINE = "RECALL_FEDERATION_DEADLINE"  # seconds; the client's own budget is 10 s
 DEFAULT_DEADLINE = 8.0
-DEFAULT_LIMIT = 5
+DEFAULT_LIMIT = 5  # results per engine; antipattern detections are never cut by it (engine.MAX_DETECTIONS)
 ROLE_ORDER = (BackendRole.MEMGRAPH, BackendRole.REPOWISE, BackendRole.QDRANT)
 
 # --------------------------------------------------------------------------- routing
 
-_PATHLIKE = (
-    r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php)\b"
-)
+_PATHLIKE = r"(?<![\w.-])[\w.-]+/[\w./-]+|(?<![\w-])[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php)\b"
 ROUTES: dict[BackendRole, re.Pattern[str]] = {
     BackendRole.MEMGRAPH: re.compile(
         r"\bdepend\w*|\bimport(?:s|ed|ing|ers?)?\b|\bblast[ -]?radius\b|\bcircular\b|\bcycles?\b"
@@ -143,8 +141,8 @@ def configured_repos() -> list[str]:
 
 def resolve_repos(request_repo: str | None) -> list[str | None]:
     """request field → the configured repositories → cwd's git top-level → [None] (no repository)."""
-    if request_repo:
-        return [str(Path(request_repo).expanduser().resolve())]
+    if request_repo:  # the caller's own folder (in-process); `recall serve` checks it first (server/scope.py)
+        return [os.path.realpath(request_repo)]  # no `~` expansion; a symlink loop stays unresolved
     repos = configured_repos()
     if repos:
         return list(repos)

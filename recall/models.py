@@ -87,6 +87,19 @@ class LearningRetrievalRequest(WireModel):
     min_similarity_context: float = Field(default=0.70, ge=0.0, le=1.0)
 
 
+class MatchReason(WireModel):
+    """Why an error match matched (recall extra): the components both errors share, so an agent can judge
+    the fix before applying it. Empty fields mean "not part of the evidence"."""
+
+    kind: str = Field(
+        default="", max_length=200
+    )  # exception type or tool/code: "ModuleNotFoundError", "TS7016"
+    template: str = Field(default="", max_length=400)  # the matched message line, instance values folded
+    subjects: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=8)
+    frame: str = Field(default="", max_length=200)  # innermost application frame both share, if any
+    exact: bool = False  # same fingerprint: the same cause lines after folding
+
+
 class LearningMatch(WireModel):
     learning_id: UUID
     match_type: MatchType
@@ -103,6 +116,7 @@ class LearningMatch(WireModel):
     created_at: datetime
     # recall extras (allowed by the contract): the stored confidence that entered ranking
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    why: MatchReason | None = None  # error matches: the shared components that made the match
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -19,6 +19,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 PLACEHOLDER = "<redacted:{}>"
 
@@ -80,6 +81,27 @@ _TOKEN_RULES: list[tuple[str, re.Pattern[str]]] = [
         "discord_webhook",
         re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}"),
     ),
+    ("vault_token", re.compile(r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}")),
+    ("terraform_token", re.compile(r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}")),
+    ("linear_key", re.compile(r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b")),
+    ("newrelic_key", re.compile(r"\bNR(?:AK|AA|II|JS|RA)-[A-Z0-9]{27}\b")),
+    ("sentry_token", re.compile(r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,}")),
+    ("notion_token", re.compile(r"\bntn_[A-Za-z0-9]{40,}")),
+    ("planetscale_token", re.compile(r"\bpscale_(?:tkn|oauth|pw)_[A-Za-z0-9_.-]{32,}")),
+    ("mailchimp_key", re.compile(r"\b[0-9a-f]{32}-us\d{1,2}\b")),
+    ("alibaba_key", re.compile(r"\bLTAI[A-Za-z0-9]{20}\b")),
+    ("azure_client_secret", re.compile(r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}")),
+    ("nuget_key", re.compile(r"\boy2[a-z0-9]{43}\b")),
+    ("readme_key", re.compile(r"\brdme_[a-z0-9]{70}\b")),
+    ("onepassword_token", re.compile(r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}")),
+    ("groq_key", re.compile(r"\bgsk_[A-Za-z0-9]{48,}")),
+    ("langsmith_key", re.compile(r"\blsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}\b")),
+    ("figma_token", re.compile(r"\bfig[dur]_[A-Za-z0-9_-]{40,}")),
+    ("artifactory_key", re.compile(r"\bAKCp[A-Za-z0-9]{69}\b")),
+    (
+        "discord_bot_token",
+        re.compile(r"\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b"),
+    ),
 ]
 
 # scheme://user:password@host — keeps the user and host, redacts the password (also `redis://:pw@host`)
@@ -101,11 +123,13 @@ _KEY_HEADER = re.compile(
 _SECRET_NAME_END = re.compile(
     r"(?i)(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|"
     r"access[_-]?key(?:[_-]?id)?|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?|"
-    r"account[_-]?key|auth[_-]?key|signing[_-]?key|encryption[_-]?key|session[_-]?key|dsn)$"
+    r"account[_-]?key|auth[_-]?key|signing[_-]?key|encryption[_-]?key|session[_-]?key|dsn|"
+    r"pass|app[_-]?key|master[_-]?key|session[_-]?id|sessionid)$"
 )
 _SECRET_ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,60})"
-    r"([\"']?[ \t]*(?::=|=(?!=)|:)[ \t]*)"
+    r"([\"']?(?:[ \t]*(?::=|=>|=(?!=))|:)[ \t]*)"
+    r"(?![A-Za-z0-9_.-]{1,60}(?:[\"']?[ \t]*:(?:[ \t]|$)|=[^\s=]))"  # not a value: the next `name:`/`name=`
     r"(?:([\"'])((?:(?!\3).){1,500}?)\3|([^\s\"',;&)(\[\]{}<>]{1,500}))"
 )
 # uppercase env names ending in _KEY (STRIPE_KEY=..., SECRET_KEY=...) at the start of a line
@@ -118,6 +142,36 @@ _ASSIGNED_LITERAL = re.compile(
     r"([A-Za-z0-9+/_-]{20,}={0,2})(?=[\"'\s,;)&}\]]|$)"
 )
 
+# <password>…</password> and friends in XML
+_XML_SECRET = re.compile(
+    r"(?i)<((?:[\w.-]{0,30}[_.-])?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|client[_-]?secret|"
+    r"access[_-]?key|private[_-]?key))>([^<]{1,500})</\1>"
+)
+# .NET appSettings: <add key="ApiKey" value="…"/>
+_KEY_VALUE_ATTR = re.compile(r"(?i)\bkey\s*=\s*\"([^\"]{1,60})\"(\s+value\s*=\s*\")([^\"]{1,500})\"")
+# ODBC braces: Pwd={…}
+_BRACED_PASSWORD = re.compile(r"(?i)\b((?:pwd|password)\s*=\s*)\{([^}]{1,500})\}")
+# command-line flags: --password X, --token=X, -p X after `login`, htpasswd's positional password
+_CLI_FLAG = re.compile(
+    r"(?i)(?<![\w-])(--?(?:password|passwd|pass|pwd|token|secret|api-key|apikey|auth-token|access-token|"
+    r"client-secret)(?:=|[ \t]+))([\"']?)([^\s\"']{1,500})"
+)
+_LOGIN_P = re.compile(r"\blogin\b[^\n]{0,200}?[ \t]-p[ \t]+([^\s\"']{1,500})")
+_HTPASSWD = re.compile(r"\bhtpasswd[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+([^\s\"']{1,500})")
+# "credential X" / "token X": a secret word, a space, then a value with letters and digits
+_WORD_THEN_VALUE = re.compile(
+    r"(?i)\b(credentials?|token|password|passwd|secret|api[ _-]?key)([ \t]+)([A-Za-z0-9_+/=.~$!@#%^&*-]{8,500})"
+)
+# user:password@host without a scheme (ssh, scp, plain text)
+_USERINFO = re.compile(r"(?<![\w.+/:-])([\w.+-]{1,64}):([^\s@/:'\"<>]{3,200})@(?=[\w-]+(?:\.[\w-]+)+)")
+# any long run of token characters, judged by looks_random (the catch-all for formats no rule names)
+_BARE_TOKEN = re.compile(r"(?<![A-Za-z0-9_+/.~$-])[A-Za-z0-9][A-Za-z0-9_+/.~$-]{19,}={0,3}")
+# labels that make the next value a digest or a public key, not a secret
+_DIGEST_LABEL = re.compile(
+    r"(?i)(?:\b(?:sha1|sha224|sha256|sha384|sha512|md5|h1|integrity|checksum|digest|hash|fingerprint|"
+    r"etag|commit|revision|rev)[\"']?\s*[:=]?\s*[\"']?|\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+)\s+)$"
+)
+
 # unquoted values that are code or types, not secrets (type hints, references, booleans)
 _NOT_A_VALUE = re.compile(
     r"(?i)^(?:str|bytes|int|none|null|nil|true|false|optional|any|string|secretstr|undefined|"
@@ -128,7 +182,8 @@ _ASCENDING_RUN = re.compile(r"abcde|bcdef|ABCDE|BCDEF|01234|12345|23456|34567|45
 _LOWER_RUN5 = re.compile(r"[a-z]{5,}")
 _CASE_RUN = re.compile(r"[a-z]{3,}|[A-Z]{3,}")
 _HEX_LIKE = re.compile(r"^[0-9a-fA-F-]+$")
-_DIGEST_PREFIX = re.compile(r"^(?:sha1|sha256|sha384|sha512|md5)[-_:]", re.IGNORECASE)
+_SEPARATORS = re.compile(r"[-_.]")
+_DIGEST_PREFIX = re.compile(r"^(?:sha1|sha256|sha384|sha512|md5|h1)[-_:=]", re.IGNORECASE)
 
 
 def shannon_entropy(value: str) -> float:
@@ -149,9 +204,15 @@ def looks_random(value: str) -> bool:
         return False
     if _ASCENDING_RUN.search(token):  # alphabets like "abcdefghijklmnopqrstuvwxyz0123456789"
         return False
-    parts = re.split(r"[-_.]", token)
+    parts = _SEPARATORS.split(token)
     if len(parts) >= 3 and all(p.isalpha() or p.isdigit() or not p for p in parts):
         return False  # words joined by separators: "bsd-2-clause-pkgconf-disclaimer"
+    if (
+        len(parts) >= 2
+        and any(len(p) >= 16 and _HEX_LIKE.match(p) for p in parts)
+        and all(p.isalpha() or p.isdigit() or _HEX_LIKE.match(p) or not p for p in parts)
+    ):
+        return False  # a name carrying a digest: "Linux-pip-3a7bd3e2…", "layer-9f86d08…"
     has_digit = any(c.isdigit() for c in token)
     has_lower = any(c.islower() for c in token)
     has_upper = any(c.isupper() for c in token)
@@ -179,7 +240,13 @@ def _is_placeholder(value: str) -> bool:
 
 def _secret_assign(match: re.Match[str]) -> str:
     name, sep, quote, quoted, bare = match.groups()
+    if match.string[max(0, match.start() - 2) : match.start()] == "${":  # ${DB_PASSWORD:?unset}: a template
+        return match.group(0)
     if not _SECRET_NAME_END.search(name):
+        # `Error: password=…`: the value of a harmless name may hold the assignment that matters
+        inner = quoted if quote else bare
+        if inner and ("=" in inner or ":" in inner):
+            return f"{name}{sep}{quote or ''}{_SECRET_ASSIGN.sub(_secret_assign, inner)}{quote or ''}"
         return match.group(0)
     value = quoted if quote else bare
     if value is None or _is_placeholder(value) or _looks_like_code(value, bool(quote), name):
@@ -278,9 +345,69 @@ def _env_key_line(match: re.Match[str]) -> str:
 
 def _assigned_literal(match: re.Match[str]) -> str:
     prefix, quote, value = match.groups()
-    if not looks_random(value):
+    if not looks_random(value) or _DIGEST_LABEL.search(prefix.rstrip()):
         return match.group(0)
     return f"{prefix}{quote}{_ph('high_entropy')}"
+
+
+def _group_replacer(
+    group: int, kind: str, check: Callable[[str], bool] | None = None
+) -> Callable[[re.Match[str]], str]:
+    """Replace match group `group` by a placeholder (when `check(value)` agrees), keep the rest."""
+
+    def replace(match: re.Match[str]) -> str:
+        value = match.group(group)
+        if _is_placeholder(value) or (check is not None and not check(value)):
+            return match.group(0)
+        start, end = match.start(group) - match.start(), match.end(group) - match.start()
+        whole = match.group(0)
+        return whole[:start] + _ph(kind) + whole[end:]
+
+    return replace
+
+
+def _literal_value(value: str) -> bool:
+    """A value worth hiding after a flag: not a variable, template or placeholder word."""
+    return not (_looks_like_code(value, False, "") or _NOT_A_VALUE.match(value))
+
+
+def _key_value_attr(match: re.Match[str]) -> str:
+    if not _SECRET_NAME_END.search(match.group(1)) or _is_placeholder(match.group(3)):
+        return match.group(0)
+    return _group_replacer(3, _kind_for_name(match.group(1)))(match)
+
+
+def _mixed_value(value: str) -> bool:
+    """After `token `/`credential `: letters and digits together (a word or a number alone is prose)."""
+    value = value.rstrip(".,;:)")
+    has_alpha = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    return has_alpha and has_digit and len(value) >= 8 and (not value.isalnum() or not value.islower())
+
+
+def _word_then_value(match: re.Match[str]) -> str:
+    value = match.group(3)
+    core = value.rstrip(".,;:)")
+    if not _mixed_value(core) or _is_placeholder(core):
+        return match.group(0)
+    return f"{match.group(1)}{match.group(2)}{_ph(_kind_for_name(match.group(1)))}{value[len(core) :]}"
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    user, password = match.groups()
+    if _is_placeholder(password) or password.isdigit():
+        return match.group(0)
+    return f"{user}:{_ph('password')}@"
+
+
+def _bare_token(match: re.Match[str]) -> str:
+    token = match.group(0)
+    core = token.rstrip(".")
+    if "<redacted:" in match.string[max(0, match.start() - 10) : match.start()] or not looks_random(core):
+        return token
+    if _DIGEST_LABEL.search(match.string, max(0, match.start() - 40), match.start()):
+        return token
+    return _ph("high_entropy") + token[len(core) :]
 
 
 _CONTEXT_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
@@ -288,9 +415,18 @@ _CONTEXT_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (_AUTH_HEADER, _auth_header),
     (_BEARER, _bearer),
     (_KEY_HEADER, _key_header),
+    (_XML_SECRET, _group_replacer(2, "secret", _literal_value)),
+    (_KEY_VALUE_ATTR, _key_value_attr),
+    (_BRACED_PASSWORD, _group_replacer(2, "password")),
+    (_CLI_FLAG, _group_replacer(3, "secret", _literal_value)),
+    (_LOGIN_P, _group_replacer(1, "password", _literal_value)),
+    (_HTPASSWD, _group_replacer(1, "password", _literal_value)),
     (_SECRET_ASSIGN, _secret_assign),
     (_ENV_KEY_LINE, _env_key_line),
     (_ASSIGNED_LITERAL, _assigned_literal),
+    (_WORD_THEN_VALUE, _word_then_value),
+    (_USERINFO, _userinfo),
+    (_BARE_TOKEN, _bare_token),
 ]
 
 
@@ -314,3 +450,17 @@ def redact_obj(value: object) -> object:
     if isinstance(value, dict):
         return {k: redact_obj(v) for k, v in value.items()}
     return value
+
+
+def redact_learning(learning: Any) -> Any:
+    """A `recall.models.Learning` with every free-text field redacted: error signatures, resolution, file
+    paths, ticket id and session id (the one rule for every path that stores a learning)."""
+    return learning.model_copy(
+        update={
+            "resolution_summary": redact(learning.resolution_summary),
+            "error_signatures": [redact(s) for s in learning.error_signatures],
+            "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
+            "ticket_id": redact(learning.ticket_id) if learning.ticket_id else learning.ticket_id,
+            "session_id": redact(learning.session_id) if learning.session_id else learning.session_id,
+        }
+    )

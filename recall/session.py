@@ -14,6 +14,9 @@ The state (plain JSON, schema version 1):
     injected:  {error ident: [learning ids]} what was already shown for which error
     captured:  [error key, ...]             errors already turned into learnings (capture is idempotent)
 
+Two empty marker files mirror the state for the hook entry script, which tests them without starting Python:
+`<session>.open` (an error is not resolved yet) and `<session>.capture` (a resolved error is not captured yet).
+
 `key` identifies "the same command or test" across a failure and a later success (see hooks/state.py).
 The client reads `last_recorded_error()` to fill `/recall` with no arguments.
 """
@@ -161,11 +164,35 @@ def update(
         state = _normalise(state, session_id, cwd)
         yield state
         state["updated_at"] = time.time()
-        _trim(state)
+        trim(state)
         _atomic_write(path, state)
+        _mark(path, state)
 
 
-def _trim(state: dict[str, Any]) -> None:
+# Marker files next to `<session>.json` that the hook entry script (`recall/hooks/recall-hook`) tests with
+# a plain `[ -e ]`-style check, so a tool call in a session with nothing open never starts Python.
+OPEN_MARKER = ".open"  # an error of the session is not resolved yet
+CAPTURE_MARKER = ".capture"  # a resolved error waits to be captured as a learning
+
+
+def _mark(path: Path, state: dict[str, Any]) -> None:
+    errors = [e for e in state["errors"] if isinstance(e, dict)]
+    _set_marker(path.with_suffix(OPEN_MARKER), any(not e.get("resolved_ts") for e in errors))
+    _set_marker(
+        path.with_suffix(CAPTURE_MARKER), any(e.get("resolved_ts") and not e.get("captured") for e in errors)
+    )
+
+
+def _set_marker(marker: Path, present: bool) -> None:
+    if present:
+        marker.touch()
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()
+
+
+def trim(state: dict[str, Any]) -> None:
+    """Keep the newest errors and successes and the first files (bounded state for long sessions)."""
     state["errors"] = state["errors"][-MAX_ERRORS:]
     state["successes"] = state["successes"][-MAX_SUCCESSES:]
     state["files"] = state["files"][:MAX_FILES]
@@ -240,7 +267,7 @@ def prune(home: Path | None = None, older_than_s: float = STALE_AFTER_S) -> int:
     except OSError:
         return 0
     for entry in entries:
-        if entry.name.endswith((".json", ".lock")) and _mtime(entry) < cutoff:
+        if entry.name.endswith((".json", ".lock", OPEN_MARKER, CAPTURE_MARKER)) and _mtime(entry) < cutoff:
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
                 removed += entry.name.endswith(".json")

@@ -218,27 +218,32 @@ def all_learnings(home: Path) -> list[Any]:
 
 @contextmanager
 def http_server(
-    handler: Callable[[BaseHTTPRequestHandler, bytes], tuple[int, bytes, float]],
+    handler: Callable[[BaseHTTPRequestHandler, bytes], tuple[Any, ...]],
 ) -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
     """A real HTTP server on 127.0.0.1 yielding (base URL, received requests);
-    `handler(request, body) -> (status, body, delay_s)`."""
+    `handler(request, body) -> (status, body, delay_s[, content type])` (JSON by default). HEAD gets 200."""
     received: list[tuple[str, dict[str, str], bytes]] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             received.append((self.path, dict(self.headers), body))
-            status, out, delay = handler(self, body)
+            status, out, delay, *content_type = handler(self, body)
             if delay:
                 threading.Event().wait(delay)
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type[0] if content_type else "application/json")
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
                 self.wfile.write(out)
             except OSError:
                 pass
+
+        def do_HEAD(self) -> None:  # noqa: N802 (http.server's naming)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def log_message(self, *args: object) -> None:
             pass

@@ -100,7 +100,7 @@ def test_working_tree_change_is_detected_with_file_and_line(repo: Path) -> None:
     assert x["antipattern_id"] == "py-subprocess-shell-true"
     assert (x["file"], x["line"], x["similarity_score"]) == ("app.py", 7, 1.0)
     assert top.content.startswith(
-        "Detected pattern: subprocess with shell=True on a built command in app.py:7 — "
+        "Detected pattern: subprocess with shell=True on a built command [high, CWE-78] in app.py:7 — "
     )
     assert "`subprocess.run(cmd, shell=True)`" in top.content
     AntipatternMatch.model_validate(x)
@@ -124,13 +124,15 @@ def test_untracked_and_named_files_are_scanned(repo: Path) -> None:
     assert named[0].rank < min(r.rank for r in results if extras(r).get("file") == "deploy/Dockerfile")
 
 
-def test_detections_rank_above_semantic_but_the_best_match_keeps_a_place(repo: Path) -> None:
+def test_every_detection_is_returned_and_the_best_match_keeps_a_place(repo: Path) -> None:
     bad = "\n".join(f"def f{i}(x=[]):\n    pass\n" for i in range(3))
-    for i in range(6):  # six files, each with a detection
+    for i in range(6):  # six files, each with a detection: more than the limit
         (repo / f"m{i}.py").write_text(bad)
     results = query("requests.get in async handler", str(repo), limit=5)
     kinds = [extras(r)["match_kind"] for r in results]
-    assert kinds == ["detection"] * 4 + ["semantic"]
+    assert kinds == ["detection"] * 6 + ["semantic"]
+    assert {extras(r)["detections_total"] for r in results[:6]} == {6}
+    assert sorted(extras(r)["file"] for r in results[:6]) == [f"m{i}.py" for i in range(6)]
     assert extras(results[-1])["antipattern_id"] == "py-blocking-call-in-async"
 
 
@@ -340,7 +342,10 @@ def test_cli_reports_shell_true_in_the_working_tree(
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "Detected pattern: subprocess with shell=True on a built command in app.py:7" in proc.stdout
+    assert (
+        "Detected pattern: subprocess with shell=True on a built command [high, CWE-78] in app.py:7"
+        in proc.stdout
+    )
 
 
 def test_catalog_files_are_not_scanned_and_test_files_rank_last(repo: Path) -> None:
@@ -349,11 +354,25 @@ def test_catalog_files_are_not_scanned_and_test_files_rank_last(repo: Path) -> N
     )
     (repo / "rules.yaml").write_text(catalog_copy.read_text())  # full of bad examples, on purpose
     (repo / "tests").mkdir()
-    (repo / "tests" / "test_conn.py").write_text('DB_PASSWORD = "fixture-pass-123"\n')
-    (repo / "settings.py").write_text('DB_PASSWORD = "real-pass-123456"\n')
+    (repo / "tests" / "test_conn.py").write_text(
+        'import yaml\nDB_PASSWORD = "fixture-pass-123"\ncfg = yaml.load(data)\n'
+    )
+    (repo / "settings.py").write_text(
+        'import yaml\nDB_PASSWORD = "real-pass-123456"\ncfg = yaml.load(data)\n'
+    )
     results = query("anything to fix?", str(repo))
-    files = [extras(r).get("file") for r in results if extras(r).get("match_kind") == "detection"]
-    assert files == ["settings.py", "tests/test_conn.py"]
+    found = [
+        (extras(r)["file"], extras(r)["antipattern_id"], extras(r)["in_test"])
+        for r in results
+        if extras(r).get("match_kind") == "detection"
+    ]
+    # a fake password in a test is a fixture, not a leak; an unsafe load in a test is still reported, last
+    assert sorted(found[:2]) == [
+        ("settings.py", "hardcoded-secret", False),
+        ("settings.py", "py-yaml-unsafe-load", False),
+    ]
+    assert found[2:] == [("tests/test_conn.py", "py-yaml-unsafe-load", True)]
+    assert "test file" in results[2].content
 
 
 def test_named_files_outside_the_repository_are_not_read(repo: Path, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 pytest_plugins = ["client_fixtures"]
 
 HEAVY = ("fastapi", "uvicorn", "tree_sitter", "qdrant_client", "numpy", "wordllama", "torch", "psycopg")
+# the MCP server (issue 11) is its own subcommand: a plain query loads nothing of the SDK
+MCP = ("mcp", "mcp_types", "recall.mcp", "starlette", "sse_starlette", "httpx2")
 
 
 def imported_modules(recall_cmd, env, cwd: Path, *argv: str) -> set[str]:
@@ -33,7 +35,15 @@ def loaded(modules: set[str], top: str) -> bool:
 def test_in_process_learnings_query_stays_light(recall_cmd, client_env, tmp_path: Path) -> None:
     modules = imported_modules(recall_cmd, client_env, tmp_path, "--scope", "learnings", "KeyError: 'id'")
     assert loaded(modules, "recall.learnings")  # the node really ran in-process
-    for name in (*HEAVY, "httpx", "anyio", "recall.server", "recall.architecture", "recall.antipatterns"):
+    for name in (
+        *HEAVY,
+        *MCP,
+        "httpx",
+        "anyio",
+        "recall.server",
+        "recall.architecture",
+        "recall.antipatterns",
+    ):
         assert not loaded(modules, name), name
 
 
@@ -49,6 +59,7 @@ def test_http_query_loads_no_pydantic_and_no_cli_extras(
     assert loaded(modules, "httpx") and loaded(modules, "anyio")
     for name in (
         *HEAVY,
+        *MCP,
         "pydantic",
         "recall.models",
         "recall.learnings",

@@ -189,13 +189,14 @@ def test_bad_command_lines(argv: list[str], message: str) -> None:
         query.parse_argv(argv)
 
 
-def test_error_text_cut_to_wire_limit_on_character_boundary() -> None:
+def test_long_error_text_fits_the_wire_and_keeps_the_failure_at_its_end() -> None:
     text = "é" * 3999 + "😀" + "tail" * 1000
-    payloads = _payloads([text], None)
-    sent = payloads["learnings"]["error_text"]
-    assert len(sent) == 4000 and sent.endswith("é😀")
-    assert payloads["federation"]["query"] == sent
-    sent.encode("utf-8")  # a whole code point, encodable
+    sent = _payloads([text], None)["learnings"]["error_text"]
+    assert len(sent) <= 4000 and sent.endswith("tail")  # no error line at all: the end is kept, not the head
+    run = "\n".join(f"step {i}: ok é😀" for i in range(400)) + "\nValueError: bad config key 'x'\n"
+    sent = _payloads([run], None)["learnings"]["error_text"]
+    assert len(sent) <= 4000 and "ValueError: bad config key 'x'" in sent
+    sent.encode("utf-8")  # whole code points, encodable
 
 
 def test_argv_surrogates_become_replacement_characters() -> None:

@@ -89,13 +89,14 @@ def test_plugin_manifest_is_valid() -> None:
     assert re.fullmatch(r"[a-z0-9-]{1,64}", manifest["name"])
     assert manifest["version"] == project["version"]
     assert len(manifest["description"]) > 20
-    for key in ("skills", "hooks"):
-        assert manifest[key].startswith("./")
+    assert manifest["skills"].startswith("./")
     assert (ROOT / manifest["skills"] / "recall" / "SKILL.md").is_file()
-    hooks = ROOT / manifest["hooks"]
-    if not hooks.exists():
-        pytest.skip("hooks/hooks.json (hooks owner) has not landed yet")
-    assert isinstance(json.loads(hooks.read_text(encoding="utf-8")).get("hooks"), dict)
+    assert manifest["author"]["name"]
+    # the client loads hooks/hooks.json by itself; naming it again is logged as a duplicate (hook-load-failed)
+    assert "hooks" not in manifest
+    assert isinstance(
+        json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8")).get("hooks"), dict
+    )
 
 
 def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -130,14 +130,18 @@ def test_next_sessions_get_the_learning_once_per_error_and_feedback_moves_confid
     assert after_repeat.confidence == pytest.approx(0.6)
 
     # a third session meets it: injected, then the command succeeds -> confidence rises (each injection
-    # is judged once: by the next run of that command)
+    # is judged once: by the next run of that command; applied with the capture at Stop, so the tool call
+    # that resolves the error does not open the store)
     third = Session("sess-3", project, env)
     assert injected_context(third.bash_fails(command, ERROR_TEXT)) is not None
     third.bash_ok(command)
-    (after_success,) = all_learnings(isolated_recall_env)
-    assert after_success.confidence == pytest.approx(0.7)
-    # and meeting it again in that session still does not repeat it
+    assert all_learnings(isolated_recall_env)[0].confidence == pytest.approx(0.6)
+    # meeting it again in that session still does not repeat it
     assert injected_context(third.bash_fails(command, ERROR_TEXT)) is None
+    third.bash_ok(command)
+    third.stop("Fixed as before.")
+    (after_success,) = [x for x in all_learnings(isolated_recall_env) if x.id == learning.id]
+    assert after_success.confidence == pytest.approx(0.7)
 
 
 def test_unrelated_error_gets_nothing(project: Path, env: dict[str, str]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, all_learnings, hook_env, make_project
 
-from recall.hooks.install import EVENTS, is_recall_hook
+from recall.hooks.install import ENTRY_SCRIPT, EVENTS, is_recall_hook
 
 OTHER_SETTINGS = {
     "model": "opus",
@@ -61,19 +61,42 @@ def test_install_is_idempotent_and_keeps_other_hooks(
     assert data["hooks"]["PreToolUse"] == OTHER_SETTINGS["hooks"]["PreToolUse"]
     post = data["hooks"]["PostToolUse"]
     assert post[0] == OTHER_SETTINGS["hooks"]["PostToolUse"][0]
-    for event, (matcher, timeout, run_async) in EVENTS.items():
+    for event, (matcher, timeout) in EVENTS.items():
         ours_groups = [g for g in data["hooks"][event] if any(is_recall_hook(h) for h in g["hooks"])]
         assert len(ours_groups) == 1 and ours_groups[0].get("matcher") == matcher
         ours = ours_groups[0]["hooks"]
         assert len(ours) == 1, event
-        assert ours[0]["command"].endswith(f" hook {event}") and ours[0]["timeout"] == timeout
-        assert ours[0].get("async", False) is run_async
+        words = shlex.split(ours[0]["command"])
+        assert words[0].startswith("RECALL_BIN=") and Path(words[0].split("=", 1)[1]).name == "recall"
+        assert words[1:] == ["sh", str(ENTRY_SCRIPT), event] and ours[0]["timeout"] == timeout
+        assert "async" not in ours[0]  # an async Stop dies with `claude -p` before it runs
 
     removed = _run(recall_cmd, ["uninstall"], project, env)
     assert removed.returncode == 0 and "removed 4" in removed.stdout
     assert json.loads(settings.read_text()) == OTHER_SETTINGS
     again = _run(recall_cmd, ["uninstall"], project, env)
     assert again.returncode == 0 and "no recall hooks" in again.stdout
+
+
+def test_install_replaces_the_entries_of_earlier_versions(
+    tmp_path: Path, env: dict[str, str], recall_cmd: list[str]
+) -> None:
+    """Earlier installs wrote `"<recall>" hook <Event>` with an async Stop: they are replaced, not kept."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    old = {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": '"/opt/py/bin/recall" hook Stop', "async": True}]}],
+            "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "recall hook PostToolUse"}]}],
+        }
+    }  # fmt: skip
+    settings.write_text(json.dumps(old))
+    assert _run(recall_cmd, ["install", "--dir", str(tmp_path)], tmp_path, env).returncode == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    for event in ("Stop", "PostToolUse"):
+        (group,) = hooks[event]
+        (hook,) = group["hooks"]
+        assert hook["command"].endswith(f"recall-hook {event}") and "async" not in hook
 
 
 def test_user_scope_writes_home_settings(tmp_path: Path, env: dict[str, str], recall_cmd: list[str]) -> None:
@@ -112,8 +135,10 @@ def test_plugin_hooks_json_matches_the_installed_events() -> None:
         (hook,) = groups[0]["hooks"]
         assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/recall-hook" {event}'
         assert is_recall_hook(hook) and hook["timeout"] == EVENTS[event][1]
-        assert hook.get("async", False) is EVENTS[event][2]
-    assert (root / "hooks" / "recall-hook").stat().st_mode & 0o111
+        assert "async" not in hook
+    # the plugin runs the same entry script that `recall install` names (one script, in the package)
+    assert (root / "hooks" / "recall-hook").resolve() == ENTRY_SCRIPT.resolve()
+    assert ENTRY_SCRIPT.stat().st_mode & 0o111
 
 
 def _installed_commands(settings: Path) -> dict[str, str]:
@@ -145,7 +170,7 @@ def test_replayed_session_through_the_installed_hooks(
     project = make_project(tmp_path)
     assert _run(recall_cmd, ["install"], project, env).returncode == 0
     commands = _installed_commands(project / ".claude" / "settings.json")
-    assert shlex.split(commands["Stop"])[-2:] == ["hook", "Stop"]
+    assert shlex.split(commands["Stop"])[-2:] == [str(ENTRY_SCRIPT), "Stop"]
     pytest_cmd = "python -m pytest -q"
 
     def base(sid: str, event: str) -> dict[str, object]:

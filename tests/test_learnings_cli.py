@@ -74,7 +74,6 @@ def test_learn_merges_the_same_fix_and_reads_stdin(recall_cmd: list[str]) -> Non
 
 def test_bad_input_one_line_nonzero_nothing_stored(recall_cmd: list[str], isolated_recall_env: Path) -> None:
     cases = [
-        (["--error", "x" * 4001, "--resolution", "r"], "limit is 4000"),
         (["--error", ERR, "--resolution", "   "], "must not be empty"),
         (["--error", ERR, "--resolution", "r", "--type", "yolo"], "unknown task type 'yolo'"),
         (["--error", ERR, "--resolution", "r" * 2001], "limit is 2000"),

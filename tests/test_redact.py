@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -256,3 +258,71 @@ def test_large_input_is_linear_enough() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+# --------------------------------------------------------------------------- the corpus (bench/corpus/secrets)
+
+CORPUS = Path(__file__).resolve().parent.parent / "bench" / "corpus" / "secrets"
+KNOWN_TUNING_MISSES = {"sumologic-access-id"}  # 14 characters, no prefix, no keyword near it
+
+
+def _corpus(name: str) -> list[dict]:
+    return [json.loads(line) for line in (CORPUS / name).read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in _corpus("secrets.jsonl") if c["split"] == "tuning"], ids=lambda c: c["id"]
+)
+def test_tuning_corpus_secret_vanishes(case: dict) -> None:
+    out = redact(case["text"])
+    leaked = [piece for piece in case["secrets"] if piece in out]
+    if leaked and case["format"] in KNOWN_TUNING_MISSES:
+        pytest.xfail("documented miss (docs/benchmarks.md)")
+    assert not leaked, out
+    assert "<redacted:" in out
+
+
+def test_tuning_corpus_ordinary_lines_survive_byte_for_byte() -> None:
+    changed = [
+        (row["text"], redact(row["text"]))
+        for row in _corpus("ordinary.jsonl")
+        if row["split"] == "tuning" and redact(row["text"]) != row["text"]
+    ]
+    assert changed == []
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("Error: password=Xk9!pLm2Qw rejected", "Xk9!pLm2Qw"),
+        ("config was: PASSWORD=Xk9!pLm2Qw and it failed", "Xk9!pLm2Qw"),
+        ("database: password: hunter2x9 user: app", "hunter2x9"),  # a YAML block after the hooks fold it
+        ("DB_PASS=Xk9!pLm2Qw", "Xk9!pLm2Qw"),
+        ("<password>Xk9!pLm2Qw</password>", "Xk9!pLm2Qw"),
+        ('<add key="ApiKey" value="Xk9pLm2Qw7" />', "Xk9pLm2Qw7"),
+        ("Uid=sa;Pwd={Xk9!pLm2Qw};", "Xk9!pLm2Qw"),
+        ("mysqladmin --password Xk9!pLm2Qw status", "Xk9!pLm2Qw"),
+        ("docker login -u me -p Xk9!pLm2Qw ghcr.io", "Xk9!pLm2Qw"),
+        ("ssh deploy:Xk9!pLm2Qw@db.internal", "Xk9!pLm2Qw"),
+        (
+            "token hvs.CAESIJ8kq2Lm9Wx4RzT3yP0aBcDeFgHiJkLmNoPq",
+            "hvs.CAESIJ8kq2Lm9Wx4RzT3yP0aBcDeFgHiJkLmNoPq",
+        ),
+        ("fixed after :password => 'Xk9!pLm2Qw'", "Xk9!pLm2Qw"),
+    ],
+)
+def test_issue_15_leak_classes(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "golang.org/x/sys v0.0.0-20220614162138-6c1b26c55098 h1:PgOr27OhUx2IRqGJ2RxAWI4dJQ7bi9cSrB82uzFzfUA=",
+        "pydantic/__init__.py,sha256=5iEnJ4wHv1OEzdKQPzaKaZKfO4pSQAC65ODrYI6_S8Y,15812",
+        "DB_PASSWORD=${DB_PASSWORD:?must be set}",
+        "Using cache key: Linux-pip-3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b",
+    ],
+)
+def test_digests_and_templates_survive(text: str) -> None:
+    assert redact(text) == text

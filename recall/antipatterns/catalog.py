@@ -19,6 +19,7 @@ from recall.antipatterns.detectors import Detector, DetectorError, build_detecto
 
 SEVERITIES = ("low", "medium", "high", "critical")
 ENFORCEMENTS = ("advisory", "warn", "block")
+IN_TESTS = ("report", "skip")
 REQUIRED_TEXT = ("id", "name", "category", "description", "rationale", "bad_example", "good_example")
 OPTIONAL_TEXT = ("remedy", "source_ticket", "example_language")
 KNOWN_FIELDS = (
@@ -31,6 +32,7 @@ KNOWN_FIELDS = (
         "keywords",
         "detectors",
         "disabled",
+        "in_tests",
     }
 )
 MAX_CATALOG_FILE_BYTES = 2_000_000
@@ -54,6 +56,7 @@ class Antipattern:
     keywords: tuple[str, ...] = ()
     detectors: list[Detector] = field(default_factory=list)
     source_ticket: str | None = None
+    in_tests: str = "report"  # "skip": in test files this is a fixture, not a risk (fake secrets, localhost)
     origin: str = "shipped"  # "shipped", "user" or "repo"
     source_file: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -214,6 +217,9 @@ def parse_entry(raw: Any, origin: str = "shipped", source_file: str = "") -> Ant
     keywords = _string_list(raw, "keywords", required=False)
     example_language = raw.get("example_language") or languages[0]
     detectors = _detectors(raw, example_language, eager=origin != "shipped")
+    in_tests = raw.get("in_tests", "report")
+    if in_tests not in IN_TESTS:
+        raise CatalogEntryError("in_tests", f"one of {', '.join(IN_TESTS)} (got {in_tests!r})")
     return Antipattern(
         id=raw["id"].strip(),
         name=raw["name"].strip(),
@@ -230,6 +236,7 @@ def parse_entry(raw: Any, origin: str = "shipped", source_file: str = "") -> Ant
         keywords=tuple(keywords),
         detectors=detectors,
         source_ticket=raw.get("source_ticket"),
+        in_tests=in_tests,
         origin=origin,
         source_file=source_file,
         raw=raw,

@@ -1,6 +1,8 @@
 """Static detectors: how a catalog entry finds itself in a file.
 
-Three kinds, chosen by what the pattern needs:
+Four kinds, chosen by what the pattern needs:
+- `bandit`: findings of PyCQA bandit's checks (`checks: [B602]`), run once per Python file
+  (`bandit_checks.py`): the security checks of the field's tool rather than our own copies.
 - `rule`: a named check written in Python (`rules.py`): stdlib `ast` rules for Python, and a few
   line-structured rules for Dockerfiles. Catalog files can only name rules that exist.
 - `tree-sitter`: a tree-sitter query (with `#eq?`/`#match?` predicates) for any installed grammar, with
@@ -53,6 +55,7 @@ class Detector:
     bad: str | None = None  # example the detector must fire on (defaults to the entry's bad example)
     good: str | None = None
     run: Callable[[ScanContext], list[Hit]] = field(repr=False, default=lambda ctx: [])
+    checks: tuple[str, ...] = ()  # the external checks it stands for (bandit test ids)
 
     def applies_to(self, kind: str) -> bool:
         if kind == "python" and self.kind == "regex" and "sql" in self.file_kinds:
@@ -107,7 +110,22 @@ def build_detector(spec: Any, default_kinds: tuple[str, ...], *, eager: bool = T
         return Detector("tree-sitter", kinds, bad, good, _compile_tree_sitter(spec, kinds, eager))
     if kind == "regex":
         return Detector("regex", kinds, bad, good, _compile_regex(spec, kinds))
-    raise DetectorError(f"kind: must be one of rule, tree-sitter, regex (got {kind!r})")
+    if kind == "bandit":
+        checks = tuple(_str_list(spec, "checks"))
+        return Detector("bandit", ("python",), bad, good, _bandit_checks(checks), checks)
+    raise DetectorError(f"kind: must be one of rule, tree-sitter, regex, bandit (got {kind!r})")
+
+
+def _bandit_checks(checks: tuple[str, ...]) -> Callable[[ScanContext], list[Hit]]:
+    from recall.antipatterns import bandit_checks
+
+    bad = [c for c in checks if not bandit_checks.CHECK_ID.fullmatch(c)]
+    if not checks or bad:
+        raise DetectorError(f"checks: bandit test ids like B602 (got {bad[0] if bad else 'none'!r})")
+    off = [c for c in checks if c in bandit_checks.SKIPPED_CHECKS]
+    if off:
+        raise DetectorError(f"checks: {off[0]} is switched off in recall (see bandit_checks.py)")
+    return bandit_checks.detector(checks)
 
 
 def _kinds_field(spec: dict[str, Any], default_kinds: tuple[str, ...]) -> tuple[str, ...]:

@@ -18,14 +18,15 @@ from pathlib import Path
 
 from recall.antipatterns.catalog import Antipattern, Catalog, load_catalog
 from recall.antipatterns.lexical import LexicalIndex, tokenize
-from recall.antipatterns.scan import Detection, ScanReport, git_toplevel, is_test_path, scan
+from recall.antipatterns.scan import Detection, ScanReport, git_toplevel, scan, scan_snippet
+from recall.antipatterns.snippet import code_in
 from recall.models import AntipatternMatch, BackendRole, FederationResult, content_hash
 
 ENGINE = "recall-antipatterns"
 SEMANTIC_WEIGHT = 0.5  # blended = w * cosine + (1 - w) * lexical
 MIN_SCORE = 0.30  # below this a catalog entry is not "about" the question
-MAX_LIMIT = 50
-_SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+MAX_LIMIT = 50  # catalog matches
+MAX_DETECTIONS = 500  # detections are not cut by `limit`: every finding reaches the answer up to this
 
 
 @dataclass
@@ -42,7 +43,11 @@ def query(text: str, repo_path: str | None, *, limit: int = 5) -> list[Federatio
     repo = _repo(repo_path)
     catalog = load_catalog(repo)
     report = scan(catalog, text, repo)
-    semantic, index = match_text(catalog, _strip_paths(text, report.query_paths))
+    question = _strip_paths(text, report.query_paths)
+    snippet = code_in(text)  # the question as typed: code keeps its line breaks
+    if snippet is not None:
+        report.detections[:0] = scan_snippet(catalog, snippet, report.notes)
+    semantic, index = match_text(catalog, question)
     return build_results(catalog, report, semantic, index, limit)
 
 
@@ -109,29 +114,33 @@ def rank_entries(catalog: Catalog, text: str, mode: str = "blended") -> tuple[li
 def build_results(
     catalog: Catalog, report: ScanReport, semantic: list[SemanticMatch], index: str, limit: int
 ) -> list[FederationResult]:
+    """Every detection (worst first), then catalog matches up to `limit` results in all — the best match for
+    the question keeps a place however many detections there are."""
     about = {m.entry.id: m for m in semantic}
     detections = sorted(
         report.detections,
         key=lambda d: (
+            not d.from_question,  # the code the question is about comes first of all
             not d.named,
             d.entry.id not in about,
             not d.in_change,  # what the working tree just changed before what was already there
-            is_test_path(d.path),  # findings in tests (fixtures full of fake secrets) come after real code
-            _SEVERITY_ORDER.get(d.entry.severity, 9),
+            d.in_test,  # findings in tests (fixtures full of fake secrets) come after real code
+            d.severity_rank,
             d.path,
             d.hits[0].line,
         ),
     )
+    if len(detections) > MAX_DETECTIONS:
+        report.notes.append(f"showing the first {MAX_DETECTIONS} of {len(detections)} detections")
+        detections = detections[:MAX_DETECTIONS]
     detected_ids = {d.entry.id for d in detections}
     rest = [m for m in semantic if m.entry.id not in detected_ids]
-    # detections rank first, but the best match for the question itself keeps a place in the answer
-    room_for_detections = limit - 1 if rest and len(detections) >= limit else limit
-    chosen: list[Detection | SemanticMatch] = [*detections[:room_for_detections]]
-    chosen += rest[: limit - len(chosen)]
+    chosen: list[Detection | SemanticMatch] = [*detections, *rest[: max(1, limit - len(detections))]]
     results = []
+    total = len(detections)
     for rank, item in enumerate(chosen):
         if isinstance(item, Detection):
-            results.append(_detection_result(catalog, item, about.get(item.entry.id), rank, index))
+            results.append(_detection_result(catalog, item, about.get(item.entry.id), rank, index, total))
         else:
             results.append(_semantic_result(catalog, item, rank, index))
     if report.notes or catalog.errors:
@@ -176,15 +185,22 @@ def _result(content: str, rank: int, extras: dict) -> FederationResult:
 
 
 def _detection_result(
-    catalog: Catalog, d: Detection, also: SemanticMatch | None, rank: int, index: str
+    catalog: Catalog, d: Detection, also: SemanticMatch | None, rank: int, index: str, total: int
 ) -> FederationResult:
     first = d.hits[0]
     more = [str(n) for n in sorted(h.line for h in d.hits[1:])]
-    where = f"{d.path}:{first.line}" + (
-        f" (also line{'s' if len(more) > 1 else ''} {', '.join(more[:8])})" if more else ""
+    span = f"{first.line}-{first.end_line}" if first.end_line > first.line else str(first.line)
+    where = f"{d.path}:{span}" + (
+        f" (also line{'s' if len(more) > 1 else ''} {', '.join(more[:30])}{', …' if len(more) > 30 else ''})"
+        if more
+        else ""
     )
+    if d.from_question:
+        where = f"{d.path} (line {span})"
+    cwes = sorted({h.cwe for h in d.hits if h.cwe})
+    grade = ", ".join([d.severity, *(f"CWE-{c}" for c in cwes)]) + (", test file" if d.in_test else "")
     detail = f" ({first.detail})" if first.detail else ""
-    content = f"Detected pattern: {d.entry.name} in {where} — `{first.snippet}`{detail}."
+    content = f"Detected pattern: {d.entry.name} [{grade}] in {where} — `{first.snippet}`{detail}."
     if d.entry.remedy:
         content += f" Fix: {d.entry.remedy}"
     explanation = f"{d.entry.id} detector matched {d.path}:{first.line}" + (
@@ -193,11 +209,18 @@ def _detection_result(
     extras = _extras(catalog, d.entry, 1.0, 1.0, explanation)
     extras |= {
         "match_kind": "detection",
+        "severity": d.severity,
         "file": d.path,
         "line": first.line,
+        "line_range": [first.line, max(first.line, first.end_line)],
         "lines": [h.line for h in d.hits],
         "in_change": d.in_change,
+        "in_test": d.in_test,
+        "from_question": d.from_question,
+        "checks": sorted({h.check for h in d.hits if h.check}),
+        "cwe": [f"CWE-{c}" for c in cwes],
         "snippet": first.snippet,
+        "detections_total": total,
         "index": index,
     }
     return _result(content, rank, extras)

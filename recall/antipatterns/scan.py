@@ -8,20 +8,24 @@ ones). Files that are too big, unreadable or binary are skipped with a note; fil
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from recall.antipatterns.catalog import Antipattern, Catalog
+from recall.antipatterns.snippet import Snippet
 from recall.antipatterns.source import Hit, ScanContext, file_kind
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
 GIT_TIMEOUT_S = 5
-_PATH_TOKEN = re.compile(
-    r"(?:[A-Za-z]:)?[\w./~-]*[\w-]+\.[A-Za-z0-9]{1,10}|(?:[\w./-]*/)?(?:Dockerfile|Containerfile)[\w.-]*"
-)
+# runs of path characters; which of them name a file is decided in Python (`_path_in`): the one-regex form
+# (`[\w./~-]*[\w-]+\.ext`) backtracked over every start of a dotless run (minutes on 4000 characters)
+_PATH_RUN = re.compile(r"(?:[A-Za-z]:)?[\w./~-]+")
+_CONTAINERFILE = re.compile(r"(?:^|/)(?:Dockerfile|Containerfile)")
+_EXT_MAX = 10
 _LINE_SUFFIX = re.compile(r"(:\d+){1,2}$")
 _CATALOG_FILE = re.compile(
     r"^antipatterns:\s*$", re.MULTILINE
@@ -35,6 +39,10 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
+_SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+SNIPPET_PATH = "the code in the question"
+
+
 @dataclass
 class Detection:
     entry: Antipattern
@@ -42,6 +50,18 @@ class Detection:
     hits: list[Hit]
     named: bool  # the question named this file (rather than the working tree changing it)
     in_change: bool = False  # a hit is on a line the working tree adds or changes (git diff)
+    in_test: bool = False  # the file is a test (fixtures and assertions are not production risks)
+    from_question: bool = False  # found in code written in the question itself
+
+    @property
+    def severity(self) -> str:
+        """The worst of the checks' own severities (bandit grades each finding), else the entry's."""
+        own = [h.severity for h in self.hits if h.severity]
+        return min(own, key=lambda s: _SEVERITY_ORDER.get(s, 9)) if own else self.entry.severity
+
+    @property
+    def severity_rank(self) -> int:
+        return _SEVERITY_ORDER.get(self.severity, 9)
 
 
 @dataclass
@@ -50,6 +70,46 @@ class ScanReport:
     notes: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     query_paths: list[str] = field(default_factory=list)  # the substrings of the question that named files
+
+
+def _path_tokens(text: str) -> list[str]:
+    """Substrings that look like file names: `dir/name.ext` (the last `.ext` of a run, at most 10
+    characters of extension) or a Dockerfile/Containerfile."""
+    out: list[str] = []
+    for match in _PATH_RUN.finditer(text):
+        run = match.group()
+        if (found := _CONTAINERFILE.search(run)) is not None:
+            out.append(run[: found.end()] + _name_chars(run[found.end() :]))
+        elif (path := _path_in(run)) is not None:
+            out.append(path)
+    return out
+
+
+def _name_chars(rest: str) -> str:
+    end = 0
+    while end < len(rest) and (rest[end].isalnum() or rest[end] in "_.-"):
+        end += 1
+    return rest[:end]
+
+
+def _path_in(run: str) -> str | None:
+    dot = run.rfind(".")
+    while dot > 0:
+        if (
+            (run[dot - 1].isalnum() or run[dot - 1] in "_-")
+            and dot + 1 < len(run)
+            and _ascii_alnum(run[dot + 1])
+        ):
+            end = dot + 1
+            while end < len(run) and end - dot <= _EXT_MAX and _ascii_alnum(run[end]):
+                end += 1
+            return run[:end]
+        dot = run.rfind(".", 0, dot)
+    return None
+
+
+def _ascii_alnum(char: str) -> bool:
+    return char.isascii() and char.isalnum()
 
 
 def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
@@ -61,7 +121,7 @@ def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
     root = (repo or Path.cwd()).resolve()
     found: list[Path] = []
     spans: list[str] = []
-    for raw in _PATH_TOKEN.findall(text):
+    for raw in _path_tokens(text):
         token = _LINE_SUFFIX.sub("", raw.strip(".,;:'\"`()[]"))
         if not token:
             continue
@@ -203,7 +263,6 @@ def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
     if len(candidates) > MAX_FILES:
         report.notes.append(f"scanned the first {MAX_FILES} of {len(candidates)} files")
         candidates = candidates[:MAX_FILES]
-    detectors = [(entry, d) for entry in catalog.entries.values() for d in entry.detectors]
     for path, is_named in candidates:
         shown = _display(path, repo)
         kind = file_kind(path)
@@ -213,25 +272,80 @@ def scan(catalog: Catalog, text: str, repo: Path | None) -> ScanReport:
         if kind == "yaml" and _CATALOG_FILE.search(content):
             continue
         report.files.append(shown)
-        ctx = ScanContext(content, kind, shown)
-        by_entry: dict[str, list[Hit]] = {}
-        for entry, det in detectors:
-            if not det.applies_to(kind):
+        in_test = is_test_path(shown)
+        for entry_id, unique in detect(catalog, ScanContext(content, kind, shown), report.notes).items():
+            entry = catalog.entries[entry_id]
+            if in_test and entry.in_tests == "skip":
                 continue
-            try:
-                hits = det.find(ctx)
-            except Exception as exc:  # one broken detector must not hide the others' findings
-                report.notes.append(f"detector of {entry.id} failed on {shown}: {type(exc).__name__}: {exc}")
-                continue
-            if hits:
-                by_entry.setdefault(entry.id, []).extend(hits)
-        for entry_id, hits in by_entry.items():
-            unique = sorted({h.line: h for h in hits}.values(), key=lambda h: h.line)
             if diff is not None and path in diff:
                 new_lines = diff[path]
                 unique.sort(key=lambda h: (h.line not in new_lines, h.line))  # the changed lines first
                 in_change = unique[0].line in new_lines
             else:  # untracked (all new) or changed with no diff information
                 in_change = path in changed_set
-            report.detections.append(Detection(catalog.entries[entry_id], shown, unique, is_named, in_change))
+            report.detections.append(Detection(entry, shown, unique, is_named, in_change, in_test))
     return report
+
+
+def detect(catalog: Catalog, ctx: ScanContext, notes: list[str]) -> dict[str, list[Hit]]:
+    """Every detector of the catalog over one file: entry id -> its hits, one per line, by line."""
+    by_entry: dict[str, list[Hit]] = {}
+    for entry in catalog.entries.values():
+        for det in entry.detectors:
+            if not det.applies_to(ctx.kind):
+                continue
+            try:
+                hits = det.find(ctx)
+            except Exception as exc:  # one broken detector must not hide the others' findings
+                notes.append(f"detector of {entry.id} failed on {ctx.path}: {type(exc).__name__}: {exc}")
+                continue
+            if hits:
+                by_entry.setdefault(entry.id, []).extend(hits)
+    return {
+        entry_id: sorted({h.line: h for h in hits}.values(), key=lambda h: h.line)
+        for entry_id, hits in by_entry.items()
+    }
+
+
+def scan_snippet(catalog: Catalog, snippet: Snippet, notes: list[str]) -> list[Detection]:
+    """Detections in code written in the question, for each language it may be in."""
+    found: dict[str, Detection] = {}
+    for kind in snippet.kinds:
+        header = _implied_imports(snippet.code) if kind == "python" else ""
+        shift = header.count("\n")
+        ctx = ScanContext(header + snippet.code, kind, SNIPPET_PATH)
+        for entry_id, hits in detect(catalog, ctx, notes).items():
+            hits = [replace(h, line=h.line - shift, end_line=max(0, h.end_line - shift)) for h in hits]
+            hits = [h for h in hits if h.line >= 1]
+            if hits and entry_id not in found:
+                found[entry_id] = Detection(
+                    catalog.entries[entry_id], SNIPPET_PATH, hits, True, True, from_question=True
+                )
+    return list(found.values())
+
+
+def _implied_imports(code: str) -> str:
+    """`import yaml` for a snippet that calls `yaml.load(f)` without importing it: checks (bandit's among
+    them) only trust a module name they saw imported, and a question quotes the call, not the imports."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return ""
+    bound: set[str] = set()
+    roots: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            roots.append(node.value.id)
+    modules = sorted({r for r in roots if r not in bound and r.isidentifier() and r not in _NOT_MODULES})
+    return "".join(f"import {m}\n" for m in modules)
+
+
+_NOT_MODULES = frozenset(
+    {"self", "cls", "super", "app", "request", "response", "db", "session", "cur", "conn"}
+)

@@ -53,10 +53,16 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 TREE_SITTER_KINDS = frozenset(_GRAMMARS)
 
 SNIPPET_MAX = 120
-_SQL_START = re.compile(
-    r"\s*(select|insert|update|delete|create|alter|drop|grant|with)\s.*\b(from|into|set|table|index|on|to|as)\b",
-    re.IGNORECASE | re.DOTALL,
-)
+# a statement verb at the start, then one of the object words later (two scans: `verb\s.*\bword\b` in one
+# regex re-scanned the rest of the text from every verb)
+_SQL_VERB = re.compile(r"(?:select|insert|update|delete|create|alter|drop|grant|with)\s", re.IGNORECASE)
+_SQL_OBJECT = re.compile(r"\b(?:from|into|set|table|index|on|to|as)\b", re.IGNORECASE)
+
+
+def starts_like_sql(text: str) -> bool:
+    body = text.lstrip()
+    verb = _SQL_VERB.match(body)
+    return verb is not None and _SQL_OBJECT.search(body, verb.end()) is not None
 
 
 def file_kind(path: str | PurePath) -> str | None:
@@ -75,6 +81,11 @@ class Hit:
     line: int  # 1-based
     snippet: str
     detail: str = ""
+    end_line: int = 0  # last line of the finding (0: just `line`)
+    check: str = ""  # the external check that found it (bandit's B602), if any
+    cwe: int = 0
+    severity: str = ""  # the check's own severity (low/medium/high); the catalog entry's when empty
+    confidence: str = ""
 
 
 def snippet_at(text: str, line: int) -> str:
@@ -126,18 +137,14 @@ class ScanContext:
         return self._py_tree
 
     def embedded_sql(self) -> list[tuple[int, str]]:
-        """(first line, text) of the plain string literals in a Python file that start like SQL."""
+        """(first line, text) of the string literals in a Python file that start like SQL and reach a call
+        that runs SQL — directly (`cur.execute("DELETE FROM t")`) or through a name passed to one
+        (`Q = "SELECT ..."; cur.execute(Q)`). Text for people (`print("delete from the cache ...")`) is not
+        SQL."""
         found = self.cache.get("embedded_sql")
         if found is None:
-            found = []
             tree = self.python_ast() if self.kind == "python" else None
-            for node in ast.walk(tree) if tree is not None else []:
-                if (
-                    isinstance(node, ast.Constant)
-                    and isinstance(node.value, str)
-                    and _SQL_START.match(node.value)
-                ):
-                    found.append((node.lineno, node.value))
+            found = _executed_sql(tree) if tree is not None else []
             self.cache["embedded_sql"] = found
         return found
 
@@ -149,3 +156,54 @@ class ScanContext:
             tree = tree_sitter.Parser(ts_language(kind)).parse(self.text.encode("utf-8"))
             self._ts_trees[kind] = tree
         return tree
+
+
+# calls that run SQL text: DB-API cursors, SQLAlchemy, asyncpg, Alembic's op.execute, pandas
+SQL_RUNNERS = frozenset(
+    {"execute", "executemany", "executescript", "exec_driver_sql", "mogrify", "raw", "text", "fetch"}
+    | {"fetchrow", "fetchval", "read_sql", "read_sql_query", "copy_expert", "query"}
+)
+
+
+def _runs_sql(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in SQL_RUNNERS
+
+
+def _executed_sql(tree: ast.Module) -> list[tuple[int, str]]:
+    parents: dict[ast.AST, ast.AST] = {}
+    executed_names: set[str] = set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+        if _runs_sql(node):
+            executed_names |= {a.id for a in node.args[:1] if isinstance(a, ast.Name)}  # type: ignore[attr-defined]
+    found = []
+    for node, parent in parents.items():
+        if not (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and starts_like_sql(node.value)
+        ):
+            continue
+        # climb through "..." % x, "..." + x, f"..." parts and "...".format(x); stop at anything else
+        # (an argument of print, a logger or an exception is text for people)
+        while parent is not None and not _runs_sql(parent):
+            building = isinstance(parent, ast.BinOp | ast.JoinedStr | ast.Attribute)
+            if not (building or (isinstance(parent, ast.Call) and node is parent.func)):
+                break
+            node, parent = parent, parents.get(parent)
+        direct = _runs_sql(parent)
+        named = isinstance(parent, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id in executed_names for t in parent.targets
+        )
+        if direct or named:
+            found.append((node.lineno, _literal_text(node)))
+    return found
+
+
+def _literal_text(node: ast.AST) -> str:
+    while not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        node = next(n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return node.value

@@ -12,8 +12,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.architecture import concepts, render
 from recall.architecture import queries as q
-from recall.architecture import render
 from recall.architecture.diagnose import diagnose
 from recall.architecture.understand import Intent, understand
 
@@ -38,6 +38,9 @@ def answer(
     if not found.targets:
         if not conn.execute("SELECT 1 FROM files WHERE lang IS NOT NULL LIMIT 1").fetchone():
             return [Answer(f"No source files indexed in {root.name} ({root}).", _pick(intent.role, roles))]
+        words_not_a_name = intent.action == "lookup" and " " in q.clean_subject(intent.subject, root)
+        if words_not_a_name and (about := _concepts(conn, text, roles, limit)):  # "where is the retry logic"
+            return about
         content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
         return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
     # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
@@ -198,4 +201,21 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
                 out.append(_one(conn, Intent("blast", name), target, roles))
         if len(out) >= limit:
             break
+    if not out and _reads_like_a_question(intent.text):
+        return _concepts(conn, intent.text, roles, limit)
     return out
+
+
+def _reads_like_a_question(text: str) -> bool:
+    """A sentence about the code (not an error dump): a few words, no traceback."""
+    return 2 <= len(text.split()) <= 40 and 'File "' not in text and "Traceback" not in text
+
+
+def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) -> list[Answer]:
+    """Files and symbols about a question asked in words ("where are session cookies signed")."""
+    hits = concepts.search(conn, text, limit=max(limit, 5))
+    if not hits:
+        return []
+    extras = {"answer": "concepts", "target": hits[0].path, "location": hits[0].path, "kind": "file"}
+    extras["files"] = [h.path for h in hits]
+    return [Answer(render.concepts(text, hits), _pick("repowise", roles), extras)]

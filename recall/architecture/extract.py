@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from recall.architecture import values, words
 from recall.architecture.languages import LanguageSpec, grammar, query, spec_body_types
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class Symbol:
     end_line: int
     signature: str
     doc: str
+    returns: str = ""  # what it returns when its body says (values.py: T:Class, R:function)
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Import:
     spec: str  # module / path as written ("..models", "./util", "fmt", "crate::a::b")
     names: list[str]  # imported names when the syntax lists them ("Request", "Response")
     line: int
+    typing_only: bool = False  # Python: inside `if TYPE_CHECKING:` (no runtime dependency)
 
 
 @dataclass
@@ -53,6 +56,7 @@ class Call:
     name: str
     recv: str  # receiver text when short ("self", "httpx", "os.path"), else ""
     line: int
+    rtype: str = ""  # what the receiver is, when known (values.py): T:Class, R:function, M:module
 
 
 @dataclass
@@ -65,6 +69,8 @@ class FileFacts:
     errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
     refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
     embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
+    comments: str = ""  # comments and docstrings (concept search)
+    idents: str = ""  # distinct identifier words (concept search)
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -88,6 +94,8 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
+    facts.comments = words.comments(spec.name, source, root)
+    facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
 
 
@@ -174,13 +182,20 @@ def _collect(spec, source, caps, facts, defs, calls, types) -> None:
     if (node := one("call")) is not None and (name_node := one("call.name")) is not None:
         recv_node = one("call.recv")
         recv = _text(source, recv_node) if recv_node is not None else ""
-        calls.append((node, _text(source, name_node), recv if len(recv) <= 40 and "\n" not in recv else ""))
+        name = _text(source, name_node)
+        if spec.name in values.JS_LANGS and name in values.JS_INDIRECT:
+            name, recv = values.js_indirect(name, recv)  # fn.call(this, …) is a call of fn
+        calls.append((node, name, recv if len(recv) <= 40 and "\n" not in recv else ""))
 
 
 def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | None) -> list[Import]:
     line = node.start_point[0] + 1
     if spec.name == "python":
-        return _python_imports(source, node, line)
+        found = _python_imports(source, node, line)
+        if values.under_type_checking(source, node):
+            for imp in found:
+                imp.typing_only = True
+        return found
     if spec.name == "java":
         text = _text(source, node).removeprefix("import").strip().rstrip(";").strip()
         return [Import(text.removeprefix("static ").strip(), [], line)]
@@ -253,6 +268,10 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
     events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    anchor = defs[0][0] if defs else calls[0][0] if calls else None
+    receivers, returns = values.analyse(
+        spec.name, source, _root(anchor) if anchor is not None else None, [(n, r) for n, _, r in calls]
+    )
     seen: set[tuple[int, str]] = set()
     for start, neg_end, is_call, payload in events:
         while stack and stack[-1][0] <= start:
@@ -260,7 +279,8 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
         if is_call:
             node, name, recv = payload
             caller = next((q for _, q, k in reversed(stack) if k not in CLASS_KINDS), "")
-            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1))
+            rtype = receivers.get((node.start_byte, node.end_byte), "") if receivers else ""
+            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1, rtype))
             continue
         node, kind, name, recv = payload
         if (start, kind) in seen:
@@ -289,9 +309,16 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
                 end_line=node.end_point[0] + 1,
                 signature=_signature(spec, source, node),
                 doc=_doc(spec, source, node),
+                returns=returns.get(node.start_byte, ""),
             )
         )
         stack.append((-neg_end, qualname, kind))
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 _WS = re.compile(r"\s+")
@@ -302,6 +329,7 @@ _WRAPPERS = frozenset(
         "type_declaration",
         "lexical_declaration",
         "variable_declaration",
+        "expression_statement",  # JS: Runner.prototype.run = function () {…}
     }
 )
 
@@ -318,7 +346,12 @@ def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
     if body is None:
         raw = raw.split("\n", 1)[0]
     sig = _WS.sub(" ", raw).strip().rstrip(":{").strip()
-    return sig if len(sig) <= SIGNATURE_MAX else sig[: SIGNATURE_MAX - 1] + "…"
+    if len(sig) <= SIGNATURE_MAX:
+        return sig
+    # keep a long signature's return annotation: call resolution reads it (calltypes.py)
+    arrow = sig.rfind(") ->")
+    tail = sig[arrow + 1 :] if arrow > 0 and len(sig) - arrow < 60 else ""
+    return sig[: SIGNATURE_MAX - 1 - len(tail)] + "…" + tail
 
 
 def _first_line(text: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from recall.config import recall_home
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "8"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS symbols (
     line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     signature TEXT NOT NULL,
-    doc TEXT NOT NULL
+    doc TEXT NOT NULL,
+    returns TEXT NOT NULL DEFAULT ''  -- what it returns when its body says: T:Class, R:function
 );
 CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
 CREATE INDEX IF NOT EXISTS symbols_qualname ON symbols(qualname);
@@ -51,7 +52,8 @@ CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     spec TEXT NOT NULL,
     names TEXT NOT NULL,            -- comma separated
-    line INTEGER NOT NULL
+    line INTEGER NOT NULL,
+    typing_only INTEGER NOT NULL DEFAULT 0  -- inside `if TYPE_CHECKING:`
 );
 CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
 CREATE TABLE IF NOT EXISTS edges (
@@ -59,6 +61,7 @@ CREATE TABLE IF NOT EXISTS edges (
     dst INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     line INTEGER NOT NULL,
     names TEXT NOT NULL,
+    typing_only INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (src, dst, line)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
@@ -67,10 +70,20 @@ CREATE TABLE IF NOT EXISTS calls (
     caller TEXT NOT NULL,
     name TEXT NOT NULL,
     recv TEXT NOT NULL,
-    line INTEGER NOT NULL
+    line INTEGER NOT NULL,
+    rtype TEXT NOT NULL DEFAULT ''  -- what the receiver is, when known: T:Class, R:function, M:module
 );
 CREATE INDEX IF NOT EXISTS calls_name ON calls(name);
 CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
+-- concept search (concepts.py): words per file and per symbol, rowid = files.id / symbols.id
+CREATE VIRTUAL TABLE IF NOT EXISTS file_text USING fts5(path, defs, docs, idents, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS symbol_text USING fts5(words, doc, tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS files_text_gone AFTER DELETE ON files BEGIN
+    DELETE FROM file_text WHERE rowid = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS symbols_text_gone AFTER DELETE ON symbols BEGIN
+    DELETE FROM symbol_text WHERE rowid = old.id;
+END;
 """
 
 
@@ -93,7 +106,17 @@ def connect(path: Path) -> sqlite3.Connection:
         return conn
     conn.execute("PRAGMA journal_mode=WAL")  # persistent: set once when the file is created
     if version is not None:  # an older layout: rebuild from scratch (it's a cache)
-        for table in ("dirs", "calls", "edges", "imports", "symbols", "files", "meta"):
+        for table in (
+            "symbol_text",
+            "file_text",
+            "dirs",
+            "calls",
+            "edges",
+            "imports",
+            "symbols",
+            "files",
+            "meta",
+        ):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.executescript(SCHEMA)
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall.architecture import graph
+from recall.architecture import concepts, graph
 from recall.architecture.lang import ImportRow
 from recall.architecture.languages import BY_NAME, BY_SUFFIX, language_for
 from recall.architecture.resolve import (
@@ -52,8 +52,6 @@ SKIP_DIRS = frozenset(
         "vendor",
         "vendors",
         "third_party",
-        "venv",
-        "env",
         "site-packages",
         "__pycache__",
         "coverage",
@@ -131,6 +129,8 @@ def _excluded_below(root: Path, path: Path) -> bool:
             or name in OUTPUT_DIRS
             or _ignored("/".join(parts[: depth + 1]), True, specs)
         ):
+            return True
+        if _is_virtualenv(str(root.joinpath(*parts[: depth + 1]))):
             return True
     return False
 
@@ -238,6 +238,8 @@ def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], b
                     continue
                 if name in OUTPUT_DIRS and not _holds_package_sources(entry.path):
                     continue
+                if _is_virtualenv(f"{abs_dir}/{name}"):
+                    continue
                 if name == "target" and _is_build_output(abs_dir):
                     continue
                 subdirs.append(name)
@@ -260,6 +262,12 @@ def _holds_package_sources(folder: str) -> bool:
             return any(e.name.endswith(PACKAGE_SOURCES) for e in it)
     except OSError:
         return False
+
+
+def _is_virtualenv(folder: str) -> bool:
+    """A Python virtualenv (venv, virtualenv ≥ 20, uv) marks itself with pyvenv.cfg; a folder merely named
+    `env` or `venv` (axios's `lib/env/`) is source."""
+    return os.path.exists(os.path.join(folder, "pyvenv.cfg"))
 
 
 def _is_build_output(folder: str) -> bool:
@@ -348,22 +356,25 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
     conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
     if facts is None:
+        concepts.store(conn, file_id, p.path, None)
         return file_id
     conn.executemany(
-        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc) VALUES (?,?,?,?,?,?,?,?)",
+        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
+        " VALUES (?,?,?,?,?,?,?,?,?)",
         [
-            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc)
+            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns)
             for s in facts.symbols
         ],
     )
     conn.executemany(
-        "INSERT INTO imports(file_id, spec, names, line) VALUES (?,?,?,?)",
-        [(file_id, i.spec, ",".join(i.names), i.line) for i in facts.imports],
+        "INSERT INTO imports(file_id, spec, names, line, typing_only) VALUES (?,?,?,?,?)",
+        [(file_id, i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
     )
     conn.executemany(
-        "INSERT INTO calls(file_id, caller, name, recv, line) VALUES (?,?,?,?,?)",
-        [(file_id, c.caller, c.name, c.recv, c.line) for c in facts.calls],
+        "INSERT INTO calls(file_id, caller, name, recv, line, rtype) VALUES (?,?,?,?,?,?)",
+        [(file_id, c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
     )
+    concepts.store(conn, file_id, p.path, facts)
     return file_id
 
 
@@ -425,27 +436,36 @@ def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) 
     by_id = {f.id: f for f in files}
     if only is None:
         conn.execute("DELETE FROM edges")
-        imports = conn.execute("SELECT file_id, spec, names, line FROM imports ORDER BY file_id").fetchall()
+        imports = conn.execute(
+            "SELECT file_id, spec, names, line, typing_only FROM imports ORDER BY file_id"
+        ).fetchall()
     else:
         if not only:
             return
         marks = ",".join("?" * len(only))
         conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", tuple(only))
         imports = conn.execute(
-            f"SELECT file_id, spec, names, line FROM imports WHERE file_id IN ({marks}) ORDER BY file_id",
+            f"SELECT file_id, spec, names, line, typing_only FROM imports WHERE file_id IN ({marks})"
+            " ORDER BY file_id",
             tuple(only),
         ).fetchall()
     per_file: dict[int, list[ImportRow]] = {}
-    for fid, spec, names, line in imports:
+    typing_lines: dict[int, set[int]] = {}  # lines of `if TYPE_CHECKING:` imports, per file
+    for fid, spec, names, line, typing_only in imports:
         per_file.setdefault(fid, []).append(ImportRow(spec, names.split(",") if names else [], line))
+        if typing_only:
+            typing_lines.setdefault(fid, set()).add(line)
     edges = []
     for fid, rows in per_file.items():
         src = by_id.get(fid)
         if src is None:
             continue
+        typed = typing_lines.get(fid, set())
         for dst, line, imported in resolver.resolve_file(src, modules[fid], rows):
-            edges.append((fid, dst, line, imported))
-    conn.executemany("INSERT OR IGNORE INTO edges(src, dst, line, names) VALUES (?,?,?,?)", edges)
+            edges.append((fid, dst, line, imported, int(line in typed)))
+    conn.executemany(
+        "INSERT OR IGNORE INTO edges(src, dst, line, names, typing_only) VALUES (?,?,?,?,?)", edges
+    )
 
 
 def _top_level_types(conn: sqlite3.Connection) -> dict[int, list[str]]:

@@ -69,6 +69,16 @@ _JS_COMMON = """
 (generator_function_declaration name: (identifier) @name) @def.function
 (method_definition name: (property_identifier) @name) @def.method
 (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @def.function
+(assignment_expression
+  left: (member_expression object: (member_expression object: (identifier) @recv property: (property_identifier) @_p)
+                           property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)] (#eq? @_p "prototype")) @def.method
+(assignment_expression
+  left: (member_expression object: (identifier) @recv property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)] (#not-match? @recv "^(exports|module)$")) @def.method
+(assignment_expression
+  left: (member_expression object: [(identifier) (member_expression)] @_e property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)] (#match? @_e "^(module\\.)?exports$")) @def.function
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (member_expression object: (_) @call.recv property: (property_identifier) @call.name)) @call
 (new_expression constructor: (identifier) @call.name) @call

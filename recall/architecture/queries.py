@@ -16,6 +16,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.architecture import choice
+from recall.architecture.calltypes import Judge
+
 CLASS_LIKE = ("class", "interface", "struct", "enum", "trait", "type")
 MAX_DEPTH = 10
 _KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1, "function": 2}
@@ -96,10 +99,21 @@ def _sym_target(row: sqlite3.Row) -> Target:
 
 
 def _rank_symbols(targets: list[Target]) -> list[Target]:
+    """The package's own current code first (choice.py), then classes, shallow names, short paths."""
     return sorted(
         targets,
-        key=lambda t: (t.is_test, _KIND_ORDER.get(t.kind, 3), t.qualname.count("."), len(t.path), t.path),
+        key=lambda t: (
+            choice.rank_key(t.path, t.is_test),
+            _KIND_ORDER.get(t.kind, 3),
+            t.qualname.count("."),
+            len(t.path),
+            t.path,
+        ),
     )
+
+
+def _rank_files(targets: list[Target]) -> list[Target]:
+    return sorted(targets, key=lambda t: (choice.rank_key(t.path, t.is_test), len(t.path), t.path))
 
 
 def clean_subject(text: str, root: Path | None = None) -> str:
@@ -125,8 +139,14 @@ def lookup(conn: sqlite3.Connection, text: str, root: Path | None = None, *, fuz
         ("case-insensitive", _by_name_nocase),
     ):
         targets = finder(conn, subject)
+        if targets and match == "module" and all(choice.rank_class(t.path, t.is_test) for t in targets):
+            # `fields` named a loose test script exactly; the package's own `pkg/fields.py` is meant first
+            own = [t for t in _by_module_suffix(conn, subject) if not choice.rank_class(t.path, t.is_test)]
+            targets = own + [t for t in targets if t.file_id not in {o.file_id for o in own}]
         if targets:
-            return Lookup(targets, match)
+            return Lookup(
+                _rank_files(targets) if targets[0].is_file and match != "module" else targets, match
+            )
     return Lookup([], "none", closest_names(conn, subject) if fuzzy else [])
 
 
@@ -293,6 +313,8 @@ class Dependent:
     names: str = ""
     is_test: bool = False
     via: str = ""  # for depth > 1: the dependent it reaches the target through
+    typing_only: bool = False  # every import of the target is inside `if TYPE_CHECKING:`
+    how: str = ""  # for tests: calls it, imports it, imports its module, named after it, transitive
 
 
 def paths_of(conn: sqlite3.Connection, ids) -> dict[int, tuple[str, bool]]:
@@ -336,16 +358,16 @@ def _names(raw: str | None) -> str:
 def direct_dependents(conn: sqlite3.Connection, target: Target) -> list[Dependent]:
     """Files importing the target's file; for a symbol, those importing its name (or `*`) plus call sites."""
     rows = conn.execute(
-        "SELECT e.src, f.path, f.is_test, group_concat(e.names) FROM edges e JOIN files f ON f.id = e.src"
-        " WHERE e.dst = ? GROUP BY e.src",
+        "SELECT e.src, f.path, f.is_test, group_concat(e.names), min(e.typing_only) FROM edges e"
+        " JOIN files f ON f.id = e.src WHERE e.dst = ? GROUP BY e.src",
         (target.file_id,),
     ).fetchall()
     out = {}
     top = target.qualname.split(".")[0]
-    for src, path, is_test, names in rows:
+    for src, path, is_test, names, typing_only in rows:
         names = _names(names)
         if target.is_file or not names or top in names.split(",") or "*" in names.split(","):
-            out[src] = Dependent(src, path, 1, names, bool(is_test))
+            out[src] = Dependent(src, path, 1, names, bool(is_test), typing_only=bool(typing_only))
     if not target.is_file:
         for hit in callers(conn, target):
             if hit.confidence >= 0.5 and hit.file_id != target.file_id and hit.file_id not in out:
@@ -395,9 +417,19 @@ def fan_in(conn: sqlite3.Connection, file_ids: list[int]) -> dict[int, int]:
 def tests_touching(
     conn: sqlite3.Connection, target: Target, radius: list[Dependent] | None = None
 ) -> list[Dependent]:
-    """Test files that depend on the target (any depth), plus tests named after it (test_models.py)."""
+    """Test files that depend on the target, most direct first: those calling it, importing it, importing
+    its module, named after it (test_models.py), then those reaching it through other files (by depth)."""
     radius = radius if radius is not None else blast_radius(conn, target)
     tests = {d.file_id: d for d in radius if d.is_test}
+    for d in tests.values():
+        d.how = TEST_TRANSITIVE if d.depth > 1 else TEST_IMPORTS if target.is_file or d.names else TEST_MODULE
+        if not target.is_file and d.depth == 1 and d.names and d.names != "calls":
+            d.how = TEST_IMPORTS if target.qualname.split(".")[0] in d.names.split(",") else TEST_MODULE
+    if not target.is_file:
+        for hit in callers(conn, target):
+            if hit.is_test and hit.confidence >= 0.5:
+                found = tests.setdefault(hit.file_id, Dependent(hit.file_id, hit.path, 1, "calls", True))
+                found.how = TEST_CALLS
     stem = (target.name or target.path.rsplit("/", 1)[-1].split(".")[0]).lstrip("_").lower()
     if len(stem) >= 3:
         for fid, path in conn.execute(
@@ -405,8 +437,20 @@ def tests_touching(
             (f"%{stem}%",),
         ):
             if stem in path.rsplit("/", 1)[-1].lower():
-                tests.setdefault(fid, Dependent(fid, path, 0, "named after it", True))
-    return sorted(tests.values(), key=lambda d: (d.depth, d.path))
+                named = tests.setdefault(fid, Dependent(fid, path, 0, "named after it", True, how=TEST_NAMED))
+                if named.how == TEST_TRANSITIVE:
+                    named.how = TEST_NAMED
+    return sorted(tests.values(), key=lambda d: (TEST_ORDER.index(d.how), d.depth, d.path))
+
+
+TEST_CALLS, TEST_IMPORTS, TEST_MODULE, TEST_NAMED, TEST_TRANSITIVE = (
+    "calls it",
+    "imports it",
+    "imports its module",
+    "named after it",
+    "transitive",
+)
+TEST_ORDER = (TEST_CALLS, TEST_IMPORTS, TEST_MODULE, TEST_NAMED, TEST_TRANSITIVE)
 
 
 # --------------------------------------------------------------------------- calls
@@ -442,34 +486,42 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
     if target.is_file:
         return []
     name = target.name
-    defining = [r[0] for r in conn.execute("SELECT file_id FROM symbols WHERE name = ?", (name,))]
+    defining = conn.execute("SELECT file_id, kind, qualname FROM symbols WHERE name = ?", (name,)).fetchall()
     definitions = len(defining) or 1
-    shadowing = set(defining) - {target.file_id}  # files with their own definition of the name
+    # files with their own definition of the name: a bare `foo()` there means their function, a `self.foo()`
+    # their method (a method of the same name does not shadow a function, nor a function a method)
+    shadow_funcs = {f for f, kind, _ in defining if kind != "method"} - {target.file_id}
+    shadow_methods = {f for f, kind, _ in defining if kind == "method"} - {target.file_id}
+    owners = [q.rpartition(".")[0].rsplit(".", 1)[-1].lower() for _, kind, q in defining if kind == "method"]
     direct, second = _importers(conn, target.file_id)
     owner = target.qualname.rpartition(".")[0]
     top = target.qualname.split(".")[0]
     embedders = _go_embedders(conn, target, owner) if target.lang == "go" and owner else set()
+    judge = Judge(conn, target)
     hits = []
-    for fid, path, is_test, caller, line, recv in conn.execute(
-        "SELECT c.file_id, f.path, f.is_test, c.caller, c.line, c.recv FROM calls c JOIN files f ON f.id = c.file_id"
-        " WHERE c.name = ?",
+    for fid, path, is_test, caller, line, recv, rtype, module in conn.execute(
+        "SELECT c.file_id, f.path, f.is_test, c.caller, c.line, c.recv, c.rtype, f.module FROM calls c"
+        " JOIN files f ON f.id = c.file_id WHERE c.name = ?",
         (name,),
     ):
-        conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions)
-        if fid in shadowing and (not recv or recv in ("self", "this", "cls")):
+        conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions, owners)
+        if (not recv and fid in shadow_funcs) or (recv in ("self", "this", "cls") and fid in shadow_methods):
             conf = min(conf, 0.2)  # `foo()` / `self.foo()` next to its own `foo` means that one
         if target.lang == "go":
             conf = _go_call(
                 conf, path, target, recv == owner.rsplit(".", 1)[-1] or recv in embedders, fid in direct
             )
+        verdict = judge.verdict(fid, caller, recv, rtype, module, path)
+        if verdict is not None:  # the receiver's value is known: it decides
+            conf = max(conf, 0.95) if verdict else min(conf, 0.1)
         if conf > 0:
             hits.append(CallHit(fid, path, caller, line, conf, bool(is_test)))
     return sorted(hits, key=lambda h: (-h.confidence, h.is_test, h.path, h.line))
 
 
-def _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions) -> float:
+def _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions, owners) -> float:
     if target.kind == "method":
-        return _method_confidence(target, fid, caller, recv, owner, direct, second, definitions)
+        return _method_confidence(target, fid, caller, recv, owner, direct, second, definitions, owners)
     if fid == target.file_id:
         return 0.95 if not recv else 0.6
     if fid in direct:
@@ -506,8 +558,9 @@ TYPED_RECEIVERS = frozenset({"go", "java", "kotlin", "csharp"})
 IMPLICIT_THIS = frozenset({"java", "kotlin", "csharp", "cpp", "ruby"})
 
 
-def _method_confidence(target, fid, caller, recv, owner, direct, second, definitions) -> float:
-    """`obj.name()` matches a method by name only; the receiver's spelling and the imports decide how well."""
+def _method_confidence(target, fid, caller, recv, owner, direct, second, definitions, owners) -> float:
+    """`obj.name()` matches a method by name only; the receiver's spelling and the imports decide how well.
+    A spelling several classes defining the method share (`loader` for every `*Loader.get_source`) is weak."""
     if not recv:  # a bare call is a function, not this method, unless `this` is implicit
         same_class = fid == target.file_id and caller.startswith(owner + ".")
         return 0.95 if same_class and target.lang in IMPLICIT_THIS else 0.0
@@ -518,11 +571,15 @@ def _method_confidence(target, fid, caller, recv, owner, direct, second, definit
         if fid == target.file_id and caller.startswith(owner + "."):
             return 0.95
         return 0.5 if reaches else 0.2
-    # typed languages: a receiver whose type the source states was replaced by that type, so only the
-    # type itself counts; elsewhere the variable's spelling (`request.read()` -> Request.read) does
-    spelled = rec == cls if target.lang in TYPED_RECEIVERS else cls in rec or rec in cls
-    if len(rec) >= 3 and spelled:
-        return 0.9 if reaches else 0.7
+    if target.lang in TYPED_RECEIVERS:
+        # a receiver whose type the source states was replaced by that type: only the type itself counts
+        if len(rec) >= 3 and rec == cls:
+            return 0.9 if reaches else 0.7
+    elif len(rec) >= 3 and (cls in rec or rec in cls):
+        alike = {o for o in owners if o in rec or rec in o}
+        if rec == cls or len(alike) <= 1:
+            return 0.9 if reaches else 0.7
+        return round(0.5 / len(alike), 2)
     if definitions == 1:
         return 0.6 if reaches else 0.5
     return round((0.5 if reaches else 0.3) / definitions, 2)

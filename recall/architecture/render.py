@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from recall.architecture.queries import CallHit, Dependent, Target
+from recall.architecture.concepts import Hit
+from recall.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent, Target
 
 LIST_CAP = 8
 
@@ -50,11 +51,12 @@ def depth_counts(radius: list[Dependent]) -> str:
 
 
 def dependent_label(d: Dependent) -> str:
+    mark = " [TYPE_CHECKING only]" if d.typing_only else ""
     if d.names and d.names not in ("*", "calls") and d.depth == 1:
         names = d.names.split(",")
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        return f"{d.path} ({shown})"
-    return d.path
+        return f"{d.path} ({shown}){mark}"
+    return d.path + mark
 
 
 def card(
@@ -180,13 +182,13 @@ def cycles(cycles_found: list[list[str]], total: int, scope: str) -> str:
 
 
 def tests(t: Target, found: list[Dependent]) -> str:
+    """Test files, most direct first, with how many touch it in each way."""
     if not found:
         return f"No test file depends on {_code(t.display)} ({t.location})."
-    head = f"{_plural(len(found), 'test file')} touch {_code(t.display)} ({t.location}):"
-    labels = [
-        f"{d.path} ({'named after it' if d.depth == 0 else 'imports it' if d.depth == 1 else f'depth {d.depth}'})"
-        for d in found
-    ]
+    ways = Counter(d.how for d in found)
+    counted = ", ".join(f"{ways[w]} {w}" for w in TEST_ORDER if ways[w])
+    head = f"{_plural(len(found), 'test file')} touch {_code(t.display)} ({t.location}): {counted}"
+    labels = [f"{d.path} ({d.how if d.how != TEST_TRANSITIVE else f'depth {d.depth}'})" for d in found]
     return head + "\n" + _cap(labels, 10)
 
 
@@ -199,3 +201,18 @@ def other_matches(subject: str, targets: list[Target]) -> str:
     """The other definitions an ambiguous name could mean, one line each at most."""
     shown = [f"{_code(t.display)} ({t.kind}, {t.location})" for t in targets]
     return f"{_plural(len(targets), 'other match')} for {_code(subject)}: " + _cap(shown, 8)
+
+
+def concepts(question: str, hits: list[Hit]) -> str:
+    """Files about a question asked in words, best first, one line each on why."""
+    lines = [f"Code about “{' '.join(question.split())[:120]}”, best match first:"]
+    for i, h in enumerate(hits, 1):
+        why = []
+        if h.symbols:
+            why.append(", ".join(_code(s) for s in h.symbols))
+        if h.matched:
+            why.append("mentions " + ", ".join(h.matched))
+        if h.doc:
+            why.append(f"“{h.doc}”")
+        lines.append(f"{i}. {h.path}" + (" — " + " · ".join(why) if why else ""))
+    return "\n".join(lines)

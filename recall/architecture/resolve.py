@@ -52,7 +52,7 @@ def go_module_roots(go_mods: dict[str, str]) -> list[tuple[str, str]]:
     """(folder, module path) pairs from go.mod contents keyed by their repo-relative path, deepest first."""
     roots = []
     for path, text in go_mods.items():
-        match = re.search(r"^\s*module\s+(\S+)", text, re.MULTILINE)
+        match = re.search(r"^[ \t]*module[ \t]+(\S+)", text, re.MULTILINE)
         if match:
             roots.append((posixpath.dirname(path), match.group(1).strip("\"'")))
     return sorted(roots, key=lambda r: -len(r[0]))

@@ -53,9 +53,7 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
 ]
 _COMPILED = [(intent, re.compile(rf"^\s*{p}\s*[?.!]*\s*$", re.IGNORECASE)) for intent, p in _PATTERNS]
-_DEPTH = re.compile(
-    r"\s*(?:,\s*)?(?:with\s+|to\s+|at\s+)?(?:max\s+)?depth\s*(?:=|:|of)?\s*(\d+)\s*", re.IGNORECASE
-)
+_DEPTH = re.compile(r",?[ ]?\b(?:(?:with|to|at) )?(?:max )?depth ?(?:(?:=|:|of) ?)?(\d+)", re.IGNORECASE)
 
 # names worth looking up inside free text (an error, a traceback, a sentence)
 _TRACE_FILE = re.compile(r'File "([^"]+)", line (\d+)')

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall import repo
+from recall.config import claude_project_dir_names, claude_projects_dir
 
 TRANSCRIPT_TAIL_BYTES = 8 * 1024 * 1024
 _CHUNK = 256 * 1024
@@ -37,22 +38,11 @@ class Context:
     error_source: str | None  # "session-state" | "transcript" | None
 
 
-def claude_projects_dir() -> Path:
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
-
-
-def _project_dir_names(folder: Path) -> list[str]:
-    text = str(folder)
-    # the brief's rule (/ -> -) and what current Claude Code does (every non-alphanumeric -> -)
-    return list(dict.fromkeys([text.replace("/", "-"), re.sub(r"[^A-Za-z0-9]", "-", text)]))
-
-
 def find_transcript(cwd: Path, session_id: str | None, projects: Path | None = None) -> Path | None:
     projects = projects or claude_projects_dir()
     if not projects.is_dir():
         return None
-    folders = [projects / name for f in (cwd, *cwd.parents) for name in _project_dir_names(f)]
+    folders = [projects / name for f in (cwd, *cwd.parents) for name in claude_project_dir_names(f)]
     if session_id:
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", session_id):
             return None

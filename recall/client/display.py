@@ -95,7 +95,29 @@ def learning_view(match: dict) -> dict:
         "files": [f.strip() for f in files if isinstance(f, str) and f.strip()]
         if isinstance(files, list)
         else [],
+        "why": why_line(match.get("why")),
     }
+
+
+def why_line(why: object) -> str:
+    """The match's reason in one short line: kind · the matched message · the shared subjects · frame."""
+    if not isinstance(why, dict):
+        return ""
+    parts = []
+    if isinstance(why.get("kind"), str) and why["kind"].strip():
+        parts.append(why["kind"].strip())
+    template = why.get("template")
+    if isinstance(template, str) and template.strip():
+        line = one_line(template)
+        parts.append("`" + (line if len(line) <= 120 else line[:119] + "…").replace("`", "'") + "`")
+    subjects = [s for s in why.get("subjects") or [] if isinstance(s, str) and s.strip()][:3]
+    if subjects:
+        parts.append("about " + ", ".join(f"'{s}'" for s in subjects))
+    if isinstance(why.get("frame"), str) and why["frame"].strip():
+        parts.append(f"in {why['frame'].strip()}")
+    if why.get("exact") is True:
+        parts.append("same error lines")
+    return " · ".join(parts)
 
 
 def result_view(result: dict) -> dict:
@@ -139,6 +161,24 @@ def _was_asked(section: str, scope: str, response: dict) -> bool:
     return bool(SECTION_ROLES[section] & set(map(str, queried)))
 
 
+def _cap(results: list[dict], max_results: int) -> tuple[list[dict], int]:
+    """Antipatterns found in the code (`match_kind: detection`) are all shown — a risky change must not lose
+    findings to the display limit; every other result counts against --max-results."""
+    detections = sum(1 for r in results if r.get("match_kind") == "detection")
+    kept, others = [], 0
+    for r in results:
+        if r.get("match_kind") != "detection":
+            others += 1
+            if others > max_results:
+                continue
+        kept.append(r)
+    return kept, detections
+
+
+def _detections_note(count: int) -> str:
+    return f"{count} detection{'s' if count != 1 else ''} in the code, all shown, worst first"
+
+
 def _federation_blocks(outcome: BackendOutcome, scope: str, max_results: int) -> tuple[list[str], int]:
     sections = [s for s in SCOPE_SECTIONS[scope] if s != LEARNINGS]
     if outcome.payload is None:
@@ -151,7 +191,9 @@ def _federation_blocks(outcome: BackendOutcome, scope: str, max_results: int) ->
     results.sort(key=lambda r: r["rank"] if isinstance(r.get("rank"), int) else 1 << 30)
     blocks, shown = [], 0
     for section in sections:
-        mine = [r for r in results if _section_of(r) == section][:max_results]
+        mine, detections = _cap([r for r in results if _section_of(r) == section], max_results)
+        if detections:
+            blocks.append(_status("note", section, _detections_note(detections)))
         if mine:
             blocks += [
                 _render("federation_result.md.j2", label=section, n=i, r=result_view(r))

@@ -59,7 +59,7 @@ def backend_url(name: str) -> str | None:
 def _snippet(body: str) -> str:
     import re
 
-    text = re.sub(r"<[^>]+>", " ", body)  # an HTML error page -> its words
+    text = re.sub(r"<[^<>]+>", " ", body)  # an HTML error page -> its words
     text = " ".join(text.split())
     return text[:BODY_SNIPPET] + ("…" if len(text) > BODY_SNIPPET else "")
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,7 @@ from recall.client.query import UsageError
 
 if TYPE_CHECKING:
     from recall.client.context import Context
+    from recall.client.fanout import BackendOutcome
 
 STDIN_MAX_BYTES = 4 * 1024 * 1024  # more than enough for any error; the query is cut to 4000 chars anyway
 
@@ -44,7 +47,8 @@ one Markdown answer with sources. Backends are advisory: recall exits 0 even whe
   -h, --help            show this help
 
 Backends: in-process by default; HTTP when AGENT_LEARNING_RETRIEVAL_URL / KNOWLEDGE_FEDERATION_URL are set.
-Other commands: recall learn | export | forget | index | catalog | serve | hook | install | uninstall (each has --help).
+Other commands: recall learn | export | forget | index | catalog | serve | mcp | hook | install | uninstall |
+import-sessions (each has --help).
 
 examples:
   recall "ImportError: cannot import name 'Foo' from 'bar'"
@@ -102,10 +106,24 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def run(args: query.Args, started: float) -> int:
-    from recall.client import context, display, fanout
+@dataclass
+class Asked:
+    """One /recall question and what the backends answered (before display)."""
 
-    ctx = context.detect(session_id=args.session, want_error=not args.query)
+    args: query.Args
+    ctx: Context
+    error_text: str
+    outcomes: dict[str, BackendOutcome]
+
+
+def ask(args: query.Args, cwd: Path | None = None, started: float | None = None) -> Asked:
+    """Detect the context of `cwd` (default: the working folder), build the payloads and fan out.
+
+    Never raises for a backend's failure; `started` (time.monotonic()) starts the 10 s budget."""
+    from recall.client import context, fanout
+
+    started = time.monotonic() if started is None else started
+    ctx = context.detect(cwd=cwd, session_id=args.session, want_error=not args.query)
     error_text = args.query or query.clean_text(ctx.last_error or "")
     payloads = query.build_payloads(args, ctx.repo, error_text)
     _redact_outgoing(payloads, fanout)
@@ -116,17 +134,29 @@ def run(args: query.Args, started: float) -> int:
     # points saves ~30 ms on the in-process path (PYDANTIC_DISABLE_PLUGINS is pydantic's own switch)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     outcomes = fanout.run(payloads, deadline=started + fanout.TOTAL_BUDGET_S)
-    if args.format == "json":
+    return Asked(args, ctx, error_text, outcomes)
+
+
+def render(asked: Asked, fmt: str) -> str:
+    """The answer as the seed's Markdown, or as the `--format json` document."""
+    from recall.client import display
+
+    args, ctx = asked.args, asked.ctx
+    if fmt == "json":
         info = {
             "repo": ctx.repo,
             "repo_root": str(ctx.repo_root) if ctx.repo_root else None,
             "error_source": None if args.query else ctx.error_source,
         }
-        _write(display.render_json(args.scope, outcomes, info))
-    else:
-        line = _context_line(args, ctx, error_text)
-        _write(display.render_markdown(args.scope, outcomes, args.max_results, line))
-    if any(o.abandoned_thread and o.abandoned_thread.is_alive() for o in outcomes.values()):
+        return display.render_json(args.scope, asked.outcomes, info)
+    line = _context_line(args, ctx, asked.error_text)
+    return display.render_markdown(args.scope, asked.outcomes, args.max_results, line)
+
+
+def run(args: query.Args, started: float) -> int:
+    asked = ask(args, started=started)
+    _write(render(asked, args.format))
+    if any(o.abandoned_thread and o.abandoned_thread.is_alive() for o in asked.outcomes.values()):
         sys.stderr.flush()
         os._exit(0)  # a node still running past the budget must not hold the answer hostage
     return 0

@@ -77,6 +77,15 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
+def decisive_error(text: str, limit: int = ERROR_TEXT_MAX) -> str:
+    """Error text that fits the wire: text over `limit` keeps its decisive error lines, never a blind cut."""
+    if len(text) <= limit:
+        return text
+    from recall.learnings.extract import decisive  # stdlib only; loaded only for long input
+
+    return decisive(text, limit)
+
+
 def cut(text: str, limit: int = ERROR_TEXT_MAX) -> str:
     """Cut to `limit` characters (code points, so never inside a UTF-8 sequence)."""
     return text if len(text) <= limit else text[:limit]
@@ -145,7 +154,7 @@ def parse_argv(argv: list[str]) -> Args:
 # only words shaped like options are taken as (unknown) options; "--- FAIL: TestX", "-bash: x: not found"
 # and "-1" start a query instead
 _OPTION_SHAPED = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*|-[A-Za-z]")
-_LEADING_TOKEN = re.compile(r"\s*(\S+)")
+_LEADING_TOKEN = re.compile(r"(\S+)")  # searched from a position: the next word after whitespace
 
 
 def parse_argument_line(line: str, args: Args) -> Args:
@@ -156,7 +165,7 @@ def parse_argument_line(line: str, args: Args) -> Args:
     line = clean_text(line)
     pos = 0
     while True:
-        match = _LEADING_TOKEN.match(line, pos)
+        match = _LEADING_TOKEN.search(line, pos)
         if not match:
             args.query = ""
             return args
@@ -165,7 +174,7 @@ def parse_argument_line(line: str, args: Args) -> Args:
             args.query = line[match.end() :].strip()
             return args
         if name in VALUE_OPTIONS and inline is None:
-            value = _LEADING_TOKEN.match(line, match.end())
+            value = _LEADING_TOKEN.search(line, match.end())
             if not value:
                 raise UsageError(f"option {name} needs a value")
             _set_value(args, name, _unquote(value.group(1)))
@@ -190,7 +199,11 @@ def learnings_payload(args: Args, current_repo: str, error_text: str) -> dict:
     """The seed's learnings payload. `--repo` is the repo filter; its default is the current repo."""
     repo = args.repo or current_repo
     if error_text:
-        payload: dict = {"match_type": "error_signature", "error_text": cut(error_text), "repo": repo}
+        payload: dict = {
+            "match_type": "error_signature",
+            "error_text": decisive_error(error_text),
+            "repo": repo,
+        }
     elif args.repo or args.task_type:
         payload = {"match_type": "task_context", "repo": repo, "task_type": args.task_type}
     else:

@@ -20,11 +20,14 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from recall import repo
 from recall.hooks.runtime import log
+from recall.learnings.extract import decisive
+from recall.models import ERROR_TEXT_MAX
 from recall.redact import redact
 
 DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9.])"
@@ -87,19 +90,53 @@ _TEST_FILES = re.compile(
 
 def capture(state: dict[str, Any], payload: dict[str, Any]) -> list[dict[str, Any]]:
     """Learnings (wire `Learning` fields) for the resolved, not yet captured errors; marks them captured."""
+    if not resolved_groups(state):
+        return []
+    root = state.get("repo_root") or state.get("cwd") or payload.get("cwd")
+    transcript = _transcript_entries(payload.get("transcript_path"))
+    last_message = payload.get("last_assistant_message")
+
+    def explain(tool_use_id: str | None) -> str | None:
+        text = _assistant_text_after(transcript, tool_use_id)
+        return text or (last_message if isinstance(last_message, str) else None)
+
+    return capture_resolved(
+        state,
+        session_id=str(payload.get("session_id") or state.get("session_id") or ""),
+        root=root,
+        branch=current_branch(Path(root)) if root else None,
+        explain=explain,
+    )
+
+
+def resolved_groups(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Resolved, not yet captured errors, grouped by command key and resolving run (one learning per
+    group): a command that failed, passed, then failed otherwise and passed again made two fixes."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in state["errors"]:
         if isinstance(entry, dict) and entry.get("resolved_ts") and not entry.get("captured"):
-            groups.setdefault(str(entry.get("key")), []).append(entry)
-    if not groups:
-        return []
-    root = state.get("repo_root") or state.get("cwd") or payload.get("cwd")
-    branch = current_branch(Path(root)) if root else None
-    transcript = _transcript_entries(payload.get("transcript_path"))
-    last_message = payload.get("last_assistant_message")
+            by = entry.get("resolved_by")
+            run = by.get("tool_use_id") if isinstance(by, dict) else None
+            groups.setdefault(f"{entry.get('key')}\n{run}", []).append(entry)
+    return groups
+
+
+def capture_resolved(
+    state: dict[str, Any],
+    *,
+    session_id: str,
+    root: str | None,
+    branch: str | None,
+    explain: Callable[[str | None], str | None],
+    use_git: bool = True,
+) -> list[dict[str, Any]]:
+    """The capture rules on a session record, wherever it came from (the hooks' state, or a transcript
+    replayed by `recall import-sessions`). `explain(tool_use_id)` gives the agent's words after the
+    resolving call; `use_git` allows `git diff` as the last source of touched files (only while the
+    session's working tree is the one on disk). Marks the groups captured."""
     learnings = []
-    for entries in groups.values():
-        learning = _learning(state, entries, payload, branch, transcript, last_message, root)
+    for entries in resolved_groups(state).values():
+        learning = _learning(state, entries, session_id, branch, explain, root, use_git)
         if learning:
             learnings.append(learning)
         for entry in entries:
@@ -111,39 +148,68 @@ def capture(state: dict[str, Any], payload: dict[str, Any]) -> list[dict[str, An
 def _learning(
     state: dict[str, Any],
     entries: list[dict[str, Any]],
-    payload: dict[str, Any],
+    session_id: str,
     branch: str | None,
-    transcript: list[dict[str, Any]],
-    last_message: object,
+    explain: Callable[[str | None], str | None],
     root: str | None,
+    use_git: bool,
 ) -> dict[str, Any] | None:
+    if not worth_learning(state, entries):
+        return None
     signatures: list[str] = []
     seen: set[str] = set()
     for entry in entries:
         if entry.get("text") and entry.get("ident") not in seen:
             seen.add(entry.get("ident"))
-            signatures.append(redact(str(entry["text"]))[:4000])
+            signatures.append(decisive(redact(str(entry["text"])), ERROR_TEXT_MAX))
     if not signatures:
         return None
     first_ts = min(float(e.get("ts") or 0) for e in entries)
     resolved_ts = max(float(e.get("resolved_ts") or 0) for e in entries)
     resolving = (entries[-1].get("resolved_by") or {}) if entries else {}
-    files = files_touched(state, first_ts, resolved_ts, root)
-    text = _assistant_text_after(transcript, resolving.get("tool_use_id"))
-    if not text and isinstance(last_message, str):
-        text = last_message
+    files = files_touched(state, first_ts, resolved_ts, root if use_git else None)
+    text = explain(resolving.get("tool_use_id"))
     summary = summarize(text or "") or _fallback_summary(entries[-1], resolving, files)
     command = str(entries[-1].get("command") or "")
     return {
-        "session_id": str(payload.get("session_id") or state.get("session_id") or "")[:128] or None,
+        "session_id": session_id[:128] or None,
         "repo": _repo_name(root),
         "file_paths_touched": [redact(f) for f in files],
         "error_signatures": signatures[-MAX_SIGNATURES:],
         "resolution_summary": redact(summary)[:2000],
-        "ticket_id": ticket_from_branch(branch),
+        "ticket_id": redact(ticket) if (ticket := ticket_from_branch(branch)) else None,
         "task_type": task_type(branch, files, command),
         "confidence": CAPTURE_CONFIDENCE,
     }
+
+
+# commands that look at things rather than build, run or test them: their failure is an answer ("no such
+# file", "no match"), not an error someone fixes
+_PROBES = frozenset(
+    {
+        "ls", "cat", "head", "tail", "less", "grep", "egrep", "fgrep", "rg", "ag", "find", "fd", "test", "[",
+        "which", "type", "whereis", "stat", "file", "wc", "pwd", "echo", "printf", "diff", "cmp", "tree",
+        "du", "df", "ps", "pgrep", "sleep", "true", "false", "readlink", "realpath", "jq", "sort", "uniq",
+        "git status", "git diff", "git log", "git show", "git grep", "git rev-parse", "git branch",
+        "git ls-files", "git remote", "git config", "git stash", "git check-ignore", "git blame",
+    }
+)  # fmt: skip
+EXIT_CODE_LINE = re.compile(r"(?:Error: )?Exit code -?\d+")
+
+
+def worth_learning(state: dict[str, Any], entries: list[dict[str, Any]]) -> bool:
+    """Is a resolved group a fix worth keeping? Not when the command only looked at something (ls, grep,
+        git status), when the error said nothing beyond its exit code (grep finding no match), or when the same
+        command simply passed on a retry with nothing done in between (no edit, no command but looking around:
+    a flaky run, not a fix)."""
+    if str(entries[-1].get("family") or "") in _PROBES:
+        return False
+    if all(EXIT_CODE_LINE.fullmatch(str(e.get("text") or "").strip()) for e in entries):
+        return False
+    first_ts = min(float(e.get("ts") or 0) for e in entries)
+    resolved_ts = max(float(e.get("resolved_ts") or 0) for e in entries)
+    changes = [*state["files"], *(s for s in state["successes"] if s.get("family") not in _PROBES)]
+    return any(isinstance(r, dict) and first_ts < float(r.get("ts") or 0) < resolved_ts for r in changes)
 
 
 def _repo_name(root: str | None) -> str:
@@ -181,7 +247,9 @@ def ticket_from_branch(branch: str | None) -> str | None:
         ticket = match.group(1) if match.groups() else match.group(0)
         if pattern == DEFAULT_TICKET_PATTERN and ticket.split("-")[0].lower() in _NOT_PROJECT_KEYS:
             continue  # fix-42, release-3: branch words, not tracker keys
-        return ticket.upper()[:64] if re.fullmatch(r"[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        return (
+            ticket.upper()[:64] if re.fullmatch(r"(?<![A-Za-z0-9])[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        )
     return None
 
 
@@ -306,7 +374,7 @@ def _assistant_text_after(entries: list[dict[str, Any]], tool_use_id: str | None
 def summarize(text: str, max_sentences: int = 3) -> str:
     """2-3 sentences that say what was wrong and what fixed it, in the message's own order."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
-    text = re.sub(r"(?m)^\s*(?:#+|[-*+]|\d+\.)\s+", "", text)
+    text = re.sub(r"(?m)^[ \t]*(?:#+|[-*+]|\d+\.)[ \t]+", "", text)
     text = text.replace("**", "").replace("__", "")
     text = " ".join(text.split())
     if not text:

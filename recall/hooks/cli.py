@@ -86,12 +86,30 @@ def install_main(argv: list[str]) -> int:
         "Add recall's Claude Code hooks (auto-recall on failed tool calls, capture of resolved errors) to "
         "settings.json. Idempotent; other hooks and settings are kept.",
     )
-    return _change_settings(
+    args = parser.parse_args(argv)
+    code = _change_settings(
         "recall install",
-        parser.parse_args(argv),
+        args,
         "install",
         lambda count, path: f"recall hooks installed for {count} events in {path}",
     )
+    if code == 0:
+        _offer_import(args)
+    return code
+
+
+def _offer_import(args: argparse.Namespace) -> None:
+    """One line about the sessions already on disk and how to learn from them; never imports."""
+    from recall import repo
+    from recall.hooks.import_cli import install_offer
+
+    project = None if args.user else (args.dir or repo.toplevel(Path.cwd()) or Path.cwd())
+    try:
+        line = install_offer(Path(project).resolve() if project else None)
+    except OSError:
+        return
+    if line:
+        print(line)
 
 
 def uninstall_main(argv: list[str]) -> int:

@@ -34,9 +34,10 @@ _MULTI = {
     "tox", "nox", "mix", "swift", "rails",
 }  # fmt: skip
 _INTERPRETERS = {"python", "python3", "node", "ruby", "bash", "sh", "zsh", "perl", "php", "deno", "ts-node"}
-_PLUMBING = re.compile(r"\s*(?:\|\s*(?:tail|head|less|more|cat|tee|grep)\b[^|;&]*)+\s*$")
-_REDIRECT = re.compile(r"\s*\d?>&\d\s*|\s*2>\s*/dev/null\s*")
-_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_PLUMBING_STAGE = re.compile(r" ?(?:tail|head|less|more|cat|tee|grep)\b[^|;&]*")
+_REDIRECT = re.compile(r" ?\d?>&\d ?| ?2> ?/dev/null ?")
+_CD_PREFIX = re.compile(r"^ ?cd (?:\"[^\"]*\"|'[^']*'|\S+) ?(?:&&|;) ?")
+_SEPARATOR = re.compile(r"&&|\|\||;|\|")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _IDENT_FOLD = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{7,40}\b|\d+")
 
@@ -66,7 +67,8 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     if tool == "Bash":
         ev.command = _str(tool_input.get("command"))
     elif tool in FILE_TOOLS:
-        ev.file_path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
+        path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
+        ev.file_path = redact(path) if path else path  # the session file keeps it
     else:
         ev.command = _describe_input(tool, tool_input)
 
@@ -86,6 +88,12 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
         ev.command = redact(ev.command)
         ev.key, ev.family, ev.targets = command_identity(ev.command)
     return ev
+
+
+def learns_from_failure(ev: ToolEvent) -> bool:
+    """A failure recall records: not interrupted, with error text, and not a file tool's usage error
+    (`Edit`'s "string not found" is about using the tool, not about the code)."""
+    return ev.failed and not ev.interrupted and bool(ev.error_text) and ev.tool not in IGNORED_FAILURE_TOOLS
 
 
 def _str(value: object) -> str | None:
@@ -134,15 +142,22 @@ def clip(text: str, limit: int = ERROR_TEXT_MAX) -> str:
 def normalize_command(command: str) -> str:
     cmd = " ".join(command.split())
     cmd = _CD_PREFIX.sub("", cmd)
-    cmd = _PLUMBING.sub("", cmd)
+    cmd = _strip_plumbing(cmd)
     cmd = _REDIRECT.sub(" ", cmd)
     return " ".join(cmd.split())
+
+
+def _strip_plumbing(cmd: str) -> str:
+    """`cmd` without trailing `| tail`/`| grep x`/... stages (a loop, not one regex: linear time)."""
+    while (i := cmd.rfind("|")) > 0 and cmd[i - 1] != "|" and _PLUMBING_STAGE.fullmatch(cmd[i + 1 :]):
+        cmd = cmd[:i].rstrip()
+    return cmd
 
 
 def command_identity(command: str) -> tuple[str, str, list[str]]:
     """(key, family, targets) for a command line; see the module docstring."""
     key = normalize_command(command)
-    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", key, maxsplit=1)[0]
+    first = _SEPARATOR.split(key, maxsplit=1)[0].strip()
     try:
         words = shlex.split(first)
     except ValueError:

@@ -3,9 +3,11 @@
 - PostToolUseFailure (and PostToolUse carrying a failure): record the error, look up learnings, inject a
   few lines when a match clears the threshold and was not shown for this error in this session. If the
   same failure repeats after an injection, the injected learnings lose confidence.
-- PostToolUse (success): Bash runs may resolve recorded errors (and reward injected learnings); edits are
-  recorded as files touched. Skipped cheaply while the session has no open error.
-- Stop / SessionEnd: capture resolved errors as learnings. Never blocks (no `decision` in the output).
+- PostToolUse (success): Bash runs may resolve recorded errors (the injected learnings that helped are
+  rewarded at the next capture); edits are recorded as files touched. Skipped cheaply while the session has
+  no open error.
+- Stop / SessionEnd: capture resolved errors as learnings, apply due rewards. Never blocks (no `decision`
+  in the output).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from recall.redact import redact
 
 REWARD = 0.1
 PENALTY = -0.1
+REWARD_DUE = "reward_due"  # session key: injected learning ids that helped, rewarded at the next capture
 NO_SESSION = "no-session"
 
 
@@ -60,7 +63,7 @@ def on_tool(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dict[str, Any] | None:
-    if ev.interrupted or not ev.error_text or ev.tool in events.IGNORED_FAILURE_TOOLS:
+    if not events.learns_from_failure(ev) or not ev.error_text:
         return None
     sid, cwd = _session_id(payload), _cwd(payload)
     text = redact(ev.error_text)
@@ -124,15 +127,17 @@ def on_success(payload: dict[str, Any], ev: events.ToolEvent) -> None:
         isinstance(e, dict) and not e.get("resolved_ts") for e in current.get("errors", [])
     ):
         return  # nothing open to resolve: keep the hook on every tool call nearly free
-    reward: list[str] = []
     with session.update(sid, cwd) as st:
         if ev.tool in events.FILE_TOOLS:
             if ev.file_path:
                 state.add_file(st, ev.file_path, cwd)
         elif ev.command:
+            # the reward is applied with the capture that this resolution makes due (Stop): opening the
+            # store here would load pydantic on the tool call that resolves the error
             reward = _take_feedback(state.add_success(st, ev))
-    if reward:
-        _adjust(reward, REWARD, "PostToolUse")
+            if reward:
+                due = st.get(REWARD_DUE) if isinstance(st.get(REWARD_DUE), list) else []
+                st[REWARD_DUE] = list(dict.fromkeys(due + reward))
 
 
 def _adjust(ids: list[str], delta: float, event: str) -> None:
@@ -157,12 +162,16 @@ def on_stop(event: str, payload: dict[str, Any]) -> None:
     sid = _session_id(payload)
     if session.load(sid) is None:
         return
+    reward: list[str] = []
     try:
         with session.update(sid, _cwd(payload), lock_timeout_s=1.0) as st:
             learnings = capture.capture(st, payload)
             if learnings:
                 capture.store(learnings)  # inside the lock: marked captured only once stored
+            due = st.pop(REWARD_DUE, None)
+            reward = [str(i) for i in due] if isinstance(due, list) else []
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"capture skipped: {exc}")
-    if event == "SessionEnd":
-        session.prune()
+    if reward:
+        _adjust(reward, REWARD, event)
+    session.prune()  # the entry script starts Python at Stop/SessionEnd only when there is a capture

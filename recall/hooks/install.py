@@ -2,7 +2,10 @@
 
 Install is idempotent: recall's old entries are removed before the current ones are added, and every other
 hook, matcher group and setting is kept as it was. An entry is recall's when its command runs
-`recall hook <Event>` (or `python -m recall hook <Event>`, or the plugin's `recall-hook` wrapper).
+`recall hook <Event>` (or `python -m recall hook <Event>`, or the `recall-hook` entry script).
+
+The installed commands are the plugin's: `sh <package>/hooks/recall-hook <Event>`, the script that answers
+idle tool calls without starting Python, told which recall to run by `RECALL_BIN` (or `RECALL_PYTHON`).
 """
 
 from __future__ import annotations
@@ -10,20 +13,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
+import shlex
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-# event -> (matcher or None, timeout seconds, async); timeouts sit above the in-process deadlines
-# (runtime.py). Stop runs async: capture never holds the agent's next turn up.
-EVENTS: dict[str, tuple[str | None, int, bool]] = {
-    "PostToolUseFailure": ("*", 5, False),
-    "PostToolUse": ("Bash|Edit|Write|MultiEdit|NotebookEdit", 5, False),
-    "Stop": (None, 10, True),
-    "SessionEnd": (None, 10, False),
+# event -> (matcher or None, timeout seconds); timeouts sit above the in-process deadlines (runtime.py).
+# Every hook is synchronous: in headless `claude -p` an async Stop is killed when the process exits, before
+# it has started, and capture never happens (Claude Code 2.1.x).
+EVENTS: dict[str, tuple[str | None, int]] = {
+    "PostToolUseFailure": ("*", 5),
+    "PostToolUse": ("Bash|Edit|Write|MultiEdit|NotebookEdit", 5),
+    "Stop": (None, 10),
+    "SessionEnd": (None, 10),
 }
+ENTRY_SCRIPT = Path(__file__).with_name("recall-hook")
 _OURS = re.compile(
     r"(?:^|[\s/\"'])(?:recall(?:\.exe)?|-m recall|recall-hook)[\"']?\s+(?:hook\s+)?[A-Za-z]+\s*$"
 )
@@ -34,29 +39,28 @@ class SettingsError(Exception):
 
 
 def recall_command() -> str:
-    """The installed `recall` script of this interpreter by absolute path (a version-manager shim on PATH
-    can add half a second per hook), else `recall` on PATH, else this interpreter running the module."""
+    """The start of every installed hook command: which recall the entry script runs, then the script.
+
+    The installed `recall` script of this interpreter by absolute path (a version-manager shim on PATH can
+    add half a second per hook), else this interpreter running the module."""
     import sysconfig
 
     script = Path(sysconfig.get_path("scripts")) / ("recall.exe" if os.name == "nt" else "recall")
     if script.is_file() and os.access(script, os.X_OK):
-        return f'"{script}"'
-    if shutil.which("recall"):
-        return "recall"
-    return f'"{sys.executable}" -m recall'
+        runner = f"RECALL_BIN={shlex.quote(str(script))}"
+    else:
+        runner = f"RECALL_PYTHON={shlex.quote(sys.executable)}"
+    return f"{runner} sh {shlex.quote(str(ENTRY_SCRIPT))}"
 
 
 def hook_entries(command: str | None = None) -> dict[str, list[dict[str, Any]]]:
     base = command or recall_command()
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, (matcher, timeout, run_async) in EVENTS.items():
+    for event, (matcher, timeout) in EVENTS.items():
         group: dict[str, Any] = {}
         if matcher is not None:
             group["matcher"] = matcher
-        hook: dict[str, Any] = {"type": "command", "command": f"{base} hook {event}", "timeout": timeout}
-        if run_async:
-            hook["async"] = True
-        group["hooks"] = [hook]
+        group["hooks"] = [{"type": "command", "command": f"{base} {event}", "timeout": timeout}]
         out[event] = [group]
     return out
 

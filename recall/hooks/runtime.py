@@ -22,7 +22,7 @@ LOG_MAX_BYTES = 256 * 1024
 DEADLINES = {
     "PostToolUseFailure": 1.6,  # + process spawn and teardown on a loaded machine: under the 2 s cap
     "PostToolUse": 1.6,
-    "Stop": 8.0,  # runs async (hooks.json), so it never holds the agent up
+    "Stop": 2.5,  # synchronous (an async Stop dies with `claude -p`); runs only when there is a capture
     "SessionEnd": 2.5,
 }
 DEFAULT_DEADLINE = 1.0

@@ -9,8 +9,11 @@ from typing import Any
 from recall.hooks.events import ToolEvent, error_ident, resolves
 
 
-def add_error(state: dict[str, Any], ev: ToolEvent, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Append a failure; returns (the new entry, earlier unresolved entries of the same error)."""
+def add_error(
+    state: dict[str, Any], ev: ToolEvent, text: str, now: float | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Append a failure (at `now`, default the current time: a replayed transcript passes its own clock);
+    returns (the new entry, earlier unresolved entries of the same error)."""
     ident = error_ident(ev.key or ev.tool, text)
     earlier = [
         e
@@ -25,7 +28,7 @@ def add_error(state: dict[str, Any], ev: ToolEvent, text: str) -> tuple[dict[str
         "command": ev.command,
         "text": text,
         "ident": ident,
-        "ts": time.time(),
+        "ts": time.time() if now is None else now,
         "tool_use_id": ev.tool_use_id,
         "resolved_ts": None,
         "resolved_by": None,
@@ -36,9 +39,9 @@ def add_error(state: dict[str, Any], ev: ToolEvent, text: str) -> tuple[dict[str
     return entry, earlier
 
 
-def add_success(state: dict[str, Any], ev: ToolEvent) -> list[dict[str, Any]]:
+def add_success(state: dict[str, Any], ev: ToolEvent, now: float | None = None) -> list[dict[str, Any]]:
     """Append a successful command; mark and return the unresolved failures it resolves."""
-    now = time.time()
+    now = time.time() if now is None else now
     success = {
         "key": ev.key,
         "family": ev.family,
@@ -58,10 +61,15 @@ def add_success(state: dict[str, Any], ev: ToolEvent) -> list[dict[str, Any]]:
     return resolved
 
 
-def add_file(state: dict[str, Any], path: str, cwd: str | None) -> None:
+def add_file(state: dict[str, Any], path: str, cwd: str | None, now: float | None = None) -> None:
     rel = relative_path(path, state.get("repo_root") or cwd)
     if not any(isinstance(f, dict) and f.get("path") == rel for f in state["files"]):
-        state["files"].append({"path": rel, "ts": time.time()})
+        state["files"].append({"path": rel, "ts": time.time() if now is None else now})
+
+
+def has_open_error(state: dict[str, Any]) -> bool:
+    """Is any recorded error still unresolved? (Successes and edits are recorded only then.)"""
+    return any(isinstance(e, dict) and not e.get("resolved_ts") for e in state["errors"])
 
 
 def relative_path(path: str, root: str | None) -> str:

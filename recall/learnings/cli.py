@@ -13,16 +13,18 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from pydantic import ValidationError
 
+from recall.learnings.extract import decisive
 from recall.learnings.types import StoreError
 from recall.models import ERROR_TEXT_MAX, RESOLUTION_MAX, Learning, TaskType
 
 TASK_TYPES = [t.value for t in TaskType]
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """Input recall will not store; the message is the one line the user sees."""
 
 
@@ -36,14 +38,6 @@ def default_repo(cwd: Path | None = None) -> str:
 
     cwd = cwd or repo.current_dir()
     return repo.name(cwd, repo.toplevel(cwd))
-
-
-def _redactor():
-    try:
-        from recall.redact import redact
-    except ImportError:  # the hooks owner's module is optional here
-        return lambda text: text
-    return redact
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -67,27 +61,37 @@ def _open_store(home: str | None):
 
 
 def build_learning(data: dict[str, Any]) -> Learning:
-    """Validate a learning from user input, redacting its free text first. Raises _Refused."""
-    redact = _redactor()
+    """Validate a learning from user input, redacting every stored field. Raises Refused."""
     data = dict(data)
     sigs = data.get("error_signatures") or []
     if not isinstance(sigs, list) or not all(isinstance(s, str) for s in sigs):
-        raise _Refused("error_signatures: must be a list of strings")
-    for sig in sigs:
-        if len(sig) > ERROR_TEXT_MAX:
-            raise _Refused(f"error text is {len(sig)} characters; the limit is {ERROR_TEXT_MAX}")
+        raise Refused("error_signatures: must be a list of strings")
+    # a whole tool output or log is welcome: what is stored is its decisive part (at most the wire limit)
+    sigs = [sig if len(sig) <= ERROR_TEXT_MAX else decisive(sig, ERROR_TEXT_MAX) for sig in sigs]
     resolution = data.get("resolution_summary")
     if isinstance(resolution, str):
         if not resolution.strip():
-            raise _Refused("resolution_summary: must not be empty")
+            raise Refused("resolution_summary: must not be empty")
         if len(resolution) > RESOLUTION_MAX:
-            raise _Refused(f"resolution is {len(resolution)} characters; the limit is {RESOLUTION_MAX}")
-        data["resolution_summary"] = redact(resolution)
-    data["error_signatures"] = [redact(s) for s in sigs if s.strip()]
+            raise Refused(f"resolution is {len(resolution)} characters; the limit is {RESOLUTION_MAX}")
+    data["error_signatures"] = [s for s in sigs if s.strip()]
     try:
-        return Learning.model_validate(data)
+        learning = Learning.model_validate(data)
     except ValidationError as exc:
-        raise _Refused(_validation_message(exc)) from None
+        raise Refused(_validation_message(exc)) from None
+    from recall.redact import redact_learning
+
+    return redact_learning(learning)  # free text, file paths, ticket and session id
+
+
+def record(data: dict[str, Any], home: str | None = None) -> tuple[UUID, bool]:
+    """Store one learning the way `recall learn` does (validated, redacted): (id, merged into an existing
+    one). Raises Refused for input recall will not store, StoreError/ValueError when the store refuses."""
+    learning = build_learning(data)
+    if not learning.error_signatures:
+        raise Refused("error text must not be empty")
+    with _open_store(home) as store:
+        return store.add(learning)
 
 
 # --------------------------------------------------------------------------- recall learn
@@ -105,7 +109,8 @@ def _learn_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TEXT",
-        help=f"error text (repeatable; '-' reads stdin; at most {ERROR_TEXT_MAX} characters each)",
+        help=f"error text (repeatable; '-' reads stdin; longer than {ERROR_TEXT_MAX} characters, its decisive "
+        "error lines are kept)",
     )
     p.add_argument(
         "--resolution", metavar="TEXT", help=f"what fixed it (at most {RESOLUTION_MAX} characters)"
@@ -157,14 +162,8 @@ def learn_main(argv: list[str]) -> int:
         "confidence": args.confidence,
     }
     try:
-        learning = build_learning(data)
-        if not learning.error_signatures:
-            raise _Refused("error text must not be empty")
-        with _open_store(args.home) as store:
-            lid, merged = store.add(learning)
-    except _Refused as exc:
-        return _fail("learn", str(exc))
-    except (StoreError, ValueError) as exc:
+        lid, merged = record(data, args.home)
+    except (Refused, StoreError, ValueError) as exc:
         return _fail("learn", str(exc))
     print(lid)
     if merged:
@@ -196,13 +195,13 @@ def _import_jsonl(path: str, home: str | None) -> int:
                 try:
                     data = json.loads(line)
                     if not isinstance(data, dict):
-                        raise _Refused("expected a JSON object")
+                        raise Refused("expected a JSON object")
                     _, was_merged = store.add(build_learning(data))
                 except json.JSONDecodeError as exc:
                     failed += 1
                     print(f"recall learn: {path}:{n}: not JSON ({exc.msg})", file=sys.stderr)
                     continue
-                except (_Refused, ValueError) as exc:
+                except (Refused, ValueError) as exc:
                     failed += 1
                     print(f"recall learn: {path}:{n}: {exc}", file=sys.stderr)
                     continue

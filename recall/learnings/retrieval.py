@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 
 from recall.learnings import signatures as sigs
 from recall.learnings.types import Candidate, CandidateStore, SignatureRow
-from recall.models import LearningMatch, LearningRetrievalRequest, MatchType
+from recall.models import LearningMatch, LearningRetrievalRequest, MatchReason, MatchType
 
 FRESHNESS_RATE = 0.015
 CROSS_REPO_FACTOR = 0.9
@@ -49,6 +49,21 @@ GENERIC_OTHER_FRAME_FACTOR = 0.9
 # dense evidence is consulted only for lexical scores in this band (below: hopeless, above: decided)
 DENSE_BAND = (0.55, 0.97)
 DENSE_WEIGHT = 0.0  # 0 = dense off; set by the benchmark's finding, see docs/learnings.md
+# line matching: Tversky overlap, the side that says less (a cut or wrapped message) pays fully for what it
+# lacks, the longer side pays EXTRA_WEIGHT for what it adds (a wrapper's prefix, a newer tool's extra
+# clause); below MIN_CONTAINED_MASS of the shorter side, plain Dice
+EXTRA_WEIGHT = 0.4
+MIN_CONTAINED_MASS = 4.0
+# calibration: a raw line-level overlap of RAW_SAME_CAUSE (tuned on the tuning half of the real-world
+# corpus) is where "the same cause" starts; it maps to SAME_CAUSE, so the request's default threshold keeps
+# its meaning for pasted reports and tool output alike
+RAW_SAME_CAUSE = 0.78
+SAME_CAUSE = 0.85
+# lines that are not the error itself (hints, continuation, a second message) count at this weight
+SECONDARY_LINE_WEIGHT = 0.5
+# a learning of another repo is offered when it is this similar (and specific): another team's fix to the
+# same error is worth seeing; below it, only the requested repo's learnings are
+CROSS_REPO_MIN = 0.85
 
 _STOPWORDS = frozenset(
     [
@@ -84,6 +99,8 @@ _STOPWORDS = frozenset(
     ]
 )
 _QUOTED = re.compile(r"""'([^']{1,120})'|"([^"]{1,120})"|`([^`]{1,120})`|‘([^’]{1,120})’""")
+# errno-style and SCREAMING_SNAKE codes: EADDRINUSE, ERESOLVE, ER_NOT_SUPPORTED_AUTH_MODE (not DETAIL, HINT)
+_CODE_TOKEN = re.compile(r"^(?:E[A-Z]{3,}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$")
 _SPECIFIC_TOKEN = re.compile(r"^(?:[a-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z]\w*[a-z][A-Z]\w*|[a-z]{1,4}\d{3,5})$")
 
 
@@ -98,6 +115,11 @@ class Query:
     subjects: tuple[str, ...]
     generic: bool
     frame: str | None
+    lines: list[dict[str, float]] = field(default_factory=list)  # token weights per cause line
+    messages: list[dict[str, float]] = field(default_factory=list)  # the same, after the "Type: " prefixes
+    importance: list[float] = field(default_factory=list)  # 1 for an error line, less for the others
+    line_subjects: list[tuple[str, ...]] = field(default_factory=list)  # subjects per cause line
+    noise: bool = False  # no error line at all (fallback lines): never matched lexically
 
     @classmethod
     def from_text(cls, text: str) -> Query:
@@ -110,6 +132,7 @@ class Query:
         lines = normalized.split("\n")
         causes = [ln for ln in lines if ln and not ln.startswith("at ")]
         frames = [ln[3:] for ln in lines if ln.startswith("at ")]
+        noise = bool(causes) and all(c.startswith(sigs.FALLBACK) for c in causes)
         return cls(
             normalized=normalized,
             fingerprint=sigs.fingerprint_normalized(normalized),
@@ -118,10 +141,17 @@ class Query:
             subjects=_subjects(causes),
             generic=sigs.is_generic(causes),
             frame=frames[0] if frames else None,
+            lines=[_token_weights([_file_placeholders(c)]) for c in causes],
+            messages=[_token_weights([_file_placeholders(_message_part(c))]) for c in causes],
+            importance=[1.0 if _PRIMARY.match(c) else SECONDARY_LINE_WEIGHT for c in causes],
+            line_subjects=[_subjects([c]) for c in causes],
+            noise=noise,
         )
 
     def terms(self) -> list[str]:
-        """Search terms for the store's full-text index: heaviest first."""
+        """Search terms for the store's full-text index: heaviest first (none for a text without errors)."""
+        if self.noise:
+            return []
         ranked = sorted(self.weights, key=lambda t: -self.weights[t])
         return [t for t in ranked if not t.startswith("<") and t not in _STOPWORDS][:MAX_QUERY_TERMS]
 
@@ -132,7 +162,7 @@ def _token_weight(tok: str, raw: str) -> float:
         return 0.2
     if tok in _STOPWORDS or len(tok) == 1:
         return 0.3
-    if _SPECIFIC_TOKEN.match(raw) or raw.endswith(("Error", "Exception")):
+    if _SPECIFIC_TOKEN.match(raw) or raw.endswith(("Error", "Exception")) or _CODE_TOKEN.match(raw):
         return 2.0
     return 1.0
 
@@ -146,6 +176,40 @@ def _token_weights(causes: list[str]) -> dict[str, float]:
     return weights
 
 
+# a line that is an error itself: "XError: ...", "error: ...", "fatal: ...", "npm error code", TS2304, E0382
+_PRIMARY = re.compile(
+    r"^(?:npm error |gyp ERR! )?(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure)\b|(?:error|fatal|Error|ERROR|FATAL"
+    r"|panic|FAILED)\b|[A-Z]{1,4}\d{3,5}\b|E[A-Z]{3,}\b|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b)"
+)
+_TYPE_PREFIX = re.compile(r"^[^:'\"`(]{1,60}: ")
+
+
+def _message_part(line: str) -> str:
+    """'General error during analysis: Unsupported class...' -> 'Unsupported class...' (the message that
+    wrappers and tool versions put different prefixes in front of); a prefix with a code in it stays."""
+    m = _TYPE_PREFIX.match(line)
+    if not m or any(_CODE_TOKEN.match(t) for t in re.findall(r"\w+", m.group(0))):
+        return ""
+    return line[m.end() :]
+
+
+def _file_placeholders(line: str) -> str:
+    """Quoted file names ('README.md', 'index.js') are where an error happened, not what it is."""
+    return _QUOTED.sub(
+        lambda m: "'<file>'" if _FILE_NAME.match(next(g for g in m.groups() if g)) else m.group(0), line
+    )
+
+
+# a quoted file name is where the error happened, not what it is about ('README.md', 'index.js')
+_NAME_LIKE = re.compile(r"^[\w@/]+(?:[-.][\w]+)+$")  # analytics-client, settings.yaml, werkzeug.urls
+SHORT_LINE = 6  # content tokens: a line this short with one word swapped for another says another thing
+_FILE_NAME = re.compile(
+    r"^[\w.@+-]+\.(?:jsx?|tsx?|mjs|cjs|json|md|py|pyc|java|class|kt|rs|go|c|h|cc|cpp|hpp|txt|ya?ml|toml|cfg|ini"
+    r"|sh|rb|php|html?|css|vue|lock|gradle|xml|properties|log|csv|so|dll|exe)$"
+)
+# a quoted file name right after these words says where something happened ("watch 'index.js'")
+_AT_PLACE = re.compile(r"\b(?:watch|at|in|from|file)\s*$")
+_VALUE_SLOT = re.compile(r":\s+([A-Za-z_][\w.-]{1,60})\s*$")
 _SUBJECT_NAME = re.compile(r"(?<![\w<])(?:[A-Za-z]\w*(?:[-_.][A-Za-z0-9]\w*)+)(?![\w>])")
 
 
@@ -155,31 +219,124 @@ def _subjects(causes: list[str]) -> tuple[str, ...]:
     out: list[str] = []
     for line in causes:
         for m in _QUOTED.finditer(line):
-            value = next(g for g in m.groups() if g is not None).strip().lower()
-            if value and not value.startswith("<"):
+            value = next(g for g in m.groups() if g is not None).strip()  # case kept: 'Yaml' is not 'yaml'
+            if (
+                value
+                and "<" not in value
+                and not (_FILE_NAME.match(value) and _AT_PLACE.search(line[: m.start()]))
+            ):
                 out.append(value)
         bare = _QUOTED.sub(" ", line.split(": ", 1)[-1] if ": " in line else line)
         out.extend(
-            n.lower() for n in _SUBJECT_NAME.findall(bare) if not n.lower().startswith(("utf-", "e.g"))
+            n.lower()
+            for n in _SUBJECT_NAME.findall(bare)
+            if not n.lower().startswith(("utf-", "e.g")) and not _FILE_NAME.match(n)
         )
+        slot = _VALUE_SLOT.search(line)  # "no such table: orders": the word in the message's value slot
+        if slot:
+            out.append(slot.group(1))
     return tuple(dict.fromkeys(out))
 
 
-def lexical_similarity(q: Query, other: Query) -> float:
-    """Weighted Dice overlap of cause tokens, capped when the subjects differ (see the constants)."""
-    if not q.weights or not other.weights:
+def _overlap(a: dict[str, float], b: dict[str, float]) -> float:
+    """Weighted Dice of two token bags, or Tversky with the longer side's additions at EXTRA_WEIGHT (a
+    wrapped, cut or extended message) when the shorter one says enough on its own."""
+    shared = sum(min(w, b[t]) for t, w in a.items() if t in b)
+    ma, mb = sum(a.values()), sum(b.values())
+    if not ma + mb:
         return 0.0
+    dice = 2.0 * shared / (ma + mb)
+    small, big = min(ma, mb), max(ma, mb)
+    if small < MIN_CONTAINED_MASS:
+        return dice
+    return max(dice, shared / (small + EXTRA_WEIGHT * (big - shared)))
+
+
+def _line_similarity(q: Query, i: int, other: Query, j: int) -> float:
+    """Two cause lines compared whole, and their messages without the "Type: " prefixes (when both
+    messages say enough on their own)."""
+    full = _overlap(q.lines[i], other.lines[j])
+    qm, om = q.messages[i], other.messages[j]
+    if sum(qm.values()) < MIN_CONTAINED_MASS or sum(om.values()) < MIN_CONTAINED_MASS:
+        return full
+    return max(full, _overlap(qm, om))
+
+
+def _soft_line_dice(q: Query, other: Query) -> tuple[float, int, int]:
+    """Every cause line matched to its best counterpart on the other side, weighted by what the line says:
+    an extra line on one side (a hint, a second error) costs in proportion to its weight, not a whole
+    bag's worth. Returns the score and the best-matching pair of line indexes."""
+    pair = [[_line_similarity(q, i, other, j) for j in range(len(other.lines))] for i in range(len(q.lines))]
+    qm = [sum(a.values()) * k for a, k in zip(q.lines, q.importance, strict=True)]
+    om = [sum(b.values()) * k for b, k in zip(other.lines, other.importance, strict=True)]
+    total = sum(qm) + sum(om)
+    if not total:
+        return 0.0, -1, -1
+    got = sum(m * max(row) for m, row in zip(qm, pair, strict=True))
+    got += sum(m * max(pair[i][j] for i in range(len(q.lines))) for j, m in enumerate(om))
+    best = max((pair[i][j], i, j) for i in range(len(q.lines)) for j in range(len(other.lines)))
+    return got / total, best[1], best[2]
+
+
+def _coverage(q: Query, other: Query) -> float:
+    """How fully the side that says less is found in the other (a partial paste, or one with extra lines
+    of its own), once that side says enough; counted at CONTAINMENT_WEIGHT."""
+    small, big = (q, other) if sum(q.weights.values()) <= sum(other.weights.values()) else (other, q)
+    if sum(small.weights.values()) < MIN_CONTAINED_MASS:
+        return 0.0
+    mass = [sum(a.values()) * k for a, k in zip(small.lines, small.importance, strict=True)]
+    got = sum(
+        m * max(_line_similarity(small, i, big, j) for j in range(len(big.lines))) for i, m in enumerate(mass)
+    )
+    return got / sum(mass)
+
+
+def _content(a: dict[str, float]) -> set[str]:
+    return {t for t, w in a.items() if w >= 1.0 and not t.startswith("<")}
+
+
+def _short_and_different(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Short lines alike but for one word swapped ('no such table: orders' / '... users'); a rewording
+    (several words differ) is left to the overlap."""
+    ca, cb = _content(a), _content(b)
+    return min(len(ca), len(cb)) <= SHORT_LINE and len(ca - cb) == 1 and len(cb - ca) == 1
+
+
+def calibrate(raw: float) -> float:
+    """Raw overlap -> similarity: RAW_SAME_CAUSE maps to SAME_CAUSE, both ends stay put (monotonic)."""
+    if raw >= RAW_SAME_CAUSE:
+        return SAME_CAUSE + (1.0 - SAME_CAUSE) * (raw - RAW_SAME_CAUSE) / (1.0 - RAW_SAME_CAUSE)
+    return SAME_CAUSE * raw / RAW_SAME_CAUSE
+
+
+def lexical_similarity(q: Query, other: Query) -> float:
+    """Soft line-level Dice of the cause lines (at least the whole-bag Dice), capped when the subjects
+    differ (see the constants). A text without any error line matches nothing."""
+    return _lexical(q, other)[0]
+
+
+def _lexical(q: Query, other: Query) -> tuple[float, int, int]:
+    if q.noise or other.noise or not q.lines or not other.lines:
+        return 0.0, -1, -1
     shared = sum(min(w, other.weights[t]) for t, w in q.weights.items() if t in other.weights)
     total = sum(q.weights.values()) + sum(other.weights.values())
-    score = 2.0 * shared / total if total else 0.0
-    if q.subjects and other.subjects and q.subjects != other.subjects:
-        disjoint = not set(q.subjects) & set(other.subjects)
-        score = min(score, DISJOINT_SUBJECT_CAP if disjoint else DIFFERENT_SUBJECT_CAP)
-    elif bool(q.subjects) != bool(other.subjects):
+    bag = 2.0 * shared / total if total else 0.0
+    soft, qi, oi = _soft_line_dice(q, other)
+    score = calibrate(max(bag, soft, _coverage(q, other)))
+    # what the matched lines are about: another module, key, package or command is another problem
+    qt, ot = q.line_subjects[qi], other.line_subjects[oi]
+    qs, os_ = set(qt), set(ot)
+    if qs and os_ and not (qs <= os_ or os_ <= qs):
+        score = min(score, DISJOINT_SUBJECT_CAP if not qs & os_ else DIFFERENT_SUBJECT_CAP)
+    elif qs == os_ and qt != ot:  # the same names in another order: operands swapped
+        score = min(score, DIFFERENT_SUBJECT_CAP)
+    elif bool(qs) != bool(os_) and any(_NAME_LIKE.match(x) for x in qs | os_):
+        score = min(score, DIFFERENT_SUBJECT_CAP)  # one names a package or file, the other names none
+    elif _short_and_different(q.lines[qi], other.lines[oi]):
         score = min(score, DIFFERENT_SUBJECT_CAP)
     if q.generic and other.generic and q.frame and other.frame and q.frame != other.frame:
         score *= GENERIC_OTHER_FRAME_FACTOR
-    return score
+    return score, qi, oi
 
 
 # --------------------------------------------------------------------------- dense evidence (lazy)
@@ -239,6 +396,7 @@ class Scored:
     match_type: MatchType
     exact: bool = False
     evidence: dict[str, float] = field(default_factory=dict)
+    why: MatchReason | None = None
 
 
 def score_error(
@@ -252,16 +410,19 @@ def score_error(
     out = []
     undecided: list[tuple[Scored, SignatureRow]] = []
     for cand in candidates:
-        best: tuple[float, bool, SignatureRow | None] = (0.0, False, None)
+        best: tuple[float, bool, SignatureRow | None, int, int] = (0.0, False, None, -1, -1)
         for row in cand.signatures:
-            if row.fingerprint == q.fingerprint:
-                best = (1.0, True, row)
+            other = Query.from_normalized(row.normalized)
+            if row.fingerprint == q.fingerprint and not q.noise:
+                best = (1.0, True, row, 0, 0)
                 break
-            lex = lexical_similarity(q, Query.from_normalized(row.normalized))
+            lex, qi, oi = _lexical(q, other)
             if lex > best[0]:
-                best = (lex, False, row)
-        sim, exact, row = best
+                best = (lex, False, row, qi, oi)
+        sim, exact, row, qi, oi = best
         scored = Scored(cand, sim, MatchType.ERROR_SIGNATURE, exact, {"lexical": sim})
+        if row is not None and sim > 0:
+            scored.why = _reason(q, Query.from_normalized(row.normalized), qi, oi, exact)
         out.append(scored)
         if dense_weight > 0 and row is not None and not exact and DENSE_BAND[0] <= sim < DENSE_BAND[1]:
             undecided.append((scored, row))
@@ -271,6 +432,37 @@ def score_error(
             scored.evidence["dense"] = cos
             scored.similarity = (1 - dense_weight) * scored.similarity + dense_weight * cos
     return out
+
+
+_KIND = re.compile(
+    r"^(?:npm error )?(?:(?P<code>[A-Z]{1,4}\d{3,5}|E\d{4}|[A-Z][A-Z_]{3,}\b)|(?P<type>[A-Z]\w*(?:Error|Exception)"
+    r"|[a-z]+(?:\[[A-Z]?\d+\])?(?=:)))"
+)
+_CODE_ANYWHERE = re.compile(r"\b(?:TS|E|C)\d{4}\b|\b[A-Z][A-Z_]{5,}\b")
+
+
+def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> MatchReason:
+    """The components of the two errors that agree: kind (exception type or tool code), the matched line as
+    a template, the shared subjects, the shared innermost frame."""
+    q_line = [c for c in q.causes][qi] if 0 <= qi < len(q.causes) else (q.causes[0] if q.causes else "")
+    o_line = [c for c in other.causes][oi] if 0 <= oi < len(other.causes) else ""
+    template = o_line if exact or not q_line else q_line
+    kind = ""
+    m = _KIND.match(template)
+    if m:
+        kind = m.group("code") or m.group("type") or ""
+    if not kind:
+        code = _CODE_ANYWHERE.search(template)
+        kind = code.group(0) if code else ""
+    shared = [s for s in q.subjects if s in set(other.subjects)][:8]
+    frame = q.frame if q.frame and q.frame == other.frame else ""
+    return MatchReason.model_construct(
+        kind=kind[:200],
+        template=template[:400],
+        subjects=[s[:200] for s in shared],
+        frame=(frame or "")[:200],
+        exact=exact,
+    )
 
 
 def context_similarity(query_paths: Sequence[str], task_type: str | None, cand: Candidate) -> float:
@@ -350,7 +542,11 @@ def retrieve(
         )
         for s in score_error(store, q, cands, dense_weight=weight, dense=dense):
             same_repo = s.candidate.learning.repo == request.repo
-            if not same_repo and not (s.exact and not q.generic):
+            # another repo's learning: as similar as the threshold asks (and CROSS_REPO_MIN), and not a generic
+            # exception that only its own code raised (IndexError from another repo's module is no evidence)
+            if not same_repo and (
+                (q.generic and q.frame) or s.similarity < max(CROSS_REPO_MIN, request.min_similarity_error)
+            ):
                 continue
             if s.similarity >= request.min_similarity_error and s.similarity > 0:
                 error_hits.append(s)
@@ -402,6 +598,7 @@ def _to_match(s: Scored, repo: str, now: datetime) -> LearningMatch:
         age_days=age,
         created_at=learning.created_at,
         confidence=learning.confidence,
+        why=s.why,
     )
 
 

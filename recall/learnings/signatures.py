@@ -28,47 +28,11 @@ import hashlib
 import re
 from collections.abc import Callable
 
-NORMALIZER_VERSION = 3
+from recall.learnings.extract import WRAPPER_LINE, clean
+
+NORMALIZER_VERSION = 4
 MAX_CAUSE_LINES = 6
 MAX_LINE = 300
-
-# --------------------------------------------------------------------------- cleaning
-
-_ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>NOc]"
-)
-_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_LOG_PREFIXES = [
-    # 2026-11-29T21:03:11.1234567Z / 2026-11-29 21:03:11,123 (+ optional level / [pid])
-    re.compile(
-        r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*"
-        r"(?:\[?(?:pid[ =:]?)?\d+\]?\s*)?"
-        r"(?:\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?:?\s+)?"
-    ),
-    # syslog: Nov 29 21:03:11 host prog[1234]:
-    re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w./-]+(?:\[\d+\])?:\s?"),
-    # [21:03:11] / 21:03:11.123 at the start of a line
-    re.compile(r"^\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s+"),
-    # a bare level or [pid 1234] prefix left over
-    re.compile(r"^\[(?:pid[ =:]?)?\d+\]\s*"),
-]
-
-
-def _clean_line(line: str) -> str:
-    if "\r" in line:  # progress bars redraw with \r: keep what was last drawn
-        line = line.rstrip("\r").rsplit("\r", 1)[-1]
-    head = line[:1]
-    if head.isdigit() or head == "[" or (head.isupper() and line[3:4] == " "):  # cheap pre-check
-        for rx in _LOG_PREFIXES:
-            line = rx.sub("", line, count=1)
-    return line.rstrip()
-
-
-def clean(text: str) -> list[str]:
-    """Raw output -> lines without colour codes, control characters and log prefixes."""
-    text = _CTRL.sub("", _ANSI.sub("", text.replace("\r\n", "\n")))
-    return [_clean_line(line) for line in text.split("\n")]
-
 
 # --------------------------------------------------------------------------- folding instance values
 
@@ -82,8 +46,18 @@ _PROTECT = [
 ]
 # (pattern, placeholder, cheap pre-check: the pattern can only match if this returns True)
 _FOLDS: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"), "<url>", lambda s: "://" in s),
-    (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>", lambda s: "@" in s),
+    (
+        re.compile(r"(?<![a-z0-9+.-])([0-9+.-]*)\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+"),
+        r"\1<url>",
+        lambda s: "://" in s,
+    ),
+    # the run's leading punctuation is kept (group 1); the lookbehind tries each run once (linear time)
+    # an email needs a dotted domain ending in letters (`user@host.io`), so `pkg@1.2.3` stays a version
+    (
+        re.compile(r"(?<![\w.+-])([.+-]*)\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b"),
+        r"\1<email>",
+        lambda s: "@" in s,
+    ),
     (
         re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
         "<uuid>",
@@ -101,8 +75,10 @@ _FOLDS: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>", lambda s: ":" in s),
     (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"), "<ip>", lambda s: "." in s),
     (
-        re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|local|internal))(?::\d+)\b"),
-        "<host>",
+        re.compile(
+            r"(?<![\w.-])([.-]*)\b(?:localhost|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|local|internal))(?::\d+)\b"
+        ),
+        r"\1<host>",
         lambda s: ":" in s,
     ),
     (
@@ -117,7 +93,7 @@ _TEMP_NAMES = re.compile(
 )
 # a path: absolute, ~/ or ./ relative, drive letter, or word/word with at least one slash
 _PATH = re.compile(
-    r"(?<![\w<>/.:-])(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\\/])+([\w.@+-]+)(?![\w/\\])"
+    r"(?<![\w<>/.:@+\\-])(?:[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|[\\/])?(?:[\w.@+-]+[\\/])+([\w.@+-]+)(?![\w/\\])"
 )
 _ASSIGN_QUOTED = re.compile(r"""(=)\s?(['"])(?:(?!\2).){0,200}\2""")
 # unquoted values after `=` are folded when they carry digits (pid=42, --cov=main_68, ==2.1); bare words
@@ -127,6 +103,9 @@ _DATA_LITERAL = re.compile(
     r"((?:invalid literal for \w+\(\) with base \d+|could not convert string to \w+|"
     r"invalid decimal literal|Invalid isoformat string)):\s*(['\"]).*?\2"
 )
+_QUOTED_ROOT_DIR = re.compile(r"""(['"])/[\w.-]+/?\1""")
+_DOCKER_ENDPOINT = re.compile(r"\bendpoint [\w.-]+")
+_GO_PACKAGE = re.compile(r"providing package \S+ \(imported by \S+\)")
 _GIT_REMOTE = re.compile(r"(failed to push some refs to|repository|from|to) '[^']*[/:][^']*'")
 _HAS_DIGIT = re.compile(r"\d")
 _FLOAT = re.compile(r"(?<![\w<.])\d+\.\d+(?![\w>.])")
@@ -156,7 +135,12 @@ def fold(line: str) -> str:
     if "=" in line:
         line = _ASSIGN_QUOTED.sub(r"\1<value>", line)
         line = _ASSIGN_BARE.sub("=<value>", line)
+    if "providing package" in line:
+        line = _GO_PACKAGE.sub("providing package <pkg> (imported by <pkg>)", line)
+    if "endpoint " in line:
+        line = _DOCKER_ENDPOINT.sub("endpoint <name>", line)
     if "/" in line or "\\" in line:
+        line = _QUOTED_ROOT_DIR.sub(r"\1<dir>\1", line)
         line = _GIT_REMOTE.sub(r"\1 '<remote>'", line)
         line = _PATH.sub(_fold_path, line)
     line = _TEMP_NAMES.sub("<tmp>", line)
@@ -214,15 +198,44 @@ _PY_CHAIN = re.compile(
 )
 _LIBRARY_PATH = re.compile(r"site-packages|dist-packages|[\\/]lib[\\/]python\d|^<frozen |^<string>|importlib")
 _MSG_NOISE = re.compile(r"^(?:For further information visit|For more information|Traceback \(most recent)")
+# an exception named inside a sentence or a quote: 'I get "ImportError: cannot import name ..." when'
+_PY_EXC_IN = re.compile(
+    r"(?:(?<=[\s\"'`(*“‘])|^)(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault))"
+    r":\s?(?P<msg>.*)$"
+)
+_CODE_LINE = re.compile(r"^\s*(?:File |at |raise |\w+ = |[>~^])")
+_PYTEST_ASSERT = re.compile(r"^E\s+(?P<msg>assert\b.*)$")
+# the file an ImportError names at the end of its message: "(/venv/.../urls.py)"
+_TRAILING_PATH = re.compile(r"\s*\((?:[A-Za-z]:)?[^()\s]*[\\/][^()]*\)\.?\s*$|\s*\([^()\s\\/]+\.py\)\.?\s*$")
+_TRIPLE_DQ, _TRIPLE_SQ = '"' * 3, "'" * 3
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’"}
+
+
+def _embedded_exception(line: str) -> str | None:
+    """'... "KeyError: 'x'" ...' -> "KeyError: 'x'" (cut at the quote that opened it), for prose lines."""
+    if _CODE_LINE.match(line):
+        return None
+    m = _PY_EXC_IN.search(line[: MAX_LINE * 2])
+    if not m or not m.group("msg").strip():
+        return None
+    start = m.start("type")
+    opener = line[start - 1] if start else ""
+    msg = m.group("msg")
+    if opener in _QUOTES and _QUOTES[opener] in msg:
+        msg = msg[: msg.rindex(_QUOTES[opener])] if opener in "“‘" else msg.split(_QUOTES[opener])[0]
+    return f"{m.group('type')}: {msg.strip()}"
 
 
 def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
     """Exception lines (with up to two continuation lines each) and the innermost app module, if Python."""
     is_python = any(
         ln.startswith("Traceback (most recent call last)") or _PYTEST_LOC.match(ln.strip()) for ln in lines
-    ) or any(_PYTEST_FAILED.match(ln) or (_PY_EXC.match(ln) and "." in ln.split(":", 1)[0]) for ln in lines)
+    ) or any(
+        _PYTEST_FAILED.match(ln) or ((m := _PY_EXC.match(ln.strip())) and m.group("msg")) for ln in lines
+    )
     if not is_python:
-        return [], None
+        embedded = [e for ln in lines if (e := _embedded_exception(ln))]
+        return embedded[:MAX_CAUSE_LINES], None
     causes: list[str] = []
     summaries: list[str] = []  # pytest's one-line summaries: often cut to the terminal width
     frame: str | None = None
@@ -244,6 +257,11 @@ def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
         elif (exc := _PY_EXC.match(line)) and (not raw.startswith(" ") or line.startswith("E ")):
             causes.append(_exc_line(exc))
             causes.extend(_continuation(lines, i + 1))
+        elif assertion := _PYTEST_ASSERT.match(line):  # pytest's own explanation of a failed assert
+            causes.append("AssertionError: " + assertion.group("msg").strip())
+            causes.extend(_continuation(lines, i + 1))
+    if not causes:  # a traceback pasted inside sentences: the exception named in the prose
+        causes = [e for ln in lines if (e := _embedded_exception(ln))][:MAX_CAUSE_LINES]
     for summary in summaries:  # only when the E lines did not already say it
         cut = summary.removesuffix("...")
         if any(c.startswith(cut) or cut.startswith(c) for c in causes):
@@ -261,6 +279,7 @@ def _python_causes(lines: list[str]) -> tuple[list[str], str | None]:
 def _exc_line(m: re.Match[str]) -> str:
     exc_type = m.group("type").rsplit(".", 1)[-1]  # pytest, plain python and logs qualify differently
     msg = _DID_YOU_MEAN.sub("", (m.group("msg") or "").strip())
+    msg = _TRAILING_PATH.sub("", msg[: MAX_LINE * 2])
     return f"{exc_type}: {msg}" if msg else exc_type
 
 
@@ -279,6 +298,10 @@ def _continuation(lines: list[str], start: int) -> list[str]:
         else:
             break
         if not text or _PY_EXC.match(text) or _MSG_NOISE.match(text) or _PYTEST_LOC.match(text):
+            break
+        if text.startswith(("at ", "File ", "Traceback", _TRIPLE_DQ, _TRIPLE_SQ)) or _JS_FRAME.match(raw):
+            break
+        if not raw.startswith((" ", "\t", "E ")) and _PROSE.search(text):  # the reporter's own words
             break
         if _PY_WARNING.match(text):
             break
@@ -299,8 +322,8 @@ _ERRORISH = re.compile(
     r"(?i:\b(?:error|errors|fatal|failed|failure|panic(?:ked)?|exception|denied|not found|no such|undefined|"
     r"undeclared|cannot|can't|could not|couldn't|unable|refused|rejected|conflict|missing|invalid|"
     r"unrecognized|unknown|not a |timed out|timeout|not allowed|forbidden|unauthorized|mismatched|"
-    r"incompatible|has no attribute|is not|does not|did not|not supported|aborted|killed|segmentation)\b)"
-    r"|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
+    r"incompatible|has no attribute|is not|does not|did not|not supported|no longer supported|aborted|killed"
+    r"|segmentation)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
 )
 _NOISE = re.compile(
     r"(?i:^(?:hint|note|help|warning: \d+ warnings? emitted)\b)|^For more information|A complete log of this run|"
@@ -310,10 +333,13 @@ _NOISE = re.compile(
     r"^\s*requireStack|^npm (?:error|ERR!)\s*$|^npm (?:error|ERR!) (?:A complete log|Log files)|"
     r"^Compiling |^\s*Finished |^\s*Running |^Checked \d+ source|^Success: no issues|^\d+ (?:failed|passed|error)|"
     r"^(?:FAILED|PASSED|ERROR)(?: \S+::\S+)?\s*$|^In function|^In file included from|^compilation terminated|"
-    r"^rootdir: |^inifile: |^configfile: |^file \S+, line \d+$|^npm notice"
+    r"^rootdir: |^inifile: |^configfile: |^file \S+, line \d+$|^npm notice|^Emitted 'error' event"
+    r"|^-> \[Help|^To see the full stack trace|^Re-run Maven|^After correcting the problems|^\s*mvn <goals>"
+    r"|^ERROR in \S+$|^Try `|^For more information about the errors|^COMPILATION ERROR\s*:?$|(?<!\.)\.{5,} (?:SUCCESS|FAILURE|SKIPPED)"
 )
 _LOCATION_PREFIX = re.compile(
-    r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)\s*"
+    r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)"
+    r"(?:\s+-(?=\s))?\s*"
 )
 _MYPY_WRAPPED = re.compile(r": (?:error|note|warning): ")
 _MYPY_CODE_END = re.compile(r"\[[a-z]+(?:-[a-z]+)*\]\s*$")
@@ -321,8 +347,51 @@ _NPM_PREFIX = re.compile(r"^npm (?:error|ERR!|WARN|warn)(?=\s|$)")
 _JS_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<path>[^()\s]+?):\d+:\d+\)?$")
 
 
+# prose around a paste: first person, the question, "this error"
+_PROSE = re.compile(
+    r"\b(?:I|I'm|I've|I'd|[Mm]y|me|[Ww]e|[Oo]ur|[Aa]nyone|[Ss]omebody|[Tt]hanks|[Hh]ello|[Hh]i)\b"
+    r"|(?i:\b(?:this|the following|the same|same) (?:error|issue|problem|message)\b"
+    r"|^(?:how|what|why|when|can|could|does|is there)\b)"
+)
+# a tool's error message inside a sentence: cut the sentence off
+_ERROR_IN_PROSE = re.compile(r"(?<![\w-])(?:fatal|error|Error|ERROR|FATAL ERROR|remote)(?:\[\w+\])?: \S")
+_QUOTED_SEGMENTS = [re.compile(r"`([^`]{12,300})`"), re.compile(r"[\"“]([^\"”]{12,300})[\"”]")]
+_INTRO = re.compile(r"^\W*(?:\w+\W+){0,3}\w+\s*:\s*$")  # "Error thrown:", "Seeing errors with:"
+
+
+def _quoted_error(text: str) -> str | None:
+    for rx in _QUOTED_SEGMENTS:
+        for m in rx.finditer(text):
+            if _ERRORISH.search(m.group(1)) and not _PROSE.search(m.group(1)):
+                return m.group(1).strip()
+    return None
+
+
+def _from_prose(text: str) -> str | None:
+    """The tool message quoted or named inside a person's sentence, if any."""
+    quoted = _quoted_error(text)
+    if quoted:
+        return quoted
+    m = _ERROR_IN_PROSE.search(text)
+    if m and m.start() > 0:
+        return text[m.start() :].strip()
+    return None
+
+
 def _tool_causes(lines: list[str]) -> list[str]:
-    causes = []
+    """Error lines of any tool: prose and wrappers (`make: *** ... Error 1`) only when nothing else."""
+    found = _tool_lines(lines)
+    plain = [t for t, kind in found if kind == "plain"]
+    if plain:
+        return plain
+    quoted = [t for t, kind in found if kind == "quoted"]
+    return (
+        quoted or [t for t, kind in found if kind == "wrapper"] or [t for t, kind in found if kind == "prose"]
+    )
+
+
+def _tool_lines(lines: list[str]) -> list[tuple[str, str]]:
+    causes: list[tuple[str, str]] = []
     for text in _join_wrapped(lines):
         text = _LOCATION_PREFIX.sub("", text.strip())
         if text.startswith("E "):  # pytest's failure lines
@@ -334,9 +403,19 @@ def _tool_causes(lines: list[str]) -> list[str]:
             text = text[npm.end() :].strip()
             if not text or _NOISE.search(text) or not _ERRORISH.search(text):
                 continue
-            causes.append("npm error " + text)
+            causes.append(("npm error " + text, "wrapper" if WRAPPER_LINE.search(text) else "plain"))
         elif _ERRORISH.search(text):
-            causes.append(text)
+            if WRAPPER_LINE.search(text):
+                causes.append((text, "wrapper"))
+            elif _PROSE.search(text) or _INTRO.match(text):
+                inner = _from_prose(text)
+                causes.append((inner, "quoted") if inner else (text, "prose"))
+            else:
+                inner = _quoted_error(text)
+                if inner and not _ERRORISH.search(text.replace(inner, " ")):
+                    causes.append((inner, "plain"))
+                else:
+                    causes.append((text, "plain"))
     return causes
 
 
@@ -376,8 +455,8 @@ def _signature(text: str) -> tuple[list[str], str | None]:
     if not causes:
         causes = _tool_causes(lines)
     frame = frame or _js_frame(lines)
-    if not causes:  # nothing error-like: Sentry's fallback, the first two non-empty lines
-        causes = [ln.strip() for ln in lines if ln.strip()][:2]
+    if not causes:  # nothing error-like: the first two lines, marked: never matched on (boilerplate)
+        causes = [FALLBACK + ln.strip() for ln in lines if ln.strip()][:2]
     folded: list[str] = []
     for cause in causes:
         f = fold(cause)
@@ -386,6 +465,9 @@ def _signature(text: str) -> tuple[list[str], str | None]:
         if len(folded) == MAX_CAUSE_LINES:
             break
     return folded, (fold(frame) if frame else None)
+
+
+FALLBACK = "~ "  # prefix of cause lines taken without any error in the text (no similarity is computed)
 
 
 def normalize(text: str) -> str:

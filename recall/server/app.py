@@ -12,20 +12,20 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import anyio.to_thread
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, model_validator
 
 import recall
 from recall import federation
 from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 from recall.models import (
+    ERROR_TEXT_MAX,
     NOT_BLANK,
     FederationRequest,
     FederationResponse,
@@ -35,6 +35,7 @@ from recall.models import (
 )
 from recall.server.auth import Principal
 from recall.server.http import LEARNINGS_PATH, AccessLog, Guard
+from recall.server.scope import ScopeError, federation_repos
 from recall.server.store import LearningsBackend, StoreUnavailable
 
 log = logging.getLogger("recall.server")
@@ -51,6 +52,7 @@ class Settings:
     require_auth: bool = False
     max_body: int = MAX_BODY
     body_timeout: float = BODY_TIMEOUT
+    host: str = "127.0.0.1"  # the bound address: on loopback, /mcp accepts only loopback Host headers
 
 
 _NUMBER = (int, float)
@@ -88,7 +90,16 @@ def _strict_json_types(model: type[BaseModel]) -> Any:
 
 
 RetrievalBody = _strict_json_types(LearningRetrievalRequest)
-LearningBody = _strict_json_types(Learning)
+
+
+class LearningPaste(Learning):
+    """The body of POST /v1/learnings: a Learning whose error signatures may be whole tool outputs or logs
+    (up to the body limit); the stored learning keeps each one's decisive part, at most ERROR_TEXT_MAX."""
+
+    error_signatures: list[Annotated[str, Field(max_length=MAX_BODY)]] = Field(default_factory=list)
+
+
+LearningBody = _strict_json_types(LearningPaste)
 FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
 
 
@@ -102,11 +113,16 @@ class Problem(BaseModel):
 
 
 def create_app(settings: Settings) -> Any:
-    """The ASGI application: FastAPI wrapped in the guard (auth, body limits) and the access log."""
+    """The ASGI application: FastAPI and the MCP endpoint (`/mcp`), wrapped in the guard (auth, body
+    limits) and the access log."""
+    from recall.mcp.http import MCP_PATH, mount
+
+    mcp = mount(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with mcp.running:
+            yield
         # graceful shutdown (also in each --workers process): flush access counts, close the store
         await anyio.to_thread.run_sync(settings.backend.close)
 
@@ -120,13 +136,23 @@ def create_app(settings: Settings) -> Any:
     _install_error_handlers(app)
     _install_routes(app, settings)
     guarded = Guard(
-        app,
+        _by_path(app, MCP_PATH, mcp.app),
         principals=settings.principals,
         require_auth=settings.require_auth,
         max_body=settings.max_body,
         body_timeout=settings.body_timeout,
     )
     return AccessLog(guarded)
+
+
+def _by_path(app: Any, path: str, other: Any) -> Any:
+    """`other` answers `path` (and below it), `app` everything else."""
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        here = scope["type"] == "http" and (scope["path"] == path or scope["path"].startswith(path + "/"))
+        await (other if here else app)(scope, receive, send)
+
+    return dispatch
 
 
 # --------------------------------------------------------------------------- routes
@@ -170,8 +196,19 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         summary="Federation node: architecture and antipattern answers, routed by keyword",
     )
     async def federation_execute(body: FederationBody, request: Request) -> Response:
-        repos = _federation_repos(body.repo_path, settings.repos, _principal(request))
-        result = await federation.execute(body, repos=repos)
+        try:
+            repos = federation_repos(body.repo_path, settings.repos, _principal(request))
+        except ScopeError as exc:
+            raise HTTPException(exc.status, exc.detail) from exc
+        if not repos:
+            result = FederationResponse(
+                query=body.query,
+                results=[],
+                backends_queried=[],
+                error_message="this server has no repository to answer from (start it with --repo PATH)",
+            )
+        else:
+            result = await federation.execute(body, repos=repos)
         return Response(result.model_dump_json(), media_type="application/json")
 
     @app.post(
@@ -186,7 +223,8 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning_id, merged = await backend.add(_redacted(body))
+            learning = await anyio.to_thread.run_sync(_stored_form, body)  # CPU work off the event loop
+            learning_id, merged = await backend.add(learning)
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc
         written = LearningWritten(id=learning_id, merged=merged)
@@ -217,57 +255,26 @@ def _visible(result: LearningRetrievalResponse, principal: Principal) -> Learnin
     )
 
 
-def _federation_repos(
-    requested: str | None, configured: list[str], principal: Principal | None
-) -> list[str] | None:
-    """The repositories a federation request may look at, or 403. None = the node's own resolution.
+def _decisive_learning(body: Learning) -> Learning:
+    """The wire Learning of a pasted one: long error signatures cut to their decisive part."""
+    from recall.learnings.extract import decisive
 
-    A client sends its own checkout path; on a team server that path rarely exists, so a configured
-    repository with the same folder name stands in for it."""
-    if requested:
-        path = str(Path(requested).expanduser().resolve())
-        if configured:
-            path = _configured_match(path, configured) or ""
-            if not path:
-                raise HTTPException(
-                    403, f"forbidden: repo_path {requested!r} is not one of this server's repositories"
-                )
-        if principal and not principal.may_see_repo(path):
-            raise HTTPException(
-                403, f"forbidden: token '{principal.name}' may not read repo_path {requested!r}"
-            )
-        return [path]
-    if principal and not principal.unrestricted:
-        allowed = [r for r in configured if principal.may_see_repo(r)]
-        if not allowed:
-            raise HTTPException(
-                403, f"forbidden: token '{principal.name}' may not read any configured repository"
-            )
-        return allowed
-    return configured or None
+    data = body.model_dump()
+    data["error_signatures"] = [
+        s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
+    ]
+    return Learning.model_validate(data)
 
 
-def _configured_match(path: str, configured: list[str]) -> str | None:
-    for repo in configured:
-        if path == repo or path.startswith(repo.rstrip("/") + "/"):
-            return path
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return next((repo for repo in configured if repo.rstrip("/").rsplit("/", 1)[-1] == name), None)
+def _stored_form(body: Learning) -> Learning:
+    """What is stored of a posted learning: its decisive error text, every field redacted."""
+    return _redacted(_decisive_learning(body))
 
 
 def _redacted(learning: Learning) -> Learning:
-    try:
-        from recall.redact import redact
-    except ImportError:  # the hooks owner's module is the only redactor; without it, store as given
-        return learning
-    return learning.model_copy(
-        update={
-            "resolution_summary": redact(learning.resolution_summary),
-            "error_signatures": [redact(s) for s in learning.error_signatures],
-            "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
-            "ticket_id": redact(learning.ticket_id) if learning.ticket_id else None,
-        }
-    )
+    from recall.redact import redact_learning
+
+    return redact_learning(learning)
 
 
 # --------------------------------------------------------------------------- errors

@@ -44,11 +44,8 @@ class Principal:
         return scope in self.scopes
 
     def may_see_repo(self, repo: str) -> bool:
-        """`repo` is a repository name, or a path (its last component is the name)."""
-        if ALL_REPOS in self.repos:
-            return True
-        name = repo.rstrip("/").rsplit("/", 1)[-1]
-        return repo in self.repos or name in self.repos
+        """`repo` is a repository name, compared exactly (`B/A` is not `A`)."""
+        return ALL_REPOS in self.repos or repo in self.repos
 
     @property
     def unrestricted(self) -> bool:

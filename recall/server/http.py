@@ -25,12 +25,22 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LEARNINGS_PATH = "/v1/learnings"
+MCP_PATH = "/mcp"
 # (method, path) -> the scope a token needs; anything else (health, OpenAPI) is open
 ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("POST", DEFAULT_RETRIEVAL_PATH): "read",
     ("POST", DEFAULT_FEDERATION_PATH): "read",
     ("POST", LEARNINGS_PATH): "write",
 }
+# every request to /mcp needs a valid token; each MCP tool checks its own scope (recall.mcp.team)
+ANY_SCOPE = "any"
+
+
+def needed_scope(method: str, path: str) -> str | None:
+    if path == MCP_PATH or path.startswith(MCP_PATH + "/"):
+        return ANY_SCOPE
+    return ROUTE_SCOPES.get((method, path))
+
 
 access_log = logging.getLogger("recall.server.access")
 
@@ -116,7 +126,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        needed = ROUTE_SCOPES.get((scope["method"], scope["path"]))
+        needed = needed_scope(scope["method"], scope["path"])
         if needed and self.require_auth and not await self._authorize(scope, send, needed):
             return
         if scope["method"] in ("POST", "PUT", "PATCH"):
@@ -124,7 +134,7 @@ class Guard:
             if body is None:
                 return
             receive = _replay(body, receive)
-            if needed:
+            if needed and needed != ANY_SCOPE:
                 _as_json(scope)
         await self.app(scope, receive, send)
 
@@ -136,7 +146,7 @@ class Guard:
             await send_json(send, 401, f"unauthorized: {reason}", [(b"www-authenticate", b"Bearer")])
             return False
         scope.setdefault("state", {})["principal"] = principal
-        if not principal.may(needed):
+        if needed != ANY_SCOPE and not principal.may(needed):
             await send_json(send, 403, f"forbidden: token '{principal.name}' lacks the '{needed}' scope")
             return False
         return True

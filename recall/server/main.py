@@ -89,11 +89,26 @@ def _setup_logging(level: str) -> None:
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLogFormatter())
-    for name in ("recall.server", "recall.server.access", "uvicorn.error", "psycopg.pool"):
+    for name in ("recall.server", "recall.server.access", "uvicorn.error", "psycopg.pool", "mcp"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
         logger.setLevel(level.upper())
         logger.propagate = False
+    # the MCP SDK logs every stateless exchange at info ("Terminating session: None"): warnings only
+    logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
+
+
+def _repo_args(given: list[str]) -> list[str]:
+    """--repo, else RECALL_REPOS, else the git repository of the working folder, else none."""
+    from recall import repo
+
+    if given:
+        return given
+    env = [p for p in os.environ.get(federation.ENV_REPOS, "").split(os.pathsep) if p.strip()]
+    if env:
+        return env
+    top = repo.toplevel(repo.current_dir())
+    return [str(top)] if top else []
 
 
 def _fail(message: str) -> int:
@@ -109,9 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("--max-body must be at least 1024 bytes")
     if not 1 <= args.workers <= 64:
         return _fail(f"--workers must be 1–64, got {args.workers}")
-    for repo in args.repo:
-        if not Path(repo).expanduser().is_dir():
-            return _fail(f"--repo {repo}: not a directory")
+    from recall.server.scope import checked_repos
+
+    try:
+        args.repo = checked_repos(_repo_args(args.repo))
+    except ValueError as exc:
+        return _fail(str(exc))
 
     from recall.server.auth import TokenConfigError, load_principals
 
@@ -163,6 +181,7 @@ def _serve_workers(args: argparse.Namespace, principals: list) -> int:
             "max_body": args.max_body,
             "body_timeout": args.body_timeout,
             "log_level": args.log_level,
+            "host": args.host,
         }
     )
     log.info("starting", extra={"fields": {**_start_fields(args, principals), "workers": args.workers}})
@@ -189,17 +208,18 @@ def worker_app() -> Any:
     config = json.loads(os.environ[ENV_WORKER_CONFIG])
     _setup_logging(config["log_level"])
     warnings.filterwarnings("ignore", message=".*'alias' attribute.*", category=Warning)
-    federation.configure_repos(config["repos"])
+    repos: list[str] = config["repos"]  # checked by the main process
     principals = load_principals(Path(config["token_file"]) if config["token_file"] else None)
     backend = backend_from_env()
     atexit.register(backend.close)  # the app's lifespan closes it on shutdown; this covers a failed start
     settings = Settings(
         backend=backend,
-        repos=federation.configured_repos(),
+        repos=repos,
         principals=principals,
         require_auth=bool(principals),
         max_body=config["max_body"],
         body_timeout=config["body_timeout"],
+        host=config["host"],
     )
     return create_app(settings)
 
@@ -211,9 +231,7 @@ def _start_fields(args: argparse.Namespace, principals: list, store: str | None 
         "store": store or ("postgresql" if os.environ.get(ENV_DATABASE_URL) else "sqlite"),
         "auth": "bearer" if principals else "none (loopback)",
         "tokens": [p.name for p in principals],
-        "repos": federation.configured_repos()
-        if not args.repo
-        else [str(Path(r).resolve()) for r in args.repo],
+        "repos": args.repo,
     }
 
 
@@ -239,18 +257,18 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
     from recall.server.app import Settings, create_app
     from recall.server.store import StoreUnavailable, backend_from_env
 
-    federation.configure_repos(args.repo)
     try:
         backend = backend_from_env()
     except StoreUnavailable as exc:
         return _fail(str(exc))
     settings = Settings(
         backend=backend,
-        repos=federation.configured_repos(),
+        repos=args.repo,
         principals=principals,
         require_auth=bool(principals),
         max_body=args.max_body,
         body_timeout=args.body_timeout,
+        host=args.host,
     )
     config = _uvicorn_config(create_app(settings), args)
     server = _GracefulServer(config)

@@ -6,9 +6,11 @@ only in the store underneath. Store calls are blocking, so they run in worker th
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
+import time
 from collections import Counter
 from typing import Any, Protocol
 from uuid import UUID
@@ -95,6 +97,38 @@ def answer(
     return response
 
 
+_PROBE = LearningRetrievalRequest(
+    repo="recall-health-probe",
+    error_text="HealthProbeError: store self-check",
+    file_paths=["health/probe.py"],
+)
+
+
+INTEGRITY_INTERVAL = 10.0
+
+
+def quick_check(path: Any) -> str | None:
+    """SQLite's own consistency check of the file (read-only connection); None when it is sound."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as conn:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    except sqlite3.Error:  # locked, unreadable right now: not a verdict on the file
+        return None
+    return None if rows == ["ok"] else "; ".join(rows)[:300]
+
+
+def _probe(store: Any) -> int:
+    from recall.learnings import answer as node_answer
+
+    count = store.count()
+    node_answer(store, _PROBE, record_access=False)
+    return count
+
+
 class SqliteBackend:
     """The embedded store under $RECALL_HOME, shared by every request of this process."""
 
@@ -108,22 +142,51 @@ class SqliteBackend:
         except _store_errors() as exc:
             raise StoreUnavailable(str(exc)) from exc
         self.access = AccessRecorder(self.store)
+        self.broken: str | None = None  # a corrupt file does not heal: /health stays 503 once seen
+        self._checked_at = 0.0
+        self._checking = threading.Lock()
 
     async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
-        try:
-            return await anyio.to_thread.run_sync(answer, self.store, request, self.access)
-        except _store_errors() as exc:
-            raise StoreUnavailable(str(exc)) from exc
+        return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
-        try:
-            return await anyio.to_thread.run_sync(self.store.add, learning)
-        except _store_errors() as exc:
-            raise StoreUnavailable(str(exc)) from exc
+        return await self._call(self.store.add, learning)
 
     async def health(self) -> dict[str, Any]:
-        count = await anyio.to_thread.run_sync(self.store.count)
+        """Ok only when the store really answers: a count and a retrieval (full-text index, candidate rows)
+        through the same code as requests; a count alone reads pages a corrupt file may still have intact."""
+        self._check_integrity_soon()
+        if self.broken:
+            raise StoreUnavailable(self.broken)
+        count = await self._call(_probe, self.store)
         return {"store": self.name, "path": str(self.store.path), "learnings": count}
+
+    def _check_integrity_soon(self) -> None:
+        """`PRAGMA quick_check` in a background thread at most every INTEGRITY_INTERVAL seconds (it reads the
+        whole file: never on the request path); a failure marks the store broken."""
+        if time.monotonic() - self._checked_at < INTEGRITY_INTERVAL or not self._checking.acquire(
+            blocking=False
+        ):
+            return
+        self._checked_at = time.monotonic()
+
+        def check() -> None:
+            try:
+                problem = quick_check(self.store.path)
+                if problem:
+                    self.broken = f"learnings store {self.store.path} is corrupt ({problem}); move it aside"
+            finally:
+                self._checking.release()
+
+        threading.Thread(target=check, name="recall-integrity-check", daemon=True).start()
+
+    async def _call(self, func: Any, *args: Any) -> Any:
+        try:
+            return await anyio.to_thread.run_sync(func, *args)
+        except _store_errors() as exc:
+            if "corrupt" in str(exc):
+                self.broken = str(exc)
+            raise StoreUnavailable(str(exc)) from exc
 
     def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
         if not getattr(self, "closed", False):

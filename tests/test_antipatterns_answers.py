@@ -1,0 +1,244 @@
+"""What the user sees through the real CLI: every detection of a change, and questions written as code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from recall.antipatterns import query
+from recall.antipatterns.snippet import code_in
+
+# twelve findings of twelve kinds, added by one change to a committed file
+RISKY_CHANGE = textwrap.dedent(
+    """\
+    import hashlib
+    import os
+    import pickle
+    import subprocess
+    import tarfile
+
+    import requests
+    import yaml
+
+    API_TOKEN = "tok-9f8e7d6c5b4a3f2e1d"
+
+
+    def handler(cmd, blob, path, url, tags=[]):
+        tags.append(cmd)
+        subprocess.run(cmd, shell=True)
+        data = pickle.loads(blob)
+        cfg = yaml.load(blob)
+        requests.get(url)
+        os.chmod(path, 0o777)
+        tarfile.open(path).extractall("/srv")
+        digest = hashlib.md5(blob).hexdigest()
+        eval(cmd)
+        try:
+            notify(url, tags)
+        except:
+            pass
+        return data, cfg, digest
+    """
+)
+EXPECTED_KINDS = {
+    "hardcoded-secret",
+    "py-mutable-default-arg",
+    "py-subprocess-shell-true",
+    "py-pickle-untrusted",
+    "py-yaml-unsafe-load",
+    "py-request-without-timeout",
+    "py-world-writable-permissions",
+    "py-tarfile-unsafe-extract",
+    "py-weak-hash",
+    "py-eval-dynamic",
+    "py-bare-except",
+    "py-broad-except-swallow",
+}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def changed_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "service.py").write_text("def handler():\n    return None\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    (repo / "service.py").write_text(RISKY_CHANGE)  # the working tree's change
+    return repo
+
+
+def recall(recall_cmd: list[str], env: dict[str, str], cwd: Path, *args: str) -> str:
+    proc = subprocess.run(
+        [*recall_cmd, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**env, "RECALL_FEDERATION_DEADLINE": "90"},  # latency lives in bench/, not in a flaky test
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc.stdout
+
+
+def test_engine_finds_the_twelve_kinds_of_the_change(changed_repo: Path) -> None:
+    results = query("what is risky in my change?", str(changed_repo))
+    found = [r.model_extra for r in results if (r.model_extra or {}).get("match_kind") == "detection"]
+    assert {f["antipattern_id"] for f in found} == EXPECTED_KINDS
+    assert {f["detections_total"] for f in found} == {12}
+    ranks = [{"critical": 0, "high": 1, "medium": 2, "low": 3}[f["severity"]] for f in found]
+    assert ranks == sorted(ranks), "worst first"
+
+
+def test_cli_shows_every_detection_of_a_change_and_json_carries_them_all(
+    changed_repo: Path, recall_cmd: list[str], subprocess_env: dict[str, str]
+) -> None:
+    out = recall(
+        recall_cmd, subprocess_env, changed_repo, "--scope", "antipatterns", "what is risky in my change?"
+    )
+    assert out.count("Detected pattern:") == 12
+    assert "12 detections in the code, all shown, worst first" in out
+    assert "in service.py:" in out
+    assert "CWE-78" in out  # bandit's CWE for shell=True
+
+    raw = recall(
+        recall_cmd,
+        subprocess_env,
+        changed_repo,
+        "--scope",
+        "antipatterns",
+        "--format",
+        "json",
+        "what is risky in my change?",
+    )
+    results = json.loads(raw)["federation"]["response"]["results"]
+    detections = [r for r in results if r.get("match_kind") == "detection"]
+    assert {r["antipattern_id"] for r in detections} == EXPECTED_KINDS
+    shell = next(r for r in detections if r["antipattern_id"] == "py-subprocess-shell-true")
+    assert (shell["file"], shell["line"], shell["checks"], shell["cwe"]) == (
+        "service.py",
+        15,
+        ["B602"],
+        ["CWE-78"],
+    )
+
+
+def test_cli_names_the_mutable_default_first_for_a_question_written_as_code(
+    tmp_path: Path, recall_cmd: list[str], subprocess_env: dict[str, str]
+) -> None:
+    out = recall(recall_cmd, subprocess_env, tmp_path, "--scope", "antipatterns", "def f(x, acc=[]): ...")
+    first = out.split("### [Antipatterns] Result 1", 1)[1].split("###", 1)[0]
+    assert "Detected pattern: Mutable default argument" in first
+    assert "the code in the question" in first
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("def f(x, acc=[]): acc.append(x); return acc", "py-mutable-default-arg"),
+        ("ctx = ssl._create_unverified_context()", "tls-verification-disabled"),
+        ("jwt.decode(token, options={'verify_signature': False})", "py-jwt-verification-disabled"),
+        ("exec(code_from_user)", "py-eval-dynamic"),
+        ("is `yaml.load(f)` safe?", "py-yaml-unsafe-load"),
+        ("el.innerHTML = `<b>${name}</b>`;", "js-innerhtml-dynamic"),
+    ],
+)
+def test_code_in_the_question_is_checked_and_ranks_first(
+    tmp_path: Path, question: str, expected: str
+) -> None:
+    top = query(question, str(tmp_path))[0].model_extra or {}
+    assert (top["antipattern_id"], top["match_kind"], top["from_question"]) == (expected, "detection", True)
+
+
+@pytest.mark.parametrize(
+    "prose", ["requests.get in async handler", "what is risky in my change?", "retry loop", "not found"]
+)
+def test_questions_in_words_are_not_code(prose: str) -> None:
+    assert code_in(prose) is None
+
+
+def test_pickle_round_trip_is_not_untrusted_data(tmp_path: Path) -> None:
+    from recall.antipatterns.catalog import load_catalog
+    from recall.antipatterns.source import ScanContext
+
+    det = load_catalog().entries["py-pickle-untrusted"].detectors[0]
+    code = "import pickle\n\ncopy = pickle.loads(pickle.dumps(obj))\nother = pickle.loads(blob)\n"
+    assert [h.line for h in det.find(ScanContext(code, "python"))] == [4]
+
+
+def _found(code: str) -> dict[str, list[int]]:
+    from recall.antipatterns.catalog import load_catalog
+    from recall.antipatterns.scan import detect
+    from recall.antipatterns.source import ScanContext
+
+    hits = detect(load_catalog(), ScanContext(textwrap.dedent(code), "python", "app.py"), [])
+    return {entry: [h.line for h in found] for entry, found in hits.items()}
+
+
+def test_sql_checks_read_only_sql_that_runs_and_carries_values() -> None:
+    found = _found(
+        """\
+        print("delete from the cache as the first argument")
+        log.info("update the set of " + name)
+        cur.execute(f"DELETE FROM edges WHERE src IN ({marks})", ids)
+        cur.execute(f"SELECT a FROM orders WHERE id = {order_id}")
+        cur.execute("DELETE FROM sessions")
+        """
+    )
+    assert found.get("sql-string-formatting") == [4]
+    assert found.get("sql-update-delete-without-where") == [5]
+
+
+def test_deliberate_swallows_and_reexport_facades_are_not_alarms() -> None:
+    found = _found(
+        """\
+        def close(sock, path):
+            try:
+                sock.close()
+            except Exception:
+                pass
+            try:
+                parse(path)
+            except Exception:  # malformed files are skipped on purpose
+                pass
+            try:
+                load(path)
+            except Exception:
+                pass
+        """
+    )
+    assert found == {"py-broad-except-swallow": [12]}
+    assert _found('"""Public names."""\nfrom .models import *\n\n__all__ = ["Order"]\n') == {}
+    assert _found("from .models import *\n\ndef f():\n    pass\n") == {"py-wildcard-import": [1]}
+
+
+def test_mutable_default_needs_a_mutation_or_a_leak() -> None:
+    found = _found(
+        """\
+        def read_only(names=["a", "b"]):
+            return [n.upper() for n in names]
+
+        def rebound(attrs=[]):
+            attrs = set(attrs)
+            attrs -= {"x"}
+
+        def leaks(acc=[]):
+            acc.append(1)
+            return acc
+        """
+    )
+    assert found == {"py-mutable-default-arg": [8]}

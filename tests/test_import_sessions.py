@@ -1,0 +1,494 @@
+"""`recall import-sessions` end to end: real `python -m recall` processes reading transcripts written in the
+Claude Code client's layout, a real SQLite store, and the hooks' own processes where the two meet."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, PLANTED_PASSWORD, PLANTED_SECRET, Session, all_learnings
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from scripted_claude import claude_binary, run_claude, scripted_api  # noqa: E402
+from transcript_writer import TranscriptWriter  # noqa: E402
+
+PYTEST = "python -m pytest tests/test_app.py -q"
+AWS_KEY = "AKIAZ7Q4EXAMPLEKEY42"
+
+
+@pytest.fixture
+def claude_dir(tmp_path: Path) -> Path:
+    return tmp_path / "claude-config"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "work" / "shop-api"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+@pytest.fixture
+def env(isolated_recall_env: Path, claude_dir: Path) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if k not in ("RECALL_SERVER_URL", "CLAUDE_CONFIG_DIR")}
+    return out | {"RECALL_HOME": str(isolated_recall_env), "CLAUDE_CONFIG_DIR": str(claude_dir)}
+
+
+def folder_of(claude_dir: Path, cwd: Path) -> Path:
+    return claude_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "recall", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def fix_episode(
+    w: TranscriptWriter,
+    command: str = PYTEST,
+    error: str = ERROR_TEXT,
+    words: str = FIX_MESSAGE,
+    path: str = "src/app/client.py",
+) -> None:
+    """failure -> look -> edit -> the same command passes -> the agent says what it did."""
+    w.prompt("the tests fail, please fix them")
+    w.bash(command, error, exit_code=1)
+    w.read(path, "import requests_oauth\n")
+    w.edit(path, "requests_oauth", "requests_oauthlib")
+    w.bash(command + " 2>&1 | tail -n 20", "1 passed in 0.02s")
+    w.say(words, thinking="The import is wrong.")
+
+
+# ---------------------------------------------------------------------- the done-means path
+
+
+def test_import_then_the_fix_is_found_from_another_checkout(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "0b6f-session.jsonl", "0b6f0000-1111", str(project), "fix/ABC-123-oauth")
+    w.noise()
+    fix_episode(w)
+    w.noise()
+    w.save()
+
+    out = run(["import-sessions"], env, project)
+    assert out.returncode == 0, out.stderr
+    assert "1 session(s) read" in out.stdout and "1 learning(s) stored" in out.stdout
+
+    [learning] = all_learnings(isolated_recall_env)
+    assert learning.session_id == "0b6f0000-1111"
+    assert learning.repo == "shop-api"
+    assert learning.file_paths_touched == ["src/app/client.py"]
+    assert learning.ticket_id == "ABC-123"  # the branch the session was on, from the transcript
+    assert learning.task_type == "bug_fix"
+    assert "requests-oauthlib" in learning.resolution_summary
+    assert "No module named 'requests_oauth'" in learning.error_signatures[0]
+    assert learning.created_at.year == 2026 and learning.created_at.month == 11  # when it happened
+
+    other = tmp_path / "elsewhere" / "shop-api"  # another clone of the same repository
+    (other / ".git").mkdir(parents=True)
+    query = run(["--scope", "learnings", ERROR_TEXT], env, other)  # the same error, met again there
+    assert query.returncode == 0, query.stderr
+    assert "requests_oauthlib" in query.stdout and "ABC-123" in query.stdout
+
+
+def test_no_secret_from_a_transcript_is_stored(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "s.jsonl", "sec-1", str(project), "main")
+    command = f"AWS_ACCESS_KEY_ID={AWS_KEY} GITHUB_TOKEN={PLANTED_SECRET} {PYTEST}"
+    words = (
+        f"The token {PLANTED_SECRET} was fine; the failure came from the wrong import, so I changed it to "
+        f"requests_oauthlib and set DATABASE_URL=postgresql://app:{PLANTED_PASSWORD}@db:5432/app."
+    )
+    fix_episode(w, command=command, words=words)
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    [learning] = all_learnings(isolated_recall_env)
+    raw = b"".join(p.read_bytes() for p in isolated_recall_env.rglob("*") if p.is_file())
+    for secret in (PLANTED_SECRET, PLANTED_PASSWORD, AWS_KEY):
+        assert secret.encode() not in raw
+        assert secret not in learning.model_dump_json()
+    assert "<redacted:github_token>" in learning.error_signatures[0]
+    assert "<redacted:" in learning.resolution_summary
+
+
+def test_importing_twice_and_after_the_hooks_adds_nothing(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    # the hooks watched this session live and captured its fix
+    live = Session("live-1", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live.bash_fails(f"cd {project} && {PYTEST}", ERROR_TEXT)
+    live.edit("src/app/client.py")
+    live.bash_ok(f"cd {project} && {PYTEST}")
+    live.say(FIX_MESSAGE)
+    assert live.stop("Done.").returncode == 0
+    assert len(all_learnings(isolated_recall_env)) == 1
+    # the client's own transcript of that session, and of a second one the hooks did not see
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "live-1.jsonl", "live-1", str(project), "main")
+    fix_episode(w, command=f"cd {project} && {PYTEST}")
+    w.save()
+    w2 = TranscriptWriter(folder / "old-2.jsonl", "old-2", str(project), "main")
+    fix_episode(
+        w2, command="npm test", error="Error: Cannot find module 'left-pad'\nRequire stack:\n- /app/index.js"
+    )
+    w2.save()
+
+    first = run(["import-sessions"], env, project)
+    assert "1 learning(s) stored" in first.stdout and "1 already known" in first.stdout, first.stdout
+    assert len(all_learnings(isolated_recall_env)) == 2
+    again = run(["import-sessions"], env, project)
+    assert "0 learning(s) stored" in again.stdout and "2 already known" in again.stdout, again.stdout
+    assert len(all_learnings(isolated_recall_env)) == 2
+
+
+# ---------------------------------------------------------------------- what real transcripts hold
+
+
+def test_subagents_sidechains_compaction_and_split_replies(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "main-1.jsonl", "main-1", str(project), "main")
+    w.prompt("migrate the settings loader")
+    w.bash("cargo build", "error[E0425]: cannot find value `confg` in this scope\n --> src/main.rs:4:13", 1)
+    w.edit("src/main.rs", "confg", "config")
+    w.compact("This session is being continued from a previous conversation. The build failed on a typo.")
+    copied = list(w.lines)  # the second /compact bug: earlier entries appended again, same uuids
+    w.bash("cargo build", "   Compiling app v0.1.0\n    Finished dev profile")
+    # one reply over three lines with the same message id: thinking, then text in two blocks
+    w.reply(
+        {"type": "thinking", "thinking": "done", "signature": "c2ln"},
+        {"type": "text", "text": "The build broke because src/main.rs used `confg`, a misspelt variable."},
+        {"type": "text", "text": "I renamed it to `config`, so cargo build passes now."},
+    )
+    for line in copied[1:]:
+        w.raw(line)
+    w.save()
+    # a subagent of that session, in its own file (newer clients)
+    sub = TranscriptWriter(
+        folder / "main-1" / "subagents" / "agent-a1.jsonl",
+        "main-1",
+        str(project),
+        sidechain=True,
+        agent_id="a1",
+    )
+    error = "src/app/views.py:3:1: F401 [*] `os` imported but unused\nFound 1 error."
+    words = "Ruff failed on an unused `os` import in views.py; I removed the import and ruff passes."
+    fix_episode(sub, command="ruff check src", error=error, words=words, path="src/app/views.py")
+    sub.save()
+
+    out = run(["import-sessions"], env, project)
+    assert out.returncode == 0 and "1 session(s) read (2 transcript files" in out.stdout, out.stdout
+    learnings = {lr.error_signatures[0].splitlines()[1][:12]: lr for lr in all_learnings(isolated_recall_env)}
+    assert set(learnings) == {"error[E0425]", "src/app/view"}
+    cargo = learnings["error[E0425]"]
+    assert "misspelt" in cargo.resolution_summary and "renamed it to `config`" in cargo.resolution_summary
+    assert cargo.file_paths_touched == ["src/main.rs"]
+    assert learnings["src/app/view"].session_id == "main-1"
+
+
+def test_each_turn_is_captured_on_its_own(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """The Stop hook captures at every turn's end: two fixes of the same command in two turns are two
+    learnings, each with its own explanation."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "t.jsonl", "turns-1", str(project))
+    fix_episode(
+        w, command="pytest -q", error="E   AssertionError: assert 3 == 4\nFAILED tests/test_a.py::test_sum"
+    )
+    error = "E   ValueError: month must be in 1..12\nFAILED tests/test_b.py::test_date"
+    words = "The date test failed because dates.py built a month 13; I fixed the month to 12."
+    fix_episode(w, command="pytest -q", error=error, words=words, path="src/dates.py")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    learnings = all_learnings(isolated_recall_env)
+    assert len(learnings) == 2
+    by_error = {("month" in lr.error_signatures[0]): lr for lr in learnings}
+    assert "month 13" in by_error[True].resolution_summary
+    assert by_error[True].file_paths_touched == ["src/dates.py"]
+
+
+def test_what_is_not_a_fix_is_not_stored(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "n.jsonl", "neg-1", str(project))
+    w.prompt("look around")
+    w.tool_error("Read", {"file_path": f"{project}/nope.py"}, "File does not exist.")
+    w.tool_error(
+        "Edit", {"file_path": f"{project}/a.py"}, "<tool_use_error>String to replace not found in file."
+    )
+    w.tool_error("Bash", {"command": "make deploy"}, "Permission to use Bash has been denied.")
+    w.bash("make deploy", "deployed")  # allowed the second time: not a fix of anything
+    w.tool_error("Bash", {"command": "npm run e2e"}, "The user doesn't want to proceed with this tool use.")
+    w.bash("npm run e2e", "ok")
+    w.bash("ls build/", "ls: cannot access 'build/': No such file or directory", 2)  # a probe
+    w.bash("mkdir build", "")
+    w.bash("ls build/", "")
+    w.bash("grep -rn TODO src", "", 1)  # no match: exit code only
+    w.edit("src/a.py")
+    w.bash("grep -rn TODO src", "src/a.py:1: TODO")
+    w.bash("curl -sf localhost:8080/health", "curl: (7) Failed to connect to localhost port 8080", 7)
+    w.bash("curl -sf localhost:8080/health", "ok")  # a retry with nothing done in between
+    w.bash("pytest -q", "E   KeyError: 'user'\nFAILED tests/test_c.py::test_login", 1)  # never fixed
+    w.say("I could not find the cause; the fixture data seems to be missing.")
+    w.save()
+    out = run(["import-sessions"], env, project)
+    assert out.returncode == 0
+    assert "0 learning(s) stored" in out.stdout, out.stdout
+    assert all_learnings(isolated_recall_env) == []
+
+
+def test_bad_files_and_lines_are_skipped_and_counted(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    good = TranscriptWriter(folder / "good.jsonl", "good-1", str(project))
+    good.raw('{"type":"summary","summary":"Fix the build","leafUuid":"x"}')
+    good.raw('{"type":"ai-title","aiTitle":"Fix the build"}')
+    good.raw('{"type":"some-future-entry","payload":{"nested":[1,2,3]},"uuid":"zz"}')
+    good.raw('[{"type":"user"}]')  # JSON, but not an entry
+    good.raw('{"type":"user","message":' + "[" * 100_000)  # deeper than the parser goes
+    good.raw('{"type":"assistant","message":{"content":[{"type":"text","text":"\xff\xfe cut')  # cut off
+    fix_episode(good)
+    good.raw('{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t')
+    good.save(newline_at_end=False)  # a session still being written: partial last line
+    (folder / "binary.jsonl").write_bytes(os.urandom(4096) + b"\n\x00\x01\n")
+    (folder / "empty.jsonl").write_bytes(b"")
+    image = TranscriptWriter(folder / "image.jsonl", "img-1", str(project))
+    image.prompt("what does the screenshot show")
+    block = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR" * 1000}}
+    image.tool(
+        "mcp__browser__screenshot", {"url": "http://localhost:3000"}, [block, {"type": "text", "text": "ok"}]
+    )
+    image.tool("mcp__db__query", {"sql": "select 1"}, [{"type": "text", "text": "relation \"users\" missing"}],
+               is_error=True, result={"structured": {"code": "42P01"}})  # fmt: skip
+    image.save()
+
+    out = run(["import-sessions"], env, project)
+    assert out.returncode == 0, out.stderr
+    assert "4 session(s) read" in out.stdout
+    assert "1 learning(s) stored" in out.stdout
+    lines = int(re.search(r"(\d+) unreadable line\(s\)", out.stdout).group(1))
+    assert lines == 4  # the three above and the partial last line
+    [learning] = all_learnings(isolated_recall_env)
+    assert "requests_oauth" in learning.error_signatures[0]
+
+
+def test_huge_transcript_is_streamed(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "big.jsonl", "big-1", str(project))
+    w.prompt("read everything")
+    page = "x = 1  # filler line of a large module\n" * 2000  # ~80 KB per Read result
+    for i in range(400):  # ~40 MB of Read results and snapshots before the episode
+        w.read(f"src/module_{i}.py", page)
+        w.noise()
+    fix_episode(w)
+    path = w.save()
+    assert path.stat().st_size > 30_000_000
+    out = run(["import-sessions", str(path)], env, project)
+    assert out.returncode == 0 and "1 learning(s) stored" in out.stdout, out.stdout
+
+
+# ---------------------------------------------------------------------- the command's surface
+
+
+def test_dry_run_since_all_and_paths(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "a.jsonl", "a-1", str(project))
+    fix_episode(w)
+    old = w.save()
+    os.utime(old, (datetime(2026, 1, 5, tzinfo=UTC).timestamp(),) * 2)
+    other_project = tmp_path / "work" / "billing"
+    w2 = TranscriptWriter(folder_of(claude_dir, other_project) / "b.jsonl", "b-1", str(other_project))
+    fix_episode(
+        w2, command="go test ./...", error="--- FAIL: TestTotal (0.00s)\n    total_test.go:9: got 3 want 4"
+    )
+    w2.save()
+
+    dry = run(["import-sessions", "--dry-run"], env, project)
+    assert dry.returncode == 0
+    assert "[shop-api] E ModuleNotFoundError: No module named 'requests_oauth'" in dry.stdout
+    assert "would be stored (dry run: nothing stored)" in dry.stdout
+    assert not (isolated_recall_env / "learnings.db").exists()
+
+    since = run(["import-sessions", "--all", "--since", "2026-06-01", "--dry-run"], env, project)
+    assert "1 session(s) read" in since.stdout and "1 session(s) older than --since left out" in since.stdout
+    assert "[billing]" in since.stdout and "[shop-api]" not in since.stdout
+
+    alls = run(
+        ["import-sessions", "--all", "-q"], env | {"RECALL_IMPORT_WORKERS": "2"}, project
+    )  # 2 processes
+    assert "2 session(s) read" in alls.stdout and "2 learning(s) stored" in alls.stdout
+    assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"shop-api", "billing"}
+
+    by_path = run(["import-sessions", str(old), "--dry-run"], env, tmp_path)
+    assert "1 session(s) read" in by_path.stdout
+
+
+def test_clear_errors_without_tracebacks(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+    nothing = run(["import-sessions"], env, project)
+    assert nothing.returncode == 0 and "no Claude Code sessions found for this project" in nothing.stdout
+    bad_date = run(["import-sessions", "--since", "last tuesday"], env, project)
+    assert bad_date.returncode == 2 and "not a date: 'last tuesday'" in bad_date.stderr
+    missing = run(["import-sessions", str(tmp_path / "nope")], env, project)
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+    help_out = run(["import-sessions", "--help"], env, project)
+    assert help_out.returncode == 0 and "--dry-run" in help_out.stdout
+    broken_store = tmp_path / "broken-home"
+    broken_store.mkdir()
+    (broken_store / "learnings.db").write_text("not a database")
+    w = TranscriptWriter(tmp_path / "t" / "x.jsonl", "x-1", str(project))
+    fix_episode(w)
+    w.save()
+    out = run(["import-sessions", str(tmp_path / "t")], env | {"RECALL_HOME": str(broken_store)}, project)
+    assert out.returncode == 1 and "learnings.db" in out.stderr
+
+
+def test_install_offers_the_import_and_imports_nothing(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    for i in range(3):
+        w = TranscriptWriter(folder / f"s{i}.jsonl", f"s-{i}", str(project))
+        fix_episode(w)
+        w.save()
+    out = run(["install"], env, project)
+    assert out.returncode == 0, out.stderr
+    offer = [line for line in out.stdout.splitlines() if "import-sessions" in line]
+    assert offer == [
+        "Found 3 earlier Claude Code session(s) for this project: `recall import-sessions` learns the fixes in "
+        "them (nothing is imported until you run it)."
+    ]
+    assert not (isolated_recall_env / "learnings.db").exists()
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert "PostToolUseFailure" in settings["hooks"]
+    # no sessions: no offer
+    bare = project.parent / "bare"
+    (bare / ".git").mkdir(parents=True)
+    assert "import-sessions" not in run(["install"], env, bare).stdout
+
+
+# ---------------------------------------------------------------------- the real client's own transcript
+
+
+@pytest.mark.skipif(
+    claude_binary() is None, reason="the Claude Code CLI (npm @anthropic-ai/claude-code) is not installed"
+)
+def test_a_session_of_the_real_claude_code_client(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """`claude -p` runs a real failing script, edits it and reruns it against a scripted model; the
+    transcript the client writes is imported, and the fix answers the same error in another checkout."""
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/fix/ABC-9-oauth-import\n")
+    app = project / "app.py"
+    app.write_text("import requests_oauth\nprint('ok')\n")
+    explanation = (
+        "The script failed because app.py imported requests_oauth, a module that is not installed and not "
+        "used. I replaced the import with json, and python3 app.py now prints ok."
+    )
+    turns = [
+        [{"type": "text", "text": "Let me run it."},
+         {"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Run"}}],
+        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(app)}}],
+        [{"type": "tool_use", "name": "Edit",
+          "input": {"file_path": str(app), "old_string": "import requests_oauth", "new_string": "import json"}}],
+        [{"type": "tool_use", "name": "Bash", "input": {"command": "python3 app.py", "description": "Rerun"}}],
+        [{"type": "text", "text": explanation}],
+    ]  # fmt: skip
+    with scripted_api(turns) as (url, requests):
+        out = run_claude("run app.py and fix it", project, claude_dir, url)
+    assert len(requests) == 5 and explanation in out
+    assert app.read_text().startswith("import json")  # the client really ran the tools
+
+    result = run(["import-sessions"], env, project)
+    assert result.returncode == 0 and "1 learning(s) stored" in result.stdout, result.stdout
+    [learning] = all_learnings(isolated_recall_env)
+    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-9"
+    assert learning.file_paths_touched == ["app.py"]
+    assert "ModuleNotFoundError: No module named 'requests_oauth'" in learning.error_signatures[0]
+    assert "replaced the import with json" in learning.resolution_summary
+
+    other = tmp_path / "other-clone" / "shop-api"
+    (other / ".git").mkdir(parents=True)
+    error = learning.error_signatures[0]
+    query = run(["--scope", "learnings", error.replace(str(project), str(other))], env, other)
+    assert "replaced the import with json" in query.stdout, query.stdout
+
+
+def test_progress_on_a_terminal(project: Path, claude_dir: Path, env: dict[str, str]) -> None:
+    """stderr on a terminal gets the live progress line; stdout keeps the summary alone."""
+    import pty
+
+    folder = folder_of(claude_dir, project)
+    for i in range(3):
+        w = TranscriptWriter(folder / f"p{i}.jsonl", f"p-{i}", str(project))
+        fix_episode(w)
+        w.save()
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "recall", "import-sessions"],
+            env=env | {"COLUMNS": "120", "TERM": "xterm"},
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=120,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("recall import-sessions: 3 session(s) read")
+    assert b"Traceback" not in shown
+    assert b"sessions" in shown and b"learnings" in shown  # the progress line was drawn on the terminal
+
+
+def test_a_resumed_session_repeating_its_history_stores_only_the_new_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """`claude --resume` starts a new file that holds the earlier conversation again (same entries, the new
+    session's id) before going on: the repeated fix is known, the new one is stored."""
+    folder = folder_of(claude_dir, project)
+    first = TranscriptWriter(folder / "first.jsonl", "first-1", str(project))
+    fix_episode(first)
+    first.save()
+    resumed = TranscriptWriter(folder / "resumed.jsonl", "resumed-2", str(project))
+    for line in first.lines:
+        resumed.raw(line.replace('"sessionId":"first-1"', '"sessionId":"resumed-2"'))
+    resumed.raw('{"type":"continued-in","sessionId":"first-1","continuedIn":"resumed-2"}')
+    error = "error TS2339: Property 'total' does not exist on type 'Order'."
+    words = (
+        "The type check failed because Order has no total field; I added it to the Order type in order.ts."
+    )
+    fix_episode(resumed, command="npx tsc --noEmit", error=error, words=words, path="src/order.ts")
+    resumed.save()
+    out = run(["import-sessions"], env, project)
+    assert "2 learning(s) stored" in out.stdout and "1 already known" in out.stdout, out.stdout
+    texts = sorted(lr.error_signatures[0].splitlines()[-1] for lr in all_learnings(isolated_recall_env))
+    assert len(texts) == 2 and texts[1].startswith("error TS2339")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -115,3 +116,13 @@ MULTI_REPO = {
 
 def git_init(root: Path) -> None:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def edges(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    """The index's resolved import edges as (importing path, imported path)."""
+    return {
+        (a, b)
+        for a, b in conn.execute(
+            "SELECT f.path, g.path FROM edges e JOIN files f ON f.id = e.src JOIN files g ON g.id = e.dst"
+        )
+    }

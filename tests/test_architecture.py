@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from architecture_fixtures import MULTI_REPO, PY_REPO, git_init, write
+from architecture_fixtures import edges as _edges
 
 from recall.architecture import query
 from recall.architecture.indexer import find_repo_root, open_index, update
@@ -25,15 +25,6 @@ def py_repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def multi_repo(tmp_path: Path) -> Path:
     return write(tmp_path / "poly", MULTI_REPO)
-
-
-def _edges(conn: sqlite3.Connection) -> set[tuple[str, str]]:
-    return {
-        (a, b)
-        for a, b in conn.execute(
-            "SELECT f.path, g.path FROM edges e JOIN files f ON f.id = e.src JOIN files g ON g.id = e.dst"
-        )
-    }
 
 
 def _one(text: str, repo: Path, **kw) -> str:

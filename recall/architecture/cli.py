@@ -77,6 +77,7 @@ def _summary_dict(stats) -> dict:
         "symbols": stats.symbols,
         "import_edges": stats.edges,
         "calls": stats.calls,
+        "syntax_errors": stats.syntax_errors,
         "languages": stats.languages,
         "seconds": round(stats.seconds, 3),
         "notes": stats.notes,
@@ -94,9 +95,9 @@ def _summary_text(stats) -> str:
         f"Store: {stats.store} ({size / 1e6:.1f} MB)",
     ]
     notes = [n for n in stats.notes if "syntax errors" not in n][:10]
-    errors = sum(1 for n in stats.notes if "syntax errors" in n)
-    if errors:
-        lines.append(f"{errors} file(s) with syntax errors were indexed partially")
+    if stats.syntax_errors:
+        by_lang = ", ".join(f"{lang} {n}" for lang, n in stats.syntax_errors_by_lang.items())
+        lines.append(f"{stats.syntax_errors} file(s) with syntax errors were indexed partially ({by_lang})")
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines)
 

@@ -70,11 +70,35 @@ def _extras(target: q.Target, action: str) -> dict:
 
 def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
     result = _graph_or_card(conn, intent, target, roles)
+    caveat = _parse_caveat(conn, target, intent.action)
+    if caveat:
+        result.content = f"{result.content}\n{caveat}"
     if intent.action != "lookup" and "memgraph" not in roles:
         # the seed's `--scope architecture` forces role repowise only: the graph answer it asked for is
         # still the right content, so repowise carries it (the client asked repowise, not memgraph)
         result.role = "repowise"
     return result
+
+
+def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> str:
+    """Say so when the answer rests on files the grammar could not read whole."""
+    row = conn.execute("SELECT note FROM files WHERE id = ?", (target.file_id,)).fetchone()
+    own = bool(row and "syntax errors" in (row[0] or ""))
+    others = 0
+    if action in ("blast", "dependents", "callers", "tests"):
+        others = conn.execute(
+            "SELECT count(*) FROM files WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
+            (target.lang, target.file_id),
+        ).fetchone()[0]
+    parts = []
+    if own:
+        parts.append(f"{target.path} has syntax errors and was indexed partially")
+    if others:
+        parts.append(
+            f"{others} other {target.lang} file{'s' if others > 1 else ''} did too, so a dependency or call"
+            " written past an error is not counted"
+        )
+    return f"Note: {'; '.join(parts)}." if parts else ""
 
 
 def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:

@@ -18,6 +18,14 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
+REFS_SPEC = ":refs"  # the pseudo-import holding a file's referenced type names
+EMBEDS_SPEC = ":embeds"  # the pseudo-import listing a Go file's struct embeddings
+REF_LANGS = frozenset({"java", "kotlin", "csharp", "php"})
+# comments and string literals (skipped), else a capitalized name: one pass, no nested quantifiers
+_LEXICAL = re.compile(
+    rb'//[^\n]*|/\*.*?(?:\*/|\Z)|#[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|\b([A-Z][A-Za-z0-9_]*)',
+    re.S,
+)
 SIGNATURE_MAX = 160
 DOC_MAX = 160
 
@@ -59,6 +67,8 @@ class FileFacts:
     package: str = ""  # package / namespace declaration, when the language has one
     doc: str = ""  # first line of the module docstring / header comment
     errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+    refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
+    embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
     comments: str = ""  # comments and docstrings (concept search)
     idents: str = ""  # distinct identifier words (concept search)
 
@@ -71,24 +81,89 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
     facts = FileFacts(errors=1 if root.has_error else 0)
     defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
     calls: list[tuple[Node, str, str]] = []
+    types: dict[str, list[tuple[int, int, str]]] = {}  # variable -> (scope start, end, declared type)
     for _, caps in QueryCursor(query(spec.name)).matches(root):
-        _collect(spec, source, caps, facts, defs, calls)
+        _collect(spec, source, caps, facts, defs, calls, types)
+    if types:  # `p.Reset()` with `p *Parser` in scope: the receiver is the type
+        calls = [(n, name, _declared_type(types, recv, n.start_byte) or recv) for n, name, recv in calls]
     _build_symbols(spec, source, defs, calls, facts)
     facts.doc = _module_doc(spec, source, root)
+    if facts.errors and spec.name in REF_LANGS:  # names past a syntax error are lost to the tree
+        facts.refs |= _lexical_refs(source)
+    if facts.embeds:
+        facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
+    if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
+        facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
     facts.comments = words.comments(spec.name, source, root)
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
+
+
+def _lexical_refs(source: bytes) -> set[str]:
+    """Capitalized names outside comments and strings: the refs of a file the grammar could not read whole."""
+    return {m.group(1).decode("utf-8", "replace") for m in _LEXICAL.finditer(source) if m.group(1)}
+
+
+# nodes that bound a variable's declaration: functions, methods, closures, then the class or file
+_SCOPES = frozenset(
+    {
+        "method_declaration",
+        "function_declaration",
+        "func_literal",
+        "constructor_declaration",
+        "lambda_expression",
+        "anonymous_function",
+        "local_function_statement",
+        "class_body",
+        "declaration_list",
+        "class_declaration",
+    }
+)
+
+
+def _scope(node: Node) -> Node:
+    scope = node.parent
+    while scope is not None and scope.type not in _SCOPES and scope.parent is not None:
+        scope = scope.parent
+    return scope if scope is not None else node
+
+
+def _declared_type(types: dict[str, list[tuple[int, int, str]]], var: str, at: int) -> str:
+    """The type of `var` declared in the innermost scope around byte `at` ("" when none, or two disagree)."""
+    found = [(end - start, kind) for start, end, kind in types.get(var, ()) if start <= at < end]
+    if not found:
+        return ""
+    size = min(f[0] for f in found)
+    kinds = {kind for width, kind in found if width == size}
+    return kinds.pop() if len(kinds) == 1 else ""
 
 
 def _text(source: bytes, node: Node) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _collect(spec, source, caps, facts, defs, calls) -> None:
+def _collect(spec, source, caps, facts, defs, calls, types) -> None:
     def one(name: str) -> Node | None:
         nodes = caps.get(name)
         return nodes[0] if nodes else None
 
+    if (var := one("var")) is not None and (typ := one("type")) is not None:
+        scope = _scope(var)
+        kind = _text(source, typ)
+        if typ.parent is not None and typ.parent.type == "call_expression":  # Go `p := newPeeker(…)`
+            kind = kind[3].lower() + kind[4:] if kind.startswith("new") else kind[3:]
+        types.setdefault(_text(source, var), []).append((scope.start_byte, scope.end_byte, kind))
+        return
+    if (owner := one("embed.owner")) is not None and (inner := one("embed.type")) is not None:
+        facts.embeds.append(f"{_text(source, owner)}={_text(source, inner)}")
+        return
+    if (ref := one("ref")) is not None:
+        text = _text(source, ref)
+        if ref.parent is not None and ref.parent.type == "namespace_name":
+            return  # PHP: a segment of `namespace A\\B;` or of a qualified name (captured whole)
+        if text[:1].isupper() or "\\" in text:  # classes by convention; PHP `Sub\\Name`
+            facts.refs.add(text)
+        return
     if (pkg := one("package")) is not None:
         facts.package = _text(source, pkg).replace("\\", ".").strip()
         return
@@ -128,16 +203,43 @@ def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | Non
         return []
     text = _text(source, src_node).strip().strip("\"'`")
     if spec.name == "rust":
-        return (
-            [Import(text, [], line)] if node.type == "use_declaration" else [Import("mod " + text, [], line)]
-        )
+        if node.type != "use_declaration":
+            return [Import("mod " + text, [], line)]
+        return [Import(_rust_outside_inline_mods(node, text), [], line)]
     if spec.name == "php" and node.type == "namespace_use_clause":
-        return [Import(text.replace("\\", "/").lstrip("/"), [], line)]
+        return [_php_use(source, node, text, line)]
     if spec.name == "ruby":
         method = node.child_by_field_name("method")
         kind = _text(source, method) if method is not None else "require"
         return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
     return [Import(text, [], line)]
+
+
+def _rust_outside_inline_mods(node: Node, path: str) -> str:
+    """Inside `mod tests { … }`, `super::x` is the file's own module: one `super::` per inline `mod` is
+    dropped (`self::`), so the resolver reads the path from the file's module."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item":
+            if not path.startswith("super::"):
+                return path
+            path = "self::" + path[len("super::") :]
+            if path.startswith("self::super::"):
+                path = path[len("self::") :]
+        parent = parent.parent
+    return path
+
+
+def _php_use(source: bytes, clause: Node, text: str, line: int) -> Import:
+    """`use A\\B\\C as D;` -> spec A/B/C, names [D]; inside `use A\\{B, C}` the group's prefix is added."""
+    group = clause.parent
+    if group is not None and group.type == "namespace_use_group" and group.parent is not None:
+        prefix = next((c for c in group.parent.named_children if c.type == "namespace_name"), None)
+        if prefix is not None:
+            text = f"{_text(source, prefix)}\\{text}"
+    alias = clause.child_by_field_name("alias")
+    names = [_text(source, alias)] if alias is not None else []
+    return Import(text.replace("\\", "/").lstrip("/"), names, line)
 
 
 def _python_imports(source: bytes, node: Node, line: int) -> list[Import]:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.architecture import concepts, graph
-from recall.architecture.languages import BY_SUFFIX, language_for
+from recall.architecture.lang import ImportRow
+from recall.architecture.languages import BY_NAME, BY_SUFFIX, language_for
 from recall.architecture.resolve import (
     FileRow,
     Resolver,
@@ -37,7 +38,9 @@ MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
 MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
 PROGRESS_MIN_FILES = 50
 BATCH_FILES = 300  # files parsed per committed transaction
-MANIFESTS = frozenset({"go.mod", "package.json", "tsconfig.json", "jsconfig.json"})
+JS_MANIFESTS = frozenset({"package.json", "tsconfig.json", "jsconfig.json"})
+BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.json"})
+MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
 # folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore); mtime 0 = rescan
 DirCache = dict[str, tuple[int, list[str], list[str], bool]]
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
@@ -49,9 +52,6 @@ SKIP_DIRS = frozenset(
         "vendor",
         "vendors",
         "third_party",
-        "dist",
-        "build",
-        "out",
         "site-packages",
         "__pycache__",
         "coverage",
@@ -60,6 +60,8 @@ SKIP_DIRS = frozenset(
         "DerivedData",
     }
 )
+OUTPUT_DIRS = frozenset({"dist", "build", "out"})  # build output, unless a source package (…/common/build)
+PACKAGE_SOURCES = (".java", ".kt", ".go", ".cs", ".scala")
 MINIFIED = re.compile(r"[.-]min\.(js|mjs|cjs)$|\.bundle\.js$")
 _TEST_FILE = re.compile(
     r"(^test_.*\.py$|_test\.(py|go)$|^conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|kt|cs)$|_spec\.rb$|_test\.rb$)"
@@ -93,6 +95,8 @@ class IndexStats:
     calls: int = 0
     seconds: float = 0.0
     languages: dict[str, int] = field(default_factory=dict)
+    syntax_errors: int = 0  # files indexed partially (the grammar met errors)
+    syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -119,7 +123,12 @@ def _excluded_below(root: Path, path: Path) -> bool:
         spec = _load_gitignore(str(root.joinpath(*parts[:depth])))
         if spec is not None:
             specs.append((rel_parent, spec))
-        if name.startswith(".") or name in SKIP_DIRS or _ignored("/".join(parts[: depth + 1]), True, specs):
+        if (
+            name.startswith(".")
+            or name in SKIP_DIRS
+            or name in OUTPUT_DIRS
+            or _ignored("/".join(parts[: depth + 1]), True, specs)
+        ):
             return True
         if _is_virtualenv(str(root.joinpath(*parts[: depth + 1]))):
             return True
@@ -227,6 +236,8 @@ def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], b
             if entry.is_dir(follow_symlinks=False):
                 if name[0] == "." or name in SKIP_DIRS or name.endswith(".egg-info"):
                     continue
+                if name in OUTPUT_DIRS and not _holds_package_sources(entry.path):
+                    continue
                 if _is_virtualenv(f"{abs_dir}/{name}"):
                     continue
                 if name == "target" and _is_build_output(abs_dir):
@@ -242,6 +253,15 @@ def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], b
         if (dot > 0 and name[dot:].lower() in BY_SUFFIX) or name in MANIFESTS:
             files.append(name)
     return mtime, subdirs, files, has_gitignore
+
+
+def _holds_package_sources(folder: str) -> bool:
+    """A `build`/`out`/`dist` folder holding Java/Kotlin/Go/C# files is a package of that name, not output."""
+    try:
+        with os.scandir(folder) as it:
+            return any(e.name.endswith(PACKAGE_SOURCES) for e in it)
+    except OSError:
+        return False
 
 
 def _is_virtualenv(folder: str) -> bool:
@@ -296,9 +316,15 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
         parsed.note = "skipped: binary"
         return parsed
     parsed.lines = data.count(b"\n") + 1
-    if parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
+    minifiable = spec.name in ("javascript", "typescript", "tsx")  # elsewhere long lines are data tables
+    if minifiable and parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
         parsed.note = "skipped: minified or generated (very long lines)"
         return parsed
+    if spec.name == "c" and path.endswith(".h"):
+        from recall.architecture.lang.cfamily import looks_cpp
+
+        if looks_cpp(data):  # a C++ header: classes, namespaces and templates need the C++ grammar
+            spec = BY_NAME["cpp"]
     parsed.lang = spec.name
     facts = extract(spec, data)
     if facts.errors:
@@ -402,38 +428,56 @@ def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) 
     rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
     files = [FileRow(r["id"], r["path"], r["lang"], r["package"]) for r in rows]
     modules = {r["id"]: r["module"] for r in rows}
-    top_level: dict[int, list[str]] = {}
-    for fid, name in conn.execute(
-        "SELECT s.file_id, s.name FROM symbols s JOIN files f ON f.id = s.file_id"
-        " WHERE f.lang IN ('java', 'kotlin') AND instr(s.qualname, '.') = 0"
-    ):
-        top_level.setdefault(fid, []).append(name)
+    top_level = _top_level_types(conn)
     manifests = json.loads(graph.get_meta(conn, "manifests") or "[]")
-    js_manifests = [m for m in manifests if m.rpartition("/")[2] != "go.mod"]
-    resolver = Resolver(files, modules, top_level, js_config(_read_manifests(root, js_manifests)))
+    texts = _read_manifests(root, [m for m in manifests if m.rpartition("/")[2] != "go.mod"])
+    js = js_config({p: t for p, t in texts.items() if p.rpartition("/")[2] in JS_MANIFESTS})
+    resolver = Resolver(files, modules, top_level, js, texts)
     by_id = {f.id: f for f in files}
     if only is None:
         conn.execute("DELETE FROM edges")
-        imports = conn.execute("SELECT file_id, spec, names, line, typing_only FROM imports").fetchall()
+        imports = conn.execute(
+            "SELECT file_id, spec, names, line, typing_only FROM imports ORDER BY file_id"
+        ).fetchall()
     else:
         if not only:
             return
         marks = ",".join("?" * len(only))
         conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", tuple(only))
         imports = conn.execute(
-            f"SELECT file_id, spec, names, line, typing_only FROM imports WHERE file_id IN ({marks})",
+            f"SELECT file_id, spec, names, line, typing_only FROM imports WHERE file_id IN ({marks})"
+            " ORDER BY file_id",
             tuple(only),
         ).fetchall()
-    edges = []
+    per_file: dict[int, list[ImportRow]] = {}
+    typing_lines: dict[int, set[int]] = {}  # lines of `if TYPE_CHECKING:` imports, per file
     for fid, spec, names, line, typing_only in imports:
+        per_file.setdefault(fid, []).append(ImportRow(spec, names.split(",") if names else [], line))
+        if typing_only:
+            typing_lines.setdefault(fid, set()).add(line)
+    edges = []
+    for fid, rows in per_file.items():
         src = by_id.get(fid)
         if src is None:
             continue
-        for dst, imported in resolver.resolve(src, modules[fid], spec, names.split(",") if names else []):
-            edges.append((fid, dst, line, imported, typing_only))
+        typed = typing_lines.get(fid, set())
+        for dst, line, imported in resolver.resolve_file(src, modules[fid], rows):
+            edges.append((fid, dst, line, imported, int(line in typed)))
     conn.executemany(
         "INSERT OR IGNORE INTO edges(src, dst, line, names, typing_only) VALUES (?,?,?,?,?)", edges
     )
+
+
+def _top_level_types(conn: sqlite3.Connection) -> dict[int, list[str]]:
+    """Top-level definitions of the namespaced languages (in C#, those directly inside the namespace)."""
+    out: dict[int, list[str]] = {}
+    for fid, name, qualname, package in conn.execute(
+        "SELECT s.file_id, s.name, s.qualname, f.package FROM symbols s JOIN files f ON f.id = s.file_id"
+        " WHERE f.lang IN ('java', 'kotlin', 'csharp', 'php') AND s.kind != 'namespace'"
+    ):
+        if "." not in qualname or qualname == f"{package}.{name}":
+            out.setdefault(fid, []).append(name)
+    return out
 
 
 def update(
@@ -572,6 +616,12 @@ def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
     stats.languages = dict(
         conn.execute("SELECT lang, count(*) FROM files WHERE lang IS NOT NULL GROUP BY lang ORDER BY 2 DESC")
     )
+    stats.syntax_errors_by_lang = dict(
+        conn.execute(
+            "SELECT lang, count(*) FROM files WHERE note LIKE 'syntax errors%' GROUP BY lang ORDER BY 2 DESC"
+        )
+    )
+    stats.syntax_errors = sum(stats.syntax_errors_by_lang.values())
     for path, note in conn.execute(
         "SELECT path, note FROM files WHERE note != '' ORDER BY lang IS NOT NULL, path LIMIT 20"
     ):

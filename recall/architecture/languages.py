@@ -9,6 +9,11 @@ language is parsed) and one query. Capture names are the extractor's vocabulary:
 - `@import` wraps an import, `@import.source` is the imported path/module when the grammar exposes it as
   one node (otherwise the extractor reads the `@import` node itself).
 - `@package` is a file's package / namespace declaration (Java, Kotlin, C#, PHP, Go).
+- `@var` / `@type`: a variable, field or parameter and the type the source gives it (Go, Java, C#,
+  Kotlin); a call on that variable is then a call on that type (`p.Reset()` with `p *Parser`).
+- `@embed.owner` / `@embed.type`: a Go struct embedding another type (its methods are promoted).
+- `@ref` is a type-like name the file mentions (Java, Kotlin, C#, PHP): a class of the same package or
+  namespace needs no import, so these names decide which of its neighbours a file depends on.
 """
 
 from __future__ import annotations
@@ -117,6 +122,18 @@ GO = """
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (selector_expression operand: (_) @call.recv field: (field_identifier) @call.name)) @call
 (import_spec path: (interpreted_string_literal) @import.source) @import
+(parameter_declaration name: (identifier) @var
+  type: [(type_identifier) @type (pointer_type (type_identifier) @type)
+         (generic_type type: (type_identifier) @type) (pointer_type (generic_type type: (type_identifier) @type))])
+(var_spec name: (identifier) @var type: [(type_identifier) @type (pointer_type (type_identifier) @type)])
+(short_var_declaration left: (expression_list . (identifier) @var)
+  right: (expression_list . (call_expression function: (identifier) @type) .) (#match? @type "^[Nn]ew[A-Z]"))
+(type_spec name: (type_identifier) @embed.owner
+  type: (struct_type (field_declaration_list (field_declaration !name
+    type: [(type_identifier) @embed.type (pointer_type (type_identifier) @embed.type)]))))
+(short_var_declaration left: (expression_list . (identifier) @var .)
+  right: (expression_list . [(composite_literal type: (type_identifier) @type)
+                             (unary_expression operand: (composite_literal type: (type_identifier) @type))] .))
 """
 
 RUST = """
@@ -146,6 +163,19 @@ JAVA = """
 (method_invocation !object name: (identifier) @call.name) @call
 (object_creation_expression type: (type_identifier) @call.name) @call
 (import_declaration) @import
+(type_identifier) @ref
+(method_invocation object: (identifier) @ref)
+(field_access object: (identifier) @ref)
+(marker_annotation name: (identifier) @ref)
+(annotation name: (identifier) @ref)
+(local_variable_declaration type: [(type_identifier) @type (generic_type (type_identifier) @type)]
+  declarator: (variable_declarator name: (identifier) @var) (#not-eq? @type "var"))
+(local_variable_declaration type: (type_identifier) @_var_kw
+  declarator: (variable_declarator name: (identifier) @var value: (object_creation_expression type: (type_identifier) @type))
+  (#eq? @_var_kw "var"))
+(field_declaration type: [(type_identifier) @type (generic_type (type_identifier) @type)]
+  declarator: (variable_declarator name: (identifier) @var))
+(formal_parameter type: [(type_identifier) @type (generic_type (type_identifier) @type)] name: (identifier) @var)
 """
 
 C = """
@@ -156,6 +186,7 @@ C = """
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (field_expression argument: (_) @call.recv field: (field_identifier) @call.name)) @call
 (preproc_include path: (string_literal (string_content) @import.source)) @import
+(preproc_include path: (system_lib_string) @import.source) @import
 """
 
 CPP = """
@@ -173,6 +204,7 @@ CPP = """
 (call_expression function: (field_expression argument: (_) @call.recv field: (field_identifier) @call.name)) @call
 (call_expression function: (qualified_identifier scope: (_) @call.recv name: (identifier) @call.name)) @call
 (preproc_include path: (string_literal (string_content) @import.source)) @import
+(preproc_include path: (system_lib_string) @import.source) @import
 """
 
 CSHARP = """
@@ -189,6 +221,12 @@ CSHARP = """
 (invocation_expression function: (member_access_expression expression: (_) @call.recv name: (identifier) @call.name)) @call
 (object_creation_expression type: (identifier) @call.name) @call
 (using_directive [(qualified_name) (identifier)] @import.source) @import
+((identifier) @ref (#match? @ref "^[A-Z]"))
+(variable_declaration type: [(identifier) @type (generic_name (identifier) @type)]
+  (variable_declarator name: (identifier) @var))
+(variable_declaration type: (implicit_type)
+  (variable_declarator name: (identifier) @var (object_creation_expression type: (identifier) @type)))
+(parameter type: [(identifier) @type (generic_name (identifier) @type)] name: (identifier) @var)
 """
 
 RUBY = """
@@ -198,8 +236,11 @@ RUBY = """
 (singleton_method name: (_) @name) @def.method
 (call receiver: (_) @call.recv method: (identifier) @call.name) @call
 (call !receiver method: (identifier) @call.name) @call
+(body_statement (identifier) @call.name @call)
 (call method: (identifier) @_m arguments: (argument_list . (string (string_content) @import.source))
   (#match? @_m "^require(_relative)?$")) @import
+(call !receiver method: (identifier) @_m arguments: (argument_list . (simple_symbol) . (string (string_content) @import.source))
+  (#eq? @_m "autoload")) @import
 """
 
 PHP = """
@@ -214,20 +255,29 @@ PHP = """
 (member_call_expression object: (_) @call.recv name: (name) @call.name) @call
 (scoped_call_expression scope: (_) @call.recv name: (name) @call.name) @call
 (object_creation_expression (name) @call.name) @call
-(namespace_use_clause [(qualified_name) (name)] @import.source) @import
+(namespace_use_clause . [(qualified_name) (name)] @import.source) @import
 (require_expression (string (string_content) @import.source)) @import
 (require_once_expression (string (string_content) @import.source)) @import
 (include_expression (string (string_content) @import.source)) @import
 (include_once_expression (string (string_content) @import.source)) @import
+((name) @ref (#match? @ref "^[A-Z]"))
+(qualified_name) @ref
 """
 
 KOTLIN = """
 (package_header (qualified_identifier) @package)
 (class_declaration name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (call_expression . (identifier) @call.name) @call
 (call_expression . (navigation_expression (_) @call.recv . (identifier) @call.name .)) @call
 (import (qualified_identifier) @import.source) @import
+((identifier) @ref (#match? @ref "^[A-Z]"))
+(variable_declaration . (identifier) @var . (user_type . (identifier) @type))
+(class_parameter (identifier) @var . (user_type . (identifier) @type))
+(parameter (identifier) @var . (user_type . (identifier) @type))
+(property_declaration (variable_declaration . (identifier) @var .) . (call_expression . (identifier) @type)
+  (#match? @type "^[A-Z]"))
 """
 
 SPECS: tuple[LanguageSpec, ...] = (

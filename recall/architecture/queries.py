@@ -53,7 +53,10 @@ class Target:
         if self.is_file:
             return self.module if self.lang == "python" and self.module else self.path
         sep = "." if self.lang in ("python", "java", "kotlin", "go") and self.module else ""
-        return f"{self.module}{sep}{self.qualname}" if sep else self.qualname
+        module = self.module
+        if self.lang in ("java", "kotlin") and self.qualname.split(".")[0] == module.rsplit(".", 1)[-1]:
+            module = module.rpartition(".")[0]  # a.b.C + C.m reads a.b.C.m, not a.b.C.C.m
+        return f"{module}{sep}{self.qualname}" if sep and module else self.qualname
 
     @property
     def location(self) -> str:
@@ -128,6 +131,7 @@ def lookup(conn: sqlite3.Connection, text: str, root: Path | None = None, *, fuz
         return Lookup([], "none")
     for match, finder in (
         ("path", _by_path),
+        ("folder", _by_go_folder),
         ("module", _by_module),
         ("qualified", _by_qualified),
         ("name", _by_name),
@@ -160,6 +164,20 @@ def _by_path(conn, subject: str) -> list[Target]:
         if row is not None:
             return [_sym_target(row)]
     return files
+
+
+def _by_go_folder(conn, subject: str) -> list[Target]:
+    """A Go package named by its folder (`internal/tracker`), as by its import path: its files."""
+    folder = subject.strip("/")
+    if not folder or _SUFFIX.search(folder):
+        return []
+    rows = conn.execute(
+        f"SELECT {_FILE_COLS} FROM files f WHERE f.lang = 'go' AND (f.path LIKE ? ESCAPE '\\'"
+        " OR f.path LIKE ? ESCAPE '\\') ORDER BY f.is_test, length(f.path), f.path LIMIT 200",
+        (_like_escape(folder) + "/%", "%/" + _like_escape(folder) + "/%"),
+    ).fetchall()
+    rows = [r for r in rows if (d := r["path"].rpartition("/")[0]) == folder or d.endswith("/" + folder)]
+    return [_file_target(r) for r in rows[:10]]
 
 
 def _files_by_path(conn, path: str) -> list[Target]:
@@ -324,7 +342,7 @@ def dependencies(conn: sqlite3.Connection, file_id: int) -> tuple[list[tuple[str
     for spec, line in conn.execute(
         "SELECT spec, line FROM imports WHERE file_id = ? ORDER BY line", (file_id,)
     ):
-        if line not in resolved_lines and spec not in external and not spec.startswith("."):
+        if line not in resolved_lines and spec not in external and not spec.startswith((".", ":")):
             external.append(spec)
     return [(p, _names(n)) for p, n in internal], external
 
@@ -478,6 +496,7 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
     direct, second = _importers(conn, target.file_id)
     owner = target.qualname.rpartition(".")[0]
     top = target.qualname.split(".")[0]
+    embedders = _go_embedders(conn, target, owner) if target.lang == "go" and owner else set()
     judge = Judge(conn, target)
     hits = []
     for fid, path, is_test, caller, line, recv, rtype, module in conn.execute(
@@ -488,6 +507,10 @@ def callers(conn: sqlite3.Connection, target: Target) -> list[CallHit]:
         conf = _call_confidence(target, fid, caller, recv, owner, top, direct, second, definitions, owners)
         if (not recv and fid in shadow_funcs) or (recv in ("self", "this", "cls") and fid in shadow_methods):
             conf = min(conf, 0.2)  # `foo()` / `self.foo()` next to its own `foo` means that one
+        if target.lang == "go":
+            conf = _go_call(
+                conf, path, target, recv == owner.rsplit(".", 1)[-1] or recv in embedders, fid in direct
+            )
         verdict = judge.verdict(fid, caller, recv, rtype, module, path)
         if verdict is not None:  # the receiver's value is known: it decides
             conf = max(conf, 0.95) if verdict else min(conf, 0.1)
@@ -509,11 +532,38 @@ def _call_confidence(target, fid, caller, recv, owner, top, direct, second, defi
     return 0.6 if definitions == 1 else round(0.5 / definitions, 2)
 
 
+def _go_embedders(conn: sqlite3.Connection, target: Target, owner: str) -> set[str]:
+    """Go types of the target's package that embed its type (`parser` embedding `*peeker` has `Read`)."""
+    folder = target.path.rpartition("/")[0]
+    found: set[str] = set()
+    for path, names in conn.execute(
+        "SELECT f.path, i.names FROM imports i JOIN files f ON f.id = i.file_id"
+        " WHERE i.spec = ':embeds' AND f.lang = 'go'"
+    ):
+        if path.rpartition("/")[0] == folder:
+            found |= {pair.split("=", 1)[0] for pair in names.split(",") if pair.endswith("=" + owner)}
+    return found
+
+
+def _go_call(conf: float, path: str, target: Target, typed: bool, imports_it: bool) -> float:
+    """Go's package rules: an unqualified receiver type is its own package's (its folder's), and a file that
+    neither sits in the target's package nor imports it can reach the method only through an interface."""
+    same_package = path.rpartition("/")[0] == target.path.rpartition("/")[0]
+    if typed:
+        return max(conf, 0.9) if same_package else min(conf, 0.2)
+    return conf if same_package or imports_it else min(conf, 0.2)
+
+
+TYPED_RECEIVERS = frozenset({"go", "java", "kotlin", "csharp"})
+IMPLICIT_THIS = frozenset({"java", "kotlin", "csharp", "cpp", "ruby"})
+
+
 def _method_confidence(target, fid, caller, recv, owner, direct, second, definitions, owners) -> float:
     """`obj.name()` matches a method by name only; the receiver's spelling and the imports decide how well.
     A spelling several classes defining the method share (`loader` for every `*Loader.get_source`) is weak."""
-    if not recv:
-        return 0.0  # a bare call is a function, not this method
+    if not recv:  # a bare call is a function, not this method, unless `this` is implicit
+        same_class = fid == target.file_id and caller.startswith(owner + ".")
+        return 0.95 if same_class and target.lang in IMPLICIT_THIS else 0.0
     cls = owner.rsplit(".", 1)[-1].lower()
     rec = recv.rsplit(".", 1)[-1].lstrip("_").lower()
     reaches = fid == target.file_id or fid in direct or fid in second
@@ -521,7 +571,11 @@ def _method_confidence(target, fid, caller, recv, owner, direct, second, definit
         if fid == target.file_id and caller.startswith(owner + "."):
             return 0.95
         return 0.5 if reaches else 0.2
-    if len(rec) >= 3 and (cls in rec or rec in cls):
+    if target.lang in TYPED_RECEIVERS:
+        # a receiver whose type the source states was replaced by that type: only the type itself counts
+        if len(rec) >= 3 and rec == cls:
+            return 0.9 if reaches else 0.7
+    elif len(rec) >= 3 and (cls in rec or rec in cls):
         alike = {o for o in owners if o in rec or rec in o}
         if rec == cls or len(alike) <= 1:
             return 0.9 if reaches else 0.7

@@ -4,10 +4,9 @@ Python: absolute and relative imports against the repository's package roots (th
 folder with an `__init__.py`, which covers `src/` layouts), `from pkg import submodule` included.
 JS/TS: relative specifiers with the usual suffix / `index` probing (and `.js` written for a `.ts` file),
 tsconfig/jsconfig `paths` and `baseUrl`, and workspace packages imported by their package.json name.
-Go: import paths under the module paths of the repository's `go.mod` files. Java/Kotlin: fully qualified
-class names and `pkg.*`. C#: `using Namespace`. Rust: `mod x;`, `crate::`/`self::`/`super::` paths. C/C++,
-Ruby, PHP: relative paths, then the shortest repository path ending with the written one (best effort).
-Anything else (the standard library, third-party packages) stays unresolved: an external import.
+Go: import paths under the module paths of the repository's `go.mod` files. Java, Kotlin, C#, PHP
+(`lang/namespaces.py`), Rust (`lang/rust.py`), C/C++ (`lang/cfamily.py`): each in its own module. Ruby:
+`lang/ruby.py`. Anything else (the standard library, third-party packages) stays unresolved: an external import.
 """
 
 from __future__ import annotations
@@ -18,17 +17,16 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from recall.architecture.lang import Edge, FileRow, ImportRow, Project
+from recall.architecture.lang.cfamily import IncludeResolver
+from recall.architecture.lang.namespaces import LANGS as NAMESPACE_LANGS
+from recall.architecture.lang.namespaces import NamespaceResolver
+from recall.architecture.lang.ruby import RubyResolver
+from recall.architecture.lang.rust import RustResolver
+
 PY_SUFFIXES = (".py", ".pyi")
 JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
 JS_PROBE = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
-
-
-@dataclass(frozen=True)
-class FileRow:
-    id: int
-    path: str
-    lang: str
-    package: str
 
 
 def python_module_names(paths: list[str]) -> dict[str, str]:
@@ -135,18 +133,17 @@ class Resolver:
         modules: dict[int, str],
         top_level: dict[int, list[str]],
         js: JsConfig | None = None,
+        manifests: dict[str, str] | None = None,
     ) -> None:
         self.js = js or JsConfig()
-        self.by_path = {f.path: f for f in files}
+        self.project = Project(files, top_level, manifests or {})
+        self._family: dict[str, object] = {}
+        self.by_path = self.project.by_path
         self.py_modules: dict[str, int] = {}
         self.local_dirs: dict[int, str] = {}
         self.go_packages: dict[str, list[int]] = defaultdict(list)
-        self.jvm_names: dict[str, list[int]] = defaultdict(list)
-        self.namespaces: dict[str, list[int]] = defaultdict(list)
-        self.by_basename: dict[str, list[FileRow]] = defaultdict(list)
         for f in files:
             module = modules.get(f.id, "")
-            self.by_basename[posixpath.basename(f.path)].append(f)
             if f.lang == "python":
                 # a .py wins over its .pyi stub
                 if module not in self.py_modules or f.path.endswith(".py"):
@@ -158,21 +155,40 @@ class Resolver:
                     self.local_dirs[f.id] = folder
             elif f.lang == "go" and not f.path.endswith("_test.go"):
                 self.go_packages[module].append(f.id)
-            elif f.lang in ("java", "kotlin"):
-                self.jvm_names[module].append(f.id)
-                for name in top_level.get(f.id, []):
-                    if f.package:
-                        self.jvm_names[f"{f.package}.{name}"].append(f.id)
-                if f.package:
-                    self.namespaces[f.package].append(f.id)
-            elif f.lang in ("csharp", "php") and f.package:
-                self.namespaces[f.package].append(f.id)
         for f in files:  # namespace packages (no __init__.py): the dotted path from the root, or from src/
             if f.lang == "python":
                 dotted = f.path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
                 self.py_modules.setdefault(dotted, f.id)
                 if dotted.startswith("src."):
                     self.py_modules.setdefault(dotted[4:], f.id)
+
+    def resolve_file(self, src: FileRow, module: str, imports: list[ImportRow]) -> list[Edge]:
+        """Every edge of one file: (target id, line, names). Some languages need the whole file at once
+        (a Java file's same-package neighbours depend on the names it mentions anywhere)."""
+        family = self._family_resolver(src.lang)
+        if family is not None:
+            return family.resolve_file(src, imports)  # type: ignore[attr-defined]
+        return [
+            (dst, imp.line, names)
+            for imp in imports
+            for dst, names in self.resolve(src, module, imp.spec, imp.names)
+        ]
+
+    def _family_resolver(self, lang: str) -> object | None:
+        key = "ns" if lang in NAMESPACE_LANGS else lang if lang in ("rust", "c", "cpp", "ruby") else ""
+        if not key:
+            return None
+        if key == "cpp":
+            key = "c"
+        if key not in self._family:
+            make = {
+                "ns": NamespaceResolver,
+                "rust": RustResolver,
+                "c": IncludeResolver,
+                "ruby": RubyResolver,
+            }[key]
+            self._family[key] = make(self.project)
+        return self._family[key]
 
     def resolve(self, src: FileRow, module: str, spec: str, names: list[str]) -> list[tuple[int, str]]:
         """(target file id, imported names) for one import of `src`; [] when external or unknown."""
@@ -183,19 +199,10 @@ class Resolver:
             return self._one(self._js(src.path, spec))
         if lang == "go":
             return [(fid, "") for fid in self.go_packages.get(spec, []) if fid != src.id]
-        if lang in ("java", "kotlin"):
-            return self._jvm(spec)
-        if lang == "csharp":
-            return [(fid, "") for fid in self.namespaces.get(spec, []) if fid != src.id][:50]
-        if lang == "rust":
-            return self._one(self._rust(src.path, spec))
-        if lang in ("c", "cpp"):
-            return self._one(self._relative_or_suffix(src.path, spec, ("",)))
-        if lang == "ruby":
-            return self._one(self._relative_or_suffix(src.path, spec.removeprefix("./"), (".rb", ""), spec))
-        if lang == "php":
-            suffixes = ("", ".php") if spec.endswith(".php") else (".php",)
-            return self._one(self._relative_or_suffix(src.path, spec, suffixes))
+        if lang in NAMESPACE_LANGS or lang in ("rust", "c", "cpp", "ruby"):
+            return [
+                (dst, names) for dst, _, names in self.resolve_file(src, module, [ImportRow(spec, names, 0)])
+            ]
         return []
 
     @staticmethod
@@ -299,87 +306,3 @@ class Resolver:
             if row is not None:
                 return row.id
         return None
-
-    # -- Java / Kotlin
-    def _jvm(self, spec: str) -> list[tuple[int, str]]:
-        if spec.endswith(".*"):
-            return [(fid, "*") for fid in self.namespaces.get(spec[:-2], [])][:50]
-        dotted = spec
-        while "." in dotted:  # a.b.C, a.b.C.Inner, a.b.C.staticMethod
-            ids = self.jvm_names.get(dotted)
-            if ids:
-                return [(ids[0], spec.rsplit(".", 1)[-1])]
-            dotted = dotted.rpartition(".")[0]
-        return []
-
-    # -- Rust
-    def _rust(self, src_path: str, spec: str) -> int | None:
-        folder = posixpath.dirname(src_path)
-        base = posixpath.basename(src_path)
-        module_dir = (
-            folder if base in ("mod.rs", "lib.rs", "main.rs") else f"{folder}/{base[:-3]}".lstrip("/")
-        )
-        if spec.startswith("mod "):
-            name = spec[4:]
-            return self._first_path([f"{module_dir}/{name}.rs", f"{module_dir}/{name}/mod.rs"])
-        parts = [p for p in re.split(r"::|\{|\}|,", spec) if p.strip()]
-        parts = [p.strip() for p in parts]
-        if not parts:
-            return None
-        head, tail = parts[0], parts[1:]
-        if head == "crate":
-            root = self._crate_src(folder)
-        elif head == "self":
-            root = module_dir
-        elif head == "super":
-            root = posixpath.dirname(module_dir)
-        else:
-            return None
-        for n in range(len(tail), 0, -1):
-            rel = "/".join(tail[:n])
-            hit = self._first_path([f"{root}/{rel}.rs".lstrip("/"), f"{root}/{rel}/mod.rs".lstrip("/")])
-            if hit is not None:
-                return hit
-        return None
-
-    def _crate_src(self, folder: str) -> str:
-        while True:
-            for root_file in ("lib.rs", "main.rs"):
-                if f"{folder}/{root_file}".lstrip("/") in self.by_path:
-                    return folder
-            if not folder:
-                return "src"
-            folder = posixpath.dirname(folder)
-
-    def _first_path(self, candidates: list[str]) -> int | None:
-        for cand in candidates:
-            row = self.by_path.get(posixpath.normpath(cand))
-            if row is not None:
-                return row.id
-        return None
-
-    # -- C/C++, Ruby, PHP
-    def _relative_or_suffix(
-        self, src_path: str, spec: str, suffixes: tuple[str, ...], written: str = ""
-    ) -> int | None:
-        folder = posixpath.dirname(src_path)
-        relative_first = not written or written.startswith(".")
-        for suffix in suffixes:
-            target = spec + suffix
-            if relative_first:
-                hit = self._first_path([posixpath.join(folder, target)])
-                if hit is not None:
-                    return hit
-            hit = self._by_suffix(target)
-            if hit is not None:
-                return hit
-        return None
-
-    def _by_suffix(self, target: str) -> int | None:
-        target = target.lstrip("./")
-        rows = self.by_basename.get(posixpath.basename(target), [])
-        hits = [r for r in rows if r.path == target or r.path.endswith("/" + target)]
-        if not hits and "/" in target:  # PHP namespaces: App/Models/User -> app/Models/User.php
-            tail = target.split("/", 1)[1]
-            hits = [r for r in rows if r.path.endswith("/" + tail) or r.path == tail]
-        return min(hits, key=lambda r: (r.path.count("/"), r.path)).id if hits else None

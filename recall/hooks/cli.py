@@ -104,7 +104,8 @@ def _offer_import(args: argparse.Namespace) -> None:
     from recall import repo
     from recall.hooks.import_cli import install_offer
 
-    project = None if args.user else (args.dir or repo.toplevel(Path.cwd()) or Path.cwd())
+    here = repo.current_dir()  # $PWD when the folder was deleted under us (Path.cwd() raises)
+    project = None if args.user else (args.dir or repo.toplevel(here) or here)
     try:
         line = install_offer(Path(project).resolve() if project else None)
     except OSError:

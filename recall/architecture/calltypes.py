@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from recall.architecture.values import annotation_type
 
 if TYPE_CHECKING:
-    from recall.architecture.queries import Target
+    from recall.architecture.target import Target
 
 _RETURNS = re.compile(r"->\s*(.+)$")
 _BASES = re.compile(r"^\s*(?:export\s+)?(?:abstract\s+)?class\s+\w+\s*\((.*)\)\s*$")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from recall.architecture.concepts import Hit
-from recall.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent, Target
+from recall.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent
+from recall.architecture.target import Target
 
 LIST_CAP = 8
 

@@ -18,7 +18,7 @@ from recall.mcp.tools import build_server
 from recall.server.http import MCP_PATH
 
 if TYPE_CHECKING:
-    from recall.server.app import Settings
+    from recall.server.answers import Settings
 
 
 @dataclass

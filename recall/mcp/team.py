@@ -25,13 +25,13 @@ from recall.client.fanout import BackendOutcome
 from recall.client.main import Asked
 from recall.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 from recall.models import FederationRequest, LearningRetrievalRequest
-from recall.server.app import LearningPaste, federation_answer, stored_form, visible_matches
+from recall.server.answers import LearningPaste, federation_answer, stored_form, visible_matches
 from recall.server.auth import Principal
 from recall.server.scope import ScopeError, repo_name
 from recall.server.store import StoreUnavailable
 
 if TYPE_CHECKING:
-    from recall.server.app import Settings
+    from recall.server.answers import Settings
 
 TRANSPORT = "server"
 

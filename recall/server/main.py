@@ -204,7 +204,8 @@ def worker_app() -> Any:
     """The app of one worker process (uvicorn factory); the store is closed when the process exits."""
     import atexit
 
-    from recall.server.app import Settings, create_app
+    from recall.server.answers import Settings
+    from recall.server.app import create_app
     from recall.server.auth import load_principals
     from recall.server.store import backend_from_env
 
@@ -257,7 +258,8 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
     class _GracefulServer(uvicorn.Server):
         capture_signals = _capture_signals
 
-    from recall.server.app import Settings, create_app
+    from recall.server.answers import Settings
+    from recall.server.app import create_app
     from recall.server.store import StoreUnavailable, backend_from_env
 
     try:

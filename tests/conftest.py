@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -67,3 +68,13 @@ def pg_url():
     yield with_db(PG_URL, name)
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def git(repo: Path, *args: str) -> None:
+    """Run git in `repo` with a throwaway identity (tests commit without a user's config)."""
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from recall.antipatterns import query
 from recall.antipatterns.snippet import code_in
@@ -58,15 +59,6 @@ EXPECTED_KINDS = {
     "py-bare-except",
     "py-broad-except-swallow",
 }
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from recall.antipatterns import query
 from recall.antipatterns import semantic as semantic_mod
@@ -28,15 +29,6 @@ SHELL_TRUE = textwrap.dedent(
         subprocess.run(cmd, shell=True)
     """
 )
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

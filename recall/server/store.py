@@ -145,7 +145,21 @@ def _probe(store: Any) -> int:
     return count
 
 
-class SqliteBackend:
+class _StoreBackend:
+    """What both backends share: a store and the recorder that batches its access counts."""
+
+    store: Any
+    access: AccessRecorder
+    closed = False
+
+    def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
+        if not self.closed:
+            self.closed = True
+            self.access.close()
+            self.store.close()
+
+
+class SqliteBackend(_StoreBackend):
     """The embedded store under $RECALL_HOME, shared by every request of this process."""
 
     name = "sqlite"
@@ -208,14 +222,8 @@ class SqliteBackend:
                 self.broken = str(exc)
             raise StoreUnavailable(str(exc)) from exc
 
-    def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
-        if not getattr(self, "closed", False):
-            self.closed = True
-            self.access.close()
-            self.store.close()
 
-
-class PostgresBackend:
+class PostgresBackend(_StoreBackend):
     """PostgreSQL through a connection pool (recall/learnings/pg_store.py)."""
 
     name = "postgresql"
@@ -262,12 +270,6 @@ class PostgresBackend:
             raise StoreRefused(str(exc)) from exc
         except (DatabaseUnavailable, StoreError) as exc:
             raise StoreUnavailable(str(exc)) from exc
-
-    def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
-        if not getattr(self, "closed", False):
-            self.closed = True
-            self.access.close()
-            self.store.close()
 
 
 def backend_from_env() -> LearningsBackend:

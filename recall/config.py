@@ -17,6 +17,14 @@ DEFAULT_RETRIEVAL_PATH = "/v1/nodes/node_agent_learning_retrieval_effect/execute
 DEFAULT_FEDERATION_PATH = "/v1/nodes/node_knowledge_query_federation_orchestrator/execute"
 
 
+LEARNINGS_DB = "learnings.db"  # the embedded learnings store, under recall_home()
+
+
+def learnings_db(home: Path | None = None) -> Path:
+    """The embedded learnings store's file (it may not exist yet: nothing learned)."""
+    return (home or recall_home()) / LEARNINGS_DB
+
+
 def recall_home() -> Path:
     """$RECALL_HOME, else $XDG_DATA_HOME/recall, else ~/.local/share/recall. Not created here."""
     explicit = os.environ.get(ENV_HOME)

@@ -1,4 +1,4 @@
-"""Every wire model recall speaks, once.
+"""Every wire model recall speaks, once (their enums and limits: `recall/protocol.py`).
 
 Field names, enums and ranges follow ../shared/docs/wire-protocol.md (the origin's omnimemory/omnimarket
 models). Any client written against those models works against recall unchanged, so changing a name or a
@@ -9,28 +9,35 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Annotated
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
-ERROR_TEXT_MAX = 4000
-RESOLUTION_MAX = 2000
-TICKET_MAX = 64
-TASK_TYPE_MAX = 64
-REPO_MAX = 128
-# counters: the largest integer every JSON parser reads exactly (and SQLite / PostgreSQL bigint store); an
-# OpenAPI maximum of 2**63 - 1 is printed as a float that rounds above it, and fuzzers then send values it rejects
-COUNTER_MAX = 2**53 - 1
+from recall.protocol import (  # noqa: F401  (the vocabulary is part of this module's API)
+    COUNTER_MAX,
+    DEFAULT_MAX_RESULTS,
+    DEFAULT_MIN_SIMILARITY_CONTEXT,
+    DEFAULT_MIN_SIMILARITY_ERROR,
+    ERROR_TEXT_MAX,
+    MAX_RESULTS_RANGE,
+    PATH_MAX,
+    PATHS_MAX,
+    REPO_MAX,
+    RESOLUTION_MAX,
+    SIGNATURES_MAX,
+    TASK_TYPE_MAX,
+    TICKET_MAX,
+    BackendRole,
+    MatchType,
+    TaskType,
+)
+
 # "has a character that is not white space" as a schema pattern, so the published OpenAPI says what the
 # validator enforces: Python's str.isspace() is Unicode White_Space plus the separators U+001C-U+001F
 # and no NUL anywhere (PostgreSQL text cannot hold it; both stores refuse it alike)
 NOT_BLANK = r"^[^\x00]*[^\s\x1c-\x1f\x00][^\x00]*$"
 NO_NUL = r"^[^\x00]*$"
-PATH_MAX = 4096
-PATHS_MAX = 200  # file paths in one learning or one query
-SIGNATURES_MAX = 20  # error signatures in one learning
 
 
 def _storable(model: BaseModel) -> BaseModel:
@@ -48,32 +55,6 @@ def _storable(model: BaseModel) -> BaseModel:
             except UnicodeEncodeError:
                 raise ValueError(f"{name}: must be valid Unicode (a lone surrogate is not)") from None
     return model
-
-
-class MatchType(StrEnum):
-    ERROR_SIGNATURE = "error_signature"
-    TASK_CONTEXT = "task_context"
-    AUTO = "auto"
-
-
-class TaskType(StrEnum):
-    CI_FIX = "ci_fix"
-    MIGRATION = "migration"
-    FEATURE = "feature"
-    REFACTOR = "refactor"
-    BUG_FIX = "bug_fix"
-    TEST = "test"
-    DOCS = "docs"
-    DEPENDENCY = "dependency"
-    UNKNOWN = "unknown"
-
-
-class BackendRole(StrEnum):
-    """Federation backends are roles, named after the origin's engines; `engine` says who really answered."""
-
-    MEMGRAPH = "memgraph"
-    REPOWISE = "repowise"
-    QDRANT = "qdrant"
 
 
 class WireModel(BaseModel):
@@ -106,9 +87,9 @@ class LearningRetrievalRequest(WireModel):
         default_factory=list, max_length=PATHS_MAX
     )
     task_type: str | None = Field(default=None, max_length=TASK_TYPE_MAX, pattern=NO_NUL)
-    max_results: int = Field(default=5, ge=1, le=20)
-    min_similarity_error: float = Field(default=0.85, ge=0.0, le=1.0)
-    min_similarity_context: float = Field(default=0.70, ge=0.0, le=1.0)
+    max_results: int = Field(default=DEFAULT_MAX_RESULTS, ge=MAX_RESULTS_RANGE[0], le=MAX_RESULTS_RANGE[1])
+    min_similarity_error: float = Field(default=DEFAULT_MIN_SIMILARITY_ERROR, ge=0.0, le=1.0)
+    min_similarity_context: float = Field(default=DEFAULT_MIN_SIMILARITY_CONTEXT, ge=0.0, le=1.0)
 
     _storable = model_validator(mode="after")(_storable)
 

@@ -3,6 +3,7 @@ store and ML code, and the HTTP path does not even load pydantic."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -25,7 +26,12 @@ def imported_modules(recall_cmd, env, cwd: Path, *argv: str) -> set[str]:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return {m.group(1) for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", proc.stderr, re.M)}
+    return modules_of(proc.stderr)
+
+
+def modules_of(importtime: str) -> set[str]:
+    """The modules a `python -X importtime` run reports on stderr."""
+    return {m.group(1) for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", importtime, re.M)}
 
 
 def loaded(modules: set[str], top: str) -> bool:
@@ -73,4 +79,71 @@ def test_http_query_loads_no_pydantic_and_no_cli_extras(
 def test_help_loads_neither_backend_nor_jinja(recall_cmd, client_env, tmp_path: Path) -> None:
     modules = imported_modules(recall_cmd, client_env, tmp_path, "--help")
     for name in ("jinja2", "asyncio", "pydantic", "httpx", "recall.learnings", "recall.federation"):
+        assert not loaded(modules, name), name
+
+
+def _learn(recall_cmd, env, cwd: Path, error: str, resolution: str) -> None:
+    proc = subprocess.run(
+        [*recall_cmd, "learn", "--error", error, "--resolution", resolution],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_in_process_match_loads_no_pydantic(recall_cmd, client_env, tmp_path: Path) -> None:
+    """With a learning stored the node opens the store and ranks, and still no wire model is imported:
+    the in-process path runs on plain dataclasses (recall/learnings/wire.py)."""
+    error = "ModuleNotFoundError: No module named 'requests_oauth'"
+    _learn(recall_cmd, client_env, tmp_path, error, "install requests-oauthlib and fix the import")
+    python, *rest = recall_cmd
+    proc = subprocess.run(
+        [python, "-X", "importtime", *rest, "--scope", "learnings", error],
+        cwd=tmp_path,
+        env=client_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "install requests-oauthlib and fix the import" in proc.stdout
+    modules = modules_of(proc.stderr)
+    assert loaded(modules, "recall.learnings.retrieval")  # it really ranked
+    for name in ("pydantic", "pydantic_core", "recall.models", *HEAVY):
+        assert not loaded(modules, name), name
+
+
+def test_on_error_hook_injects_without_pydantic(recall_cmd, client_env, tmp_path: Path) -> None:
+    error = "ModuleNotFoundError: No module named 'requests_oauth'"
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    _learn(recall_cmd, client_env, project, error, "install requests-oauthlib and fix the import")
+    payload = {
+        "session_id": "cold-1",
+        "transcript_path": str(tmp_path / "cold-1.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest"},
+        "tool_use_id": "toolu_1",
+        "error": f"Exit code 2\n{error}",
+    }
+    python, *rest = recall_cmd
+    proc = subprocess.run(
+        [python, "-X", "importtime", *rest, "hook", "PostToolUseFailure"],
+        input=json.dumps(payload),
+        env=dict(client_env, RECALL_HOOK_DEADLINE="20"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "install requests-oauthlib" in context
+    modules = modules_of(proc.stderr)
+    assert loaded(modules, "recall.learnings.retrieval")
+    for name in ("pydantic", "pydantic_core", "recall.models", *HEAVY):
         assert not loaded(modules, name), name

@@ -130,6 +130,34 @@ def test_in_process_node_gets_a_copy_and_model_is_dumped(monkeypatch) -> None:
     assert outcomes["learnings"].response == {"matches": [], "query_ms": 2, "mode": "json"}
 
 
+def test_in_process_node_gets_its_plain_request_and_wire_answer(monkeypatch) -> None:
+    """A node with a `Request` type and a synchronous body (the learnings node) gets the client's payload as
+    that type, not a dict to validate, without an event loop; its plain response is turned into the JSON
+    it would have sent over HTTP."""
+    from recall.learnings import RetrievalRequest, RetrievalResponse
+
+    seen = []
+
+    async def execute(request):
+        raise AssertionError("the synchronous body is used")
+
+    def execute_sync(request):
+        seen.append(request)
+        return RetrievalResponse(query_ms=4)
+
+    _fake_node(monkeypatch, "client_test_plain_node", execute)
+    sys.modules["client_test_plain_node"].Request = RetrievalRequest
+    sys.modules["client_test_plain_node"].execute_sync = execute_sync
+    outcomes = fanout.run({"learnings": L_PAY})
+    assert seen == [RetrievalRequest(**L_PAY)]
+    assert outcomes["learnings"].response == {
+        "matches": [],
+        "query_ms": 4,
+        "error_matches_count": 0,
+        "context_matches_count": 0,
+    }
+
+
 def test_skipped_backend_is_not_called(monkeypatch) -> None:
     outcomes = fanout.run({"federation": None})
     assert outcomes["federation"].failure["kind"] == "skipped"

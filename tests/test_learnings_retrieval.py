@@ -38,7 +38,7 @@ def learn(**kw) -> Learning:
 
 
 def run(req: dict) -> dict:
-    return asyncio.run(execute(req)).model_dump(mode="json")
+    return asyncio.run(execute(req)).to_wire()
 
 
 def test_same_error_from_another_checkout_is_found_first_with_similarity_one() -> None:

@@ -12,23 +12,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from recall.protocol import (
+    DEFAULT_MAX_RESULTS,
+    ERROR_TEXT_MAX,
+    MAX_RESULTS_RANGE,
+    REPO_MAX,
+    TaskType,
+)
+
 SCOPES = ("learnings", "architecture", "antipatterns", "all")
 FORMATS = ("markdown", "json")
-TASK_TYPES = (
-    "ci_fix",
-    "migration",
-    "feature",
-    "refactor",
-    "bug_fix",
-    "test",
-    "docs",
-    "dependency",
-    "unknown",
-)
-ERROR_TEXT_MAX = 4000  # wire limit for error_text and the federation query (characters)
-REPO_MAX = 128
-MAX_RESULTS_DEFAULT = 5
-MAX_RESULTS_RANGE = (1, 20)
+TASK_TYPES = tuple(t.value for t in TaskType)
+MAX_RESULTS_DEFAULT = DEFAULT_MAX_RESULTS
 
 # options that take a value -> attribute on Args
 VALUE_OPTIONS = {

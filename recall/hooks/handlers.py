@@ -145,9 +145,9 @@ def _adjust(ids: list[str], delta: float, event: str) -> None:
     if os.environ.get("AGENT_LEARNING_RETRIEVAL_URL"):
         runtime.log(event, f"confidence feedback {delta:+.2f} for {len(ids)} remote learning(s) not sent")
         return
-    from recall.config import recall_home
+    from recall.config import learnings_db
 
-    if not (recall_home() / "learnings.db").exists():
+    if not learnings_db().exists():
         return
     from recall.learnings.store import open_store
 

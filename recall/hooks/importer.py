@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from recall import session
+from recall.config import learnings_db
 from recall.hooks import capture, events, state
 from recall.hooks.transcripts import Prompt, Result, Said, SessionFiles, Step, Transcript
 from recall.learnings.records import resolution_key, signature_rows
@@ -381,7 +382,7 @@ class Ledger:
     @staticmethod
     def _store_id(home: Path) -> str | None:
         try:
-            st = (home / "learnings.db").stat()
+            st = learnings_db(home).stat()
         except OSError:
             return None
         return f"{st.st_dev}:{st.st_ino}"

@@ -50,14 +50,14 @@ def query(error_text: str, repo: str, timeout_s: float) -> list[dict[str, Any]]:
 
 
 def _query_local(request: dict[str, Any]) -> list[dict[str, Any]]:
-    from recall.config import recall_home
+    from recall.config import learnings_db
 
-    if not (recall_home() / "learnings.db").exists():  # nothing learned yet: no import, no file created
+    if not learnings_db().exists():  # nothing learned yet: no import, no file created
         return []
-    from recall.learnings import execute_sync
+    from recall.learnings import RetrievalRequest, execute_sync
 
-    response = execute_sync(request)
-    return [m.model_dump(mode="json") for m in response.matches]
+    response = execute_sync(RetrievalRequest(**request))  # our own values: no wire-model validation
+    return [m.to_wire() for m in response.matches]
 
 
 def _query_http(url: str, request: dict[str, Any], timeout_s: float) -> list[dict[str, Any]]:

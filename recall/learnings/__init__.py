@@ -1,12 +1,14 @@
 """Learnings node: how an agent fixed this same error before.
 
-`await execute(request)` answers POST /v1/nodes/node_agent_learning_retrieval_effect/execute in-process:
-it validates the request (a dict is checked with the wire model: unknown keys, lengths and ranges raise
-pydantic.ValidationError), opens the SQLite store under $RECALL_HOME and ranks with `retrieval.py`.
-A broken store raises `StoreError` (the client reports the learnings backend unavailable).
+`await execute(request)` answers POST /v1/nodes/node_agent_learning_retrieval_effect/execute in-process.
+A plain `RetrievalRequest` (`wire.py`, what recall's own client and hooks build) is used as it is; a dict
+is untrusted input and is validated with the wire model first (unknown keys, lengths and ranges raise
+pydantic.ValidationError). It opens the SQLite store under $RECALL_HOME, ranks with `retrieval.py` and
+returns a plain `RetrievalResponse` (`to_wire()` is the JSON body). A broken store raises `StoreError`
+(the client reports the learnings backend unavailable).
 
-`import recall.learnings` loads only the standard library (no pydantic, numpy or embedding model): the
-wire models, the store and the ranking load inside the functions.
+`import recall.learnings` loads only the standard library, and so does a lookup with a plain request: no
+pydantic, numpy or embedding model (tests/test_client_cold_path.py checks it).
 """
 
 from __future__ import annotations
@@ -15,32 +17,55 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall.config import learnings_db
 from recall.learnings.types import StoreError
+from recall.learnings.wire import RetrievalRequest, RetrievalResponse
 
 if TYPE_CHECKING:
     from recall.learnings.types import CandidateStore
-    from recall.models import LearningRetrievalRequest, LearningRetrievalResponse
+    from recall.models import LearningRetrievalRequest
 
-__all__ = ["StoreError", "answer", "execute", "execute_sync"]
+__all__ = [
+    "Request",
+    "RetrievalRequest",
+    "RetrievalResponse",
+    "StoreError",
+    "answer",
+    "execute",
+    "execute_sync",
+]
+
+Request = RetrievalRequest  # the node's in-process request type (the client's fan-out builds it)
+
+
+def request_of(request: RetrievalRequest | LearningRetrievalRequest | dict[str, Any]) -> RetrievalRequest:
+    """The plain request; a dict is validated with the wire model (ValidationError names the field)."""
+    if isinstance(request, RetrievalRequest):
+        return request
+    from recall.models import LearningRetrievalRequest
+
+    if not isinstance(request, LearningRetrievalRequest):
+        request = LearningRetrievalRequest.model_validate(request)
+    return RetrievalRequest.from_model(request)
 
 
 def answer(
     store: CandidateStore,
-    request: LearningRetrievalRequest,
+    request: RetrievalRequest | LearningRetrievalRequest,
     *,
     record_access: bool = True,
     started: float | None = None,
-) -> LearningRetrievalResponse:
+) -> RetrievalResponse:
     """The node's answer over any CandidateStore (SQLite here, PostgreSQL on a team server): nothing to
-    match on is an empty answer, else the ranking of `retrieval.py` in the wire response."""
+    match on is an empty answer, else the ranking of `retrieval.py`."""
     from recall.learnings.retrieval import retrieve
-    from recall.models import LearningRetrievalResponse
 
     started = time.perf_counter() if started is None else started
-    if not _has_query(request):
-        return LearningRetrievalResponse(query_ms=_ms(started))
-    result = retrieve(store, request, record_access=record_access)
-    return LearningRetrievalResponse(
+    req = request_of(request)
+    if not req.has_query():
+        return RetrievalResponse(query_ms=_ms(started))
+    result = retrieve(store, req, record_access=record_access)
+    return RetrievalResponse(
         matches=result.matches,
         query_ms=_ms(started),
         error_matches_count=result.error_matches_count,
@@ -49,41 +74,29 @@ def answer(
 
 
 def execute_sync(
-    request: LearningRetrievalRequest | dict[str, Any], *, home: Path | None = None
-) -> LearningRetrievalResponse:
+    request: RetrievalRequest | LearningRetrievalRequest | dict[str, Any], *, home: Path | None = None
+) -> RetrievalResponse:
     """The synchronous body of `execute` (for threads and callers without an event loop)."""
-    from recall.models import LearningRetrievalRequest, LearningRetrievalResponse
-
     started = time.perf_counter()
-    req = (
-        request
-        if isinstance(request, LearningRetrievalRequest)
-        else LearningRetrievalRequest.model_validate(request)
-    )
-    from recall.learnings.store import default_path, open_store
+    req = request_of(request)
+    # nothing to match on, or nothing learned yet: answer without opening (or creating, or even importing)
+    # the store
+    if not req.has_query() or not learnings_db(home).exists():
+        return RetrievalResponse(query_ms=_ms(started))
+    from recall.learnings.store import open_store
 
-    # nothing to match on, or nothing learned yet: answer without opening (or creating) the store
-    if not _has_query(req) or not default_path(home).exists():
-        return LearningRetrievalResponse(query_ms=_ms(started))
     with open_store(home) as store:
         return answer(store, req, started=started)
 
 
 async def execute(
-    request: LearningRetrievalRequest | dict[str, Any], *, home: Path | None = None
-) -> LearningRetrievalResponse:
+    request: RetrievalRequest | LearningRetrievalRequest | dict[str, Any], *, home: Path | None = None
+) -> RetrievalResponse:
     """Retrieve learnings for an error and/or a task context (see module docstring)."""
     import asyncio
 
-    from recall.models import LearningRetrievalRequest
-
-    if not isinstance(request, LearningRetrievalRequest):
-        request = LearningRetrievalRequest.model_validate(request)  # fail fast, before the thread hop
-    return await asyncio.to_thread(execute_sync, request, home=home)
-
-
-def _has_query(request: LearningRetrievalRequest) -> bool:
-    return request.error_text is not None or bool(request.file_paths) or bool(request.task_type)
+    req = request_of(request)  # fail fast on a bad dict, before the thread hop
+    return await asyncio.to_thread(execute_sync, req, home=home)
 
 
 def _ms(started: float) -> int:

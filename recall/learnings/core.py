@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 from recall.learnings.records import (
@@ -31,8 +31,10 @@ from recall.learnings.records import (
     resolution_key,
     signature_rows,
 )
-from recall.learnings.types import Candidate, SignatureRow
-from recall.models import Learning
+from recall.learnings.types import Candidate, SignatureRow, StoredLearning
+
+if TYPE_CHECKING:  # the read path stays free of pydantic; only writes and exports take wire models
+    from recall.models import Learning
 
 MAX_QUERY_TERMS = 4  # the rarest query terms sent to the full-text index
 CACHE_MAX = 50_000  # entries of each cache before it is dropped whole
@@ -51,7 +53,7 @@ class LearningRow(NamedTuple):
     confidence: float
     access_count: int
     last_accessed_at: datetime | None
-    created_at: datetime | None
+    created_at: datetime  # NOT NULL in both schemas
 
 
 class MergeState(NamedTuple):
@@ -168,7 +170,7 @@ class StoreCore(ABC):
         lid = self._key(parse_id(learning_id))
         with self._reading("read a learning") as conn:
             found = self._load(conn, [lid])
-        return found[0].learning if found else None
+        return found[0].learning.to_model() if found else None
 
     def iter_all(self, batch: int = 500) -> Iterator[Learning]:
         """Every learning, oldest first, in batches (keyset pagination, so a large store streams)."""
@@ -180,7 +182,7 @@ class StoreCore(ABC):
                     return
                 loaded = self._load(conn, [k[1] for k in keys])
             after = keys[-1]
-            yield from (c.learning for c in loaded)
+            yield from (c.learning.to_model() for c in loaded)
 
     # ------------------------------------------------------------------ CandidateStore
 
@@ -259,7 +261,7 @@ class StoreCore(ABC):
             return []
         by_id: dict[str, Candidate] = {}
         for r in self._learning_rows(conn, ids):
-            learning = Learning.model_construct(  # values come from validated writes: no re-validation
+            learning = StoredLearning(
                 id=r.id,
                 session_id=r.session_id,
                 repo=r.repo,

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from recall.learnings import signatures as sigs
 from recall.learnings.types import SignatureRow
-from recall.models import TaskType
+from recall.protocol import TaskType
 
 
 def resolution_key(text: str) -> str:

@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 
 from recall.learnings import signatures as sigs
 from recall.learnings.types import Candidate, CandidateStore, SignatureRow
-from recall.models import LearningMatch, LearningRetrievalRequest, MatchReason, MatchType
+from recall.learnings.wire import Match, Reason, RetrievalRequest
+from recall.protocol import MatchType
 
 FRESHNESS_RATE = 0.015
 CROSS_REPO_FACTOR = 0.9
@@ -403,7 +404,7 @@ class Scored:
     match_type: MatchType
     exact: bool = False
     evidence: dict[str, float] = field(default_factory=dict)
-    why: MatchReason | None = None
+    why: Reason | None = None
 
 
 def score_error(
@@ -448,7 +449,7 @@ _KIND = re.compile(
 _CODE_ANYWHERE = re.compile(r"\b(?:TS|E|C)\d{4}\b|\b[A-Z][A-Z_]{5,}\b")
 
 
-def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> MatchReason:
+def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> Reason:
     """The components of the two errors that agree: kind (exception type or tool code), the matched line as
     a template, the shared subjects, the shared innermost frame."""
     q_line = [c for c in q.causes][qi] if 0 <= qi < len(q.causes) else (q.causes[0] if q.causes else "")
@@ -463,7 +464,7 @@ def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> MatchReaso
         kind = code.group(0) if code else ""
     shared = [s for s in q.subjects if s in set(other.subjects)][:8]
     frame = q.frame if q.frame and q.frame == other.frame else ""
-    return MatchReason.model_construct(
+    return Reason(
         kind=kind[:200],
         template=template[:400],
         subjects=[s[:200] for s in shared],
@@ -515,7 +516,7 @@ def confidence_factor(confidence: float) -> float:
 
 @dataclass
 class RetrievalResult:
-    matches: list[LearningMatch]
+    matches: list[Match]
     error_matches_count: int
     context_matches_count: int
     dense_used: bool = False
@@ -523,7 +524,7 @@ class RetrievalResult:
 
 def retrieve(
     store: CandidateStore,
-    request: LearningRetrievalRequest,
+    request: RetrievalRequest,
     *,
     now: datetime | None = None,
     dense_weight: float | None = None,
@@ -567,7 +568,7 @@ def retrieve(
             if sim >= request.min_similarity_context and sim > 0:
                 context_hits.append(Scored(cand, sim, MatchType.TASK_CONTEXT))
 
-    merged: dict[str, LearningMatch] = {}
+    merged: dict[str, Match] = {}
     for s in error_hits + context_hits:
         match = _to_match(s, request.repo, now)
         key = str(match.learning_id)
@@ -581,16 +582,15 @@ def retrieve(
     return RetrievalResult(ranked, len(error_hits), len(context_hits), bool(dense and dense.calls))
 
 
-def _to_match(s: Scored, repo: str, now: datetime) -> LearningMatch:
+def _to_match(s: Scored, repo: str, now: datetime) -> Match:
     learning = s.candidate.learning
     fresh, age = freshness(learning.created_at, now)
     combined = s.similarity * fresh * confidence_factor(learning.confidence)
     if learning.repo != repo:
         combined *= CROSS_REPO_FACTOR
     similarity = min(1.0, max(0.0, s.similarity))
-    # model_construct: every value is in range by construction (clamped scores, a learning validated when
-    # it was stored), so validation would only cost time, and on the CLI's cold path a validator build
-    return LearningMatch.model_construct(
+    # every value is in range by construction: clamped scores, a learning validated when it was stored
+    return Match(
         learning_id=learning.id,
         match_type=s.match_type,
         similarity=round(similarity, 4),

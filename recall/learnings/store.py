@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from uuid import UUID
 
+from recall.config import learnings_db
 from recall.learnings import signatures as sigs
 from recall.learnings.core import LearningRow, MergeState, StoreCore
 from recall.learnings.records import (  # noqa: F401  (resolution_key: public here too)
@@ -31,9 +33,10 @@ from recall.learnings.records import (  # noqa: F401  (resolution_key: public he
     resolution_key,
 )
 from recall.learnings.types import Candidate, SignatureRow, StoreError
-from recall.models import Learning
 
-DB_NAME = "learnings.db"
+if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports pydantic
+    from recall.models import Learning
+
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -471,9 +474,7 @@ def _store_error(path: Path, exc: sqlite3.Error, action: str) -> StoreError:
 
 
 def default_path(home: Path | None = None) -> Path:
-    from recall.config import recall_home
-
-    return (home or recall_home()) / DB_NAME
+    return learnings_db(home)
 
 
 def open_store(home: Path | None = None, *, path: Path | None = None) -> LearningStore:

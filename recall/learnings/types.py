@@ -8,7 +8,8 @@ candidates (cheaply, from its indexes) and record accesses. Everything that deci
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from uuid import UUID
 
@@ -32,11 +33,36 @@ class SignatureRow:
     row_id: int | None = None  # the store's id for this row (lets retrieval cache embeddings), if any
 
 
+@dataclass(slots=True)
+class StoredLearning:
+    """A learning as a store reads it back (the fields of the wire `Learning`), without pydantic: the
+    values were validated when they were written."""
+
+    id: UUID
+    repo: str
+    resolution_summary: str
+    created_at: datetime
+    session_id: str | None = None
+    file_paths_touched: list[str] = field(default_factory=list)
+    error_signatures: list[str] = field(default_factory=list)
+    ticket_id: str | None = None
+    task_type: str = "unknown"
+    confidence: float = 0.8
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+
+    def to_model(self) -> Learning:
+        """The wire model (for export and the write paths; costs the pydantic import)."""
+        from recall.models import Learning
+
+        return Learning.model_construct(**asdict(self))
+
+
 @dataclass
 class Candidate:
     """A learning that might answer the query, with the signature rows retrieval scores against."""
 
-    learning: Learning
+    learning: StoredLearning
     signatures: list[SignatureRow] = field(default_factory=list)
 
 

@@ -80,7 +80,7 @@ class TeamBackend:
             return
         if principal and not principal.unrestricted:
             result = visible_matches(result, principal)
-        outcome.response = result.model_dump(mode="json")
+        outcome.response = result.to_wire()
 
     async def _federation(
         self,

@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from recall import federation
+from recall.learnings.wire import RetrievalResponse
 from recall.models import (
     ERROR_TEXT_MAX,
     NO_NUL,
@@ -19,7 +20,6 @@ from recall.models import (
     FederationRequest,
     FederationResponse,
     Learning,
-    LearningRetrievalResponse,
 )
 from recall.server.auth import Principal
 from recall.server.scope import federation_repos
@@ -65,16 +65,9 @@ async def federation_answer(
     return await federation.execute(request, repos=repos)
 
 
-def visible_matches(result: LearningRetrievalResponse, principal: Principal) -> LearningRetrievalResponse:
+def visible_matches(result: RetrievalResponse, principal: Principal) -> RetrievalResponse:
     """Drop matches from repositories the token may not see (error matches search every repo)."""
-    matches = [m for m in result.matches if principal.may_see_repo(m.repo)]
-    return result.model_copy(
-        update={
-            "matches": matches,
-            "error_matches_count": sum(m.match_type == "error_signature" for m in matches),
-            "context_matches_count": sum(m.match_type == "task_context" for m in matches),
-        }
-    )
+    return result.only([m for m in result.matches if principal.may_see_repo(m.repo)])
 
 
 def _decisive_learning(body: Learning) -> Learning:

@@ -170,7 +170,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         result = await backend.retrieve(body)
         if principal and not principal.unrestricted:
             result = visible_matches(result, principal)
-        return Response(result.model_dump_json(), media_type="application/json")
+        return Response(result.to_json(), media_type="application/json")
 
     @app.post(
         DEFAULT_FEDERATION_PATH,

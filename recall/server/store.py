@@ -18,7 +18,8 @@ from uuid import UUID
 import anyio.to_thread
 
 from recall.config import ENV_DATABASE_URL
-from recall.models import Learning, LearningRetrievalRequest, LearningRetrievalResponse
+from recall.learnings.wire import RetrievalRequest, RetrievalResponse
+from recall.models import Learning, LearningRetrievalRequest
 
 log = logging.getLogger("recall.server")
 
@@ -46,7 +47,7 @@ _health_threads = anyio.CapacityLimiter(2)  # its own threads: never queued behi
 class LearningsBackend(Protocol):
     name: str
 
-    async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse: ...
+    async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse: ...
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]: ...
 
@@ -102,7 +103,7 @@ class AccessRecorder:
 
 def answer(
     store: Any, request: LearningRetrievalRequest, access: AccessRecorder | None = None
-) -> LearningRetrievalResponse:
+) -> RetrievalResponse:
     """The learnings node over a given store (`recall.learnings.answer`); with an AccessRecorder the access
     counts are written in batches off the request path instead of per query."""
     from recall.learnings import answer as node_answer
@@ -113,7 +114,7 @@ def answer(
     return response
 
 
-_PROBE = LearningRetrievalRequest(
+_PROBE = RetrievalRequest(
     repo="recall-health-probe",
     error_text="HealthProbeError: store self-check",
     file_paths=["health/probe.py"],
@@ -176,7 +177,7 @@ class SqliteBackend(_StoreBackend):
         self._checked_at = 0.0
         self._checking = threading.Lock()
 
-    async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
+    async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse:
         return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
@@ -242,7 +243,7 @@ class PostgresBackend(_StoreBackend):
             raise StoreUnavailable(str(exc)) from exc
         self.access = AccessRecorder(self.store)
 
-    async def retrieve(self, request: LearningRetrievalRequest) -> LearningRetrievalResponse:
+    async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse:
         return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:

@@ -85,3 +85,34 @@ def test_candidates_show_merges_and_access_counts(open_store_: Callable) -> None
         assert cand.learning.access_count == 1
         assert cand.learning.file_paths_touched == ["buffers/tachyon.py"]
         assert len(cand.signatures) == 2
+
+
+def test_access_counts_from_another_worker_keep_the_caches(open_store_: Callable) -> None:
+    """A server's workers write access counts every second: that must not throw the other workers' caches
+    away (ranking never reads the counts), while a confidence change, which ranking reads, must show."""
+    with open_store_() as reader, open_store_() as writer:
+        added = _learning("ImportError: cannot import name 'warp_coil' from 'engine'", "rename warp_coil")
+        writer.add(added)
+        (cached,) = reader.candidates_by_terms(["warp_coil", "importerror"], 20)
+        writer.record_access([added.id])
+        (again,) = reader.candidates_by_terms(["warp_coil", "importerror"], 20)
+        assert again is cached  # served from the cache, not reloaded
+        writer.adjust_confidence(added.id, -0.3)
+        (changed,) = reader.candidates_by_terms(["warp_coil", "importerror"], 20)
+        assert changed is not cached and round(changed.learning.confidence, 2) == 0.5
+        assert reader.get(added.id).access_count == 1  # get() reads the row itself
+
+
+def test_one_request_takes_one_pooled_connection(pg_url: str) -> None:
+    from recall.learnings import RetrievalRequest, answer
+    from recall.learnings.pg_store import PgStore
+
+    with PgStore(pg_url) as store:
+        store.add(_learning("KeyError: 'dilithium_ratio'", "default dilithium_ratio to 1"))
+        request = RetrievalRequest(repo="r", error_text="KeyError: 'dilithium_ratio'", file_paths=["a.py"])
+        answer(store, request, record_access=False)  # warm: schema check, caches
+        before = store._pool.get_stats().get("requests_num", 0)
+        response = answer(store, request, record_access=False)
+        assert [m.resolution_summary for m in response.matches] == ["default dilithium_ratio to 1"]
+        # fingerprint, full-text and context candidates, and the generation check: one checkout
+        assert store._pool.get_stats().get("requests_num", 0) - before == 1

@@ -8,9 +8,14 @@ are unioned, confidence is the max, the first ticket wins.
 
 Caches (per store object, so per process or server worker): a term's document count and a full-text query's
 ranked learning ids cost a scan of the term's index entries each time (~1 ms per common term); loaded
-candidates cost two queries. Each cache is keyed by a *generation* the adapter reads cheaply from its
-database: the index generation changes whenever any connection changes signatures, the data generation
-whenever any connection changes anything (access counts included, so a cached learning is never stale).
+candidates cost two queries. Each cache is keyed by a *generation* the adapter keeps in its database and
+every writer bumps in its own transaction: the index generation when signatures change, the data generation
+when anything ranking reads changes. Access counts bump neither: ranking never reads them, and a server's
+workers write them every second, which used to throw every worker's caches away as often (the tail of
+bench/bench_server.py). So a cached candidate's access_count may be behind; `get()` reads the row itself.
+
+A request's several candidate calls share one `session()`: one connection (PostgreSQL: one pool checkout
+instead of three) and one generation check.
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from uuid import UUID
 
 from recall.learnings.records import (
@@ -36,6 +41,7 @@ from recall.learnings.types import Candidate, SignatureRow, StoredLearning
 if TYPE_CHECKING:  # the read path stays free of pydantic; only writes and exports take wire models
     from recall.models import Learning
 
+Changes = Literal["index", "data", "access"]  # signatures (and data) / ranking data / access counts only
 MAX_QUERY_TERMS = 4  # the rarest query terms sent to the full-text index
 CACHE_MAX = 50_000  # entries of each cache before it is dropped whole
 
@@ -78,6 +84,7 @@ class StoreCore(ABC):
         self._doc_counts: dict[str, int] = {}
         self._ranked: dict[tuple[tuple[str, ...], bool, int], list[str]] = {}
         self._candidates: dict[str, Candidate] = {}
+        self._session = threading.local()  # .fresh: caches checked in this thread's open session
 
     # ------------------------------------------------------------------ adapter: connections
 
@@ -86,12 +93,17 @@ class StoreCore(ABC):
         """A connection for reads; store failures become StoreError naming `action`."""
 
     @abstractmethod
-    def _writing(self, action: str, *, index: bool = True) -> AbstractContextManager[Any]:
-        """A write transaction, committed on exit; `index=False` promises signatures stay unchanged."""
+    def _writing(self, action: str, *, changes: Changes = "index") -> AbstractContextManager[Any]:
+        """A write transaction, committed on exit, that bumps the generations of what it `changes`."""
 
     @abstractmethod
     def _generations(self, conn: Any) -> tuple[Hashable, Hashable]:
         """(index generation, data generation) as committed now, by any connection."""
+
+    @contextmanager
+    def _pinned(self) -> Iterator[None]:
+        """Adapter hook: keep one reading connection for this thread until exit (default: nothing to do)."""
+        yield
 
     # ------------------------------------------------------------------ adapter: SQL
 
@@ -284,8 +296,24 @@ class StoreCore(ABC):
 
     # ------------------------------------------------------------------ caches
 
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """One request's reads: a pinned connection, caches checked once (module docstring)."""
+        if getattr(self._session, "open", False):
+            yield
+            return
+        with self._pinned():
+            self._session.open, self._session.fresh = True, False
+            try:
+                yield
+            finally:
+                self._session.open = self._session.fresh = False
+
     def _refresh_caches(self, conn: Any) -> None:
-        """Drop what a commit (ours or another connection's) may have made stale."""
+        """Drop what a commit (ours or another connection's) may have made stale; once per session."""
+        if getattr(self._session, "fresh", False):
+            return
+        self._session.fresh = getattr(self._session, "open", False)
         index_gen, data_gen = self._generations(conn)
         with self._cache_lock:
             if index_gen != self._index_gen or len(self._doc_counts) + len(self._ranked) > 2 * CACHE_MAX:

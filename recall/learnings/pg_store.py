@@ -24,7 +24,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recall.learnings import signatures as sigs
-from recall.learnings.core import LearningRow, MergeState, StoreCore
+from recall.learnings.core import Changes, LearningRow, MergeState, StoreCore
 from recall.learnings.records import dedupe, parse_id, path_basename, resolution_key, signature_rows
 from recall.learnings.types import SignatureRow, StoreError
 from recall.models import Learning
@@ -152,6 +152,7 @@ class PgStore(StoreCore):
         self._timeout = timeout
         self._schema_ready = False
         self._schema_lock = threading.Lock()
+        self._local = threading.local()  # .conn: the connection pinned by this thread's session()
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -171,17 +172,28 @@ class PgStore(StoreCore):
         return _Guarded(self, timeout or self._timeout)
 
     def _reading(self, action: str) -> Any:
-        return self._conn()
+        pinned = getattr(self._local, "conn", None)  # inside a session(): its connection
+        return nullcontext(pinned) if pinned is not None else self._conn()
 
     @contextmanager
-    def _writing(self, action: str, *, index: bool = True) -> Iterator[psycopg.Connection]:
+    def _writing(self, action: str, *, changes: Changes = "index") -> Iterator[psycopg.Connection]:
         with self._conn() as conn, conn.transaction():
             yield conn
             # every process's caches see this commit by the generation it bumps (module docstring of core.py)
-            conn.execute(
-                "UPDATE recall_generation SET n = n + 1 WHERE name = ANY(%s)",
-                (["data", "index"] if index else ["data"],),
-            )
+            if changes != "access":
+                conn.execute(
+                    "UPDATE recall_generation SET n = n + 1 WHERE name = ANY(%s)",
+                    (["data", "index"] if changes == "index" else ["data"],),
+                )
+
+    @contextmanager
+    def _pinned(self) -> Iterator[None]:
+        with self._conn() as conn:
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
 
     def _generations(self, conn: psycopg.Connection) -> tuple[int, int]:
         gens = dict(conn.execute("SELECT name, n FROM recall_generation").fetchall())
@@ -273,7 +285,7 @@ class PgStore(StoreCore):
 
     def adjust_confidence(self, learning_id: UUID | str, delta: float) -> float | None:
         lid = parse_id(learning_id)
-        with self._writing("adjust confidence", index=False) as conn:
+        with self._writing("adjust confidence", changes="data") as conn:
             row = conn.execute(
                 "UPDATE learnings SET confidence = least(1.0, greatest(0.0, confidence + %s)), updated_at = now()"
                 " WHERE id = %s RETURNING confidence",
@@ -284,7 +296,7 @@ class PgStore(StoreCore):
     def record_access(self, ids: Sequence[UUID]) -> None:
         if not ids:
             return
-        with self._writing("record access", index=False) as conn:
+        with self._writing("record access", changes="access") as conn:
             conn.execute(
                 "UPDATE learnings SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
                 (list(ids),),
@@ -294,7 +306,7 @@ class PgStore(StoreCore):
         """Keep embeddings retrieval computed (by signature row id) so later queries reuse them."""
         if not items:
             return
-        with self._writing("cache embeddings", index=False) as conn, conn.cursor() as cur:
+        with self._writing("cache embeddings", changes="data") as conn, conn.cursor() as cur:
             cur.executemany(
                 "UPDATE signatures SET embedding = %s, embedding_model = %s WHERE id = %s",
                 [(blob, model, rid) for rid, blob in items],

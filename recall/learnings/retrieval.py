@@ -537,18 +537,30 @@ def retrieve(
     mt = request.match_type
     error_hits: list[Scored] = []
     context_hits: list[Scored] = []
+    wants_error = mt in (MatchType.ERROR_SIGNATURE, MatchType.AUTO) and bool(
+        request.error_text and request.error_text.strip()
+    )
+    wants_context = mt in (MatchType.TASK_CONTEXT, MatchType.AUTO) and bool(
+        request.file_paths or request.task_type
+    )
+    q = Query.from_text(request.error_text or "") if wants_error else None
+    error_cands: list[Candidate] = []
+    context_cands: list[Candidate] = []
+    # every candidate read in one store session (one connection, one cache check); scoring after it
+    session = getattr(store, "session", None)
+    with session() if session is not None else contextlib.nullcontext():
+        if q is not None:
+            error_cands = _dedupe(
+                store.candidates_by_fingerprint([q.fingerprint], FINGERPRINT_CANDIDATES)
+                + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES)
+            )
+        if wants_context:
+            context_cands = store.candidates_by_context(
+                request.repo, request.file_paths, request.task_type, CONTEXT_CANDIDATES
+            )
 
-    if (
-        mt in (MatchType.ERROR_SIGNATURE, MatchType.AUTO)
-        and request.error_text
-        and request.error_text.strip()
-    ):
-        q = Query.from_text(request.error_text)
-        cands = _dedupe(
-            store.candidates_by_fingerprint([q.fingerprint], FINGERPRINT_CANDIDATES)
-            + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES)
-        )
-        for s in score_error(store, q, cands, dense_weight=weight, dense=dense):
+    if q is not None:
+        for s in score_error(store, q, error_cands, dense_weight=weight, dense=dense):
             same_repo = s.candidate.learning.repo == request.repo
             # another repo's learning: as similar as the threshold asks (and CROSS_REPO_MIN), and not a generic
             # exception that only its own code raised (IndexError from another repo's module is no evidence)
@@ -559,14 +571,10 @@ def retrieve(
             if s.similarity >= request.min_similarity_error and s.similarity > 0:
                 error_hits.append(s)
 
-    if mt in (MatchType.TASK_CONTEXT, MatchType.AUTO) and (request.file_paths or request.task_type):
-        cands = store.candidates_by_context(
-            request.repo, request.file_paths, request.task_type, CONTEXT_CANDIDATES
-        )
-        for cand in cands:
-            sim = context_similarity(request.file_paths, request.task_type, cand)
-            if sim >= request.min_similarity_context and sim > 0:
-                context_hits.append(Scored(cand, sim, MatchType.TASK_CONTEXT))
+    for cand in context_cands:
+        sim = context_similarity(request.file_paths, request.task_type, cand)
+        if sim >= request.min_similarity_context and sim > 0:
+            context_hits.append(Scored(cand, sim, MatchType.TASK_CONTEXT))
 
     merged: dict[str, Match] = {}
     for s in error_hits + context_hits:

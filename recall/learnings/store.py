@@ -26,7 +26,7 @@ from uuid import UUID
 
 from recall.config import learnings_db
 from recall.learnings import signatures as sigs
-from recall.learnings.core import LearningRow, MergeState, StoreCore
+from recall.learnings.core import Changes, LearningRow, MergeState, StoreCore
 from recall.learnings.records import (  # noqa: F401  (resolution_key: public here too)
     parse_id,
     path_basename,
@@ -39,6 +39,12 @@ if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports
 
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
+# meta keys of the cache generations (core.py) each kind of write bumps; a store without them reads as 0
+GENERATIONS: dict[str, tuple[str, ...]] = {
+    "index": ("generation_index", "generation_data"),
+    "data": ("generation_data",),
+    "access": (),
+}
 
 _SCHEMA_V1 = """
 CREATE TABLE learnings (
@@ -160,9 +166,6 @@ class LearningStore(StoreCore):
         self._conn = conn
         self._lock = threading.RLock()
         self._vocab = False  # temp fts5vocab table created on this connection
-        # PRAGMA data_version changes on other connections' commits only: count our own
-        self._index_writes = 0
-        self._writes = 0
 
     # ------------------------------------------------------------------ connections
 
@@ -177,24 +180,27 @@ class LearningStore(StoreCore):
     _reading = _guard
 
     @contextmanager
-    def _writing(self, action: str, *, index: bool = True) -> Iterator[sqlite3.Connection]:
+    def _writing(self, action: str, *, changes: Changes = "index") -> Iterator[sqlite3.Connection]:
         if self.read_only:
             raise StoreError(f"learnings store {self.path} is read-only; cannot {action}")
         with self._guard(action) as conn:
-            self._writes += 1
-            if index:
-                self._index_writes += 1
             conn.execute("BEGIN IMMEDIATE")  # serializes writers: no per-resolution lock needed
             try:
                 yield conn
+                for key in GENERATIONS[changes]:
+                    conn.execute(
+                        "INSERT INTO meta(key, value) VALUES (?, '1')"
+                        " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                        (key,),
+                    )
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
-    def _generations(self, conn: sqlite3.Connection) -> tuple[tuple[int, int], tuple[int, int]]:
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        return (version, self._index_writes), (version, self._writes)
+    def _generations(self, conn: sqlite3.Connection) -> tuple[str, str]:
+        gens = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", GENERATIONS["index"]))
+        return gens.get(GENERATIONS["index"][0], "0"), gens.get(GENERATIONS["index"][1], "0")
 
     def close(self) -> None:
         with self._lock:
@@ -225,7 +231,7 @@ class LearningStore(StoreCore):
     def adjust_confidence(self, learning_id: UUID | str, delta: float) -> float | None:
         """confidence += delta, clamped to 0–1. Returns the new value, or None when the id is unknown."""
         lid = str(parse_id(learning_id))
-        with self._writing("adjust confidence", index=False) as conn:
+        with self._writing("adjust confidence", changes="data") as conn:
             row = conn.execute("SELECT confidence FROM learnings WHERE id = ?", (lid,)).fetchone()
             if row is None:
                 return None
@@ -239,7 +245,7 @@ class LearningStore(StoreCore):
         if self.read_only or not ids:
             return
         marks = ",".join("?" * len(ids))
-        with self._writing("record access", index=False) as conn:
+        with self._writing("record access", changes="access") as conn:
             conn.execute(
                 f"UPDATE learnings SET access_count = access_count + 1, last_accessed_at = ?"
                 f" WHERE id IN ({marks})",
@@ -250,7 +256,7 @@ class LearningStore(StoreCore):
         """Optional: keep embeddings retrieval computed (by signature row id) so later queries reuse them."""
         if self.read_only or not items:
             return
-        with self._writing("cache embeddings", index=False) as conn:
+        with self._writing("cache embeddings", changes="data") as conn:
             conn.executemany(
                 "UPDATE signatures SET embedding = ?, embedding_model = ? WHERE rowid = ?",
                 [(blob, model, rid) for rid, blob in items],

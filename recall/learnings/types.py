@@ -69,7 +69,9 @@ class Candidate:
 @runtime_checkable
 class CandidateStore(Protocol):
     """Candidate generation + access recording. Implementations return at most `limit` candidates each,
-    best-first by their own cheap order; duplicates across calls are fine (retrieval de-duplicates)."""
+    best-first by their own cheap order; duplicates across calls are fine (retrieval de-duplicates).
+    A store may also offer `session()`, a context manager retrieval opens around one request's candidate
+    calls (core.StoreCore's: one connection, one cache check)."""
 
     def candidates_by_fingerprint(self, fingerprints: Sequence[str], limit: int) -> list[Candidate]:
         """Learnings having a signature whose fingerprint is one of `fingerprints` (any repo)."""

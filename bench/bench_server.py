@@ -47,6 +47,7 @@ RESULTS = ROOT / "bench" / "results" / "server.json"
 REPO = "bench-repo"
 REPOS = [REPO] + [f"repo-{i}" for i in range(19)]
 TARGET_RPS, TARGET_P99_MS = 500, 50.0
+BREAKDOWN_SLICE = slice(10_000, 12_000)  # in-process breakdown queries: not among the load's first 10k
 
 SHAPES = [
     "ModuleNotFoundError: No module named '{a}'",
@@ -330,6 +331,80 @@ def run_writers(label: str, env: dict[str, str], work: Path, workers: int) -> di
         server.stop()
 
 
+# --------------------------------------------------------------------------- per-request breakdown
+
+KINDS = ("stored error again", "new error", "task context")  # make_queries' mix: 5 / 3 / 2 of every 10
+
+
+def _kind(i: int) -> str:
+    return KINDS[0] if i % 10 < 5 else KINDS[1] if i % 10 < 8 else KINDS[2]
+
+
+def breakdown(store: object, queries: list[dict], count: int = 2000) -> dict:
+    """Where one request's server time goes, measured in-process over the filled store (no HTTP): the
+    ranking's wall and CPU time per query kind, split into the store session (candidate reads: SQL and
+    caches) and the rest (normalizing the query, scoring, building the answer); and what one access-count
+    flush costs (a worker writes one a second). The first `count` queries run twice: cold caches, then
+    warm (what a long-running worker sees for repeated questions)."""
+    import contextlib
+
+    from recall.learnings import answer, request_of
+
+    session_s = [0.0]
+    inner = store.session  # type: ignore[attr-defined]
+
+    @contextlib.contextmanager
+    def timed_session():  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        with inner():
+            yield
+        session_s[0] += time.perf_counter() - t0
+
+    store.session = timed_session  # type: ignore[attr-defined]
+    requests = [request_of(q) for q in queries[:count]]
+    out: dict = {}
+    try:
+        for label in ("cold", "warm"):
+            per_kind: dict[str, dict[str, list[float]]] = {
+                k: {"wall": [], "cpu": [], "store": []} for k in KINDS
+            }
+            for i, req in enumerate(requests):
+                session_s[0] = 0.0
+                w0, c0 = time.perf_counter(), time.process_time()
+                answer(store, req, record_access=False)  # type: ignore[arg-type]
+                row = per_kind[_kind(i)]
+                row["wall"].append((time.perf_counter() - w0) * 1000)
+                row["cpu"].append((time.process_time() - c0) * 1000)
+                row["store"].append(session_s[0] * 1000)
+            out[label] = {kind: _spread(rows) for kind, rows in per_kind.items()}
+    finally:
+        del store.session  # type: ignore[attr-defined]
+    ids = [c.learning.id for c in store.candidates_by_terms(["error"], 1000)]  # type: ignore[attr-defined]
+    flushes = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        store.record_access(ids)  # type: ignore[attr-defined]
+        flushes.append((time.perf_counter() - t0) * 1000)
+    out["access_flush_ms"] = {"ids": len(ids), "median": round(statistics.median(flushes), 2)}
+    return out
+
+
+def _spread(rows: dict[str, list[float]]) -> dict:
+    def pct(values: list[float], q: float) -> float:
+        ordered = sorted(values)
+        return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2)
+
+    return {
+        "n": len(rows["wall"]),
+        "wall_p50": pct(rows["wall"], 0.5),
+        "wall_p99": pct(rows["wall"], 0.99),
+        "cpu_p50": pct(rows["cpu"], 0.5),
+        "cpu_p99": pct(rows["cpu"], 0.99),
+        "store_p50": pct(rows["store"], 0.5),
+        "store_p99": pct(rows["store"], 0.99),
+    }
+
+
 # --------------------------------------------------------------------------- quality
 
 
@@ -416,10 +491,15 @@ def main() -> int:
         work = Path(tmp)
         home = work / "sqlite-home"
         fill_s = fill_sqlite(home, data)
+        from recall.learnings.store import open_store
+
+        with open_store(home) as store:
+            parts = breakdown(store, queries[BREAKDOWN_SLICE])
         env = {"RECALL_HOME": str(home), "RECALL_DATABASE_URL": ""}
         results["stores"]["sqlite"] = {
             "fill_s": round(fill_s, 1),
             **run_store("sqlite", env, work, queries, args),
+            "breakdown": parts,
         }
         results["stores"]["sqlite"]["writers"] = run_writers(
             "sqlite",
@@ -431,10 +511,15 @@ def main() -> int:
             db = PgDatabase(pg_admin)
             try:
                 fill_p = fill_pg(db.url, data)
+                from recall.learnings.pg_store import PgStore
+
+                with PgStore(db.url) as store:
+                    parts = breakdown(store, queries[BREAKDOWN_SLICE])
                 env = {"RECALL_HOME": str(work / "pg-home"), "RECALL_DATABASE_URL": db.url}
                 results["stores"]["postgresql"] = {
                     "fill_s": round(fill_p, 1),
                     **run_store("pg", env, work, queries, args),
+                    "breakdown": parts,
                 }
             finally:
                 db.drop()
@@ -490,6 +575,23 @@ def print_table(results: dict) -> None:
             print(
                 f"{'  1 conn':<11} {one['req_per_s']:>7} {one['p50_ms']:>7} {one['p99_ms']:>7} {one['requests']:>9}"
             )
+    for name, r in results["stores"].items():
+        if "breakdown" in r:
+            print_breakdown(name, r["breakdown"])
+
+
+def print_breakdown(name: str, parts: dict) -> None:
+    print(f"\n{name}: one request in-process (ms; store = candidate reads in the store session)")
+    print(f"{'caches':<6} {'query kind':<19} {'wall p50':>8} {'wall p99':>8} {'cpu p50':>8} {'cpu p99':>8}"
+          f" {'store p50':>9} {'store p99':>9}")  # fmt: skip
+    for label in ("cold", "warm"):
+        for kind, r in parts[label].items():
+            print(
+                f"{label:<6} {kind:<19} {r['wall_p50']:>8} {r['wall_p99']:>8} {r['cpu_p50']:>8} {r['cpu_p99']:>8}"
+                f" {r['store_p50']:>9} {r['store_p99']:>9}"
+            )
+    flush = parts["access_flush_ms"]
+    print(f"access-count flush of {flush['ids']} ids: {flush['median']} ms")
 
 
 if __name__ == "__main__":

@@ -457,21 +457,28 @@ class PgStore(StoreCore):
         task_type: str | None,
         limit: int,
     ) -> list[UUID]:
-        clauses, params = [], [repo]
+        # two indexed queries, as the SQLite adapter does (one query with `files OR task_type` made
+        # PostgreSQL walk the repository's learnings newest first: ~5 ms at 100k)
+        ids: list[UUID] = []
         if paths:
-            clauses.append(
-                "id IN (SELECT learning_id FROM files WHERE (md5(path) = ANY(%s) AND path = ANY(%s))"
-                " OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
-            )
-            params += [_md5s(paths), paths, _md5s(bases), bases]
+            ids += [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM learnings WHERE repo = %s AND id IN (SELECT learning_id FROM files WHERE"
+                    " (md5(path) = ANY(%s) AND path = ANY(%s)) OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
+                    " ORDER BY created_at DESC LIMIT %s",
+                    (repo, _md5s(paths), paths, _md5s(bases), bases, limit),
+                )
+            ]
         if task_type:
-            clauses.append("task_type = %s")
-            params.append(task_type)
-        sql = (
-            f"SELECT id FROM learnings WHERE repo = %s AND ({' OR '.join(clauses)})"
-            " ORDER BY created_at DESC LIMIT %s"
-        )
-        return [r[0] for r in conn.execute(sql, (*params, limit))]
+            ids += [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s",
+                    (repo, task_type, limit),
+                )
+            ]
+        return ids
 
 
 class _Guarded:

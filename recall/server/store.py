@@ -65,10 +65,15 @@ def _store_errors() -> tuple[type[BaseException], ...]:
 class AccessRecorder:
     """Access counts (access_count, last_accessed_at) written in batches off the request path: one write a
     second instead of one per query (a SQLite write holds the store's lock through its fsync). Pending
-    counts are flushed at shutdown; a crash loses at most ~1 s of access counts, never a learning."""
+    counts are flushed at shutdown; a crash loses at most ~1 s of access counts, never a learning.
 
-    def __init__(self, store: Any, interval: float = 1.0) -> None:
-        self.store, self.interval = store, interval
+    `store` should not be the one requests read through when that store serializes its callers (SQLite:
+    one connection behind a lock): a flush of a second's counts takes tens of ms at 100k learnings, and
+    every request of the worker would wait for it (bench/bench_server.py's p99). `owned` stores are
+    closed with the recorder."""
+
+    def __init__(self, store: Any, interval: float = 1.0, *, owned: bool = False) -> None:
+        self.store, self.interval, self.owned = store, interval, owned
         self._pending: Counter[UUID] = Counter()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -99,6 +104,8 @@ class AccessRecorder:
         self._stop.set()
         self._thread.join(timeout=10)
         self.flush()
+        if self.owned:
+            self.store.close()
 
 
 def answer(
@@ -170,9 +177,10 @@ class SqliteBackend(_StoreBackend):
 
         try:
             self.store = open_store()
+            # access counts through a connection of their own: WAL lets requests read while it writes
+            self.access = AccessRecorder(open_store(path=self.store.path), owned=True)
         except _store_errors() as exc:
             raise StoreUnavailable(str(exc)) from exc
-        self.access = AccessRecorder(self.store)
         self.broken: str | None = None  # a corrupt file does not heal: /health stays 503 once seen
         self._checked_at = 0.0
         self._checking = threading.Lock()

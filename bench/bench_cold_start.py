@@ -30,9 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from release import LEAN_CORE_BASE, release_tree
+
 GOAL_MS = 250.0
 GOAL_RATIO = 6.0  # x `python -c pass`, same run
-RELEASE = "57950d8"  # main before the lean-core work (issue 13): "the previous release"
+RELEASE = LEAN_CORE_BASE
 STORE_SIZE = 1000
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "cold_start.json"
@@ -164,16 +166,6 @@ def node_cost(env: dict[str, str], cwd: Path, stored_error: str) -> dict:
         out["import_ms_median"] = round(statistics.median(p[0] for p in pairs), 1)
         out[f"first_answer_{kind}_ms_median"] = round(statistics.median(p[1] for p in pairs), 1)
     return out
-
-
-def release_tree(tmp: Path, commit: str) -> Path:
-    """The release's `recall` package, unpacked (run with PYTHONPATH pointing here)."""
-    dest = tmp / f"release-{commit}"
-    dest.mkdir()
-    archive = subprocess.run(["git", "archive", commit, "recall"], cwd=ROOT, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(dest / "recall")], check=True)
-    return dest
 
 
 FILL = (

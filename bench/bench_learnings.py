@@ -49,6 +49,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from release import release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
+
 from recall.learnings import execute_sync, retrieval  # noqa: E402
 from recall.learnings.store import open_store  # noqa: E402
 from recall.models import Learning, LearningRetrievalRequest  # noqa: E402
@@ -263,16 +265,6 @@ def run_runner(pythonpath: Path, job: dict) -> dict:
         check=True,
     )
     return json.loads(out.stdout)
-
-
-def release_tree(tmp: Path, commit: str) -> Path:
-    import subprocess
-
-    dest = tmp / f"release-{commit}"
-    dest.mkdir()
-    archive = subprocess.run(["git", "archive", commit, "recall"], cwd=ROOT, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    return dest
 
 
 def miss_kinds(results: list[dict], truth: list[str | None]) -> dict[str, object]:

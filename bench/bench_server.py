@@ -12,6 +12,12 @@ Query mix (all against repo "bench-repo"): 50% a stored error seen again (other 
 same fingerprint), 30% a new error of a known shape (lexical candidates, usually no match), 20% task
 context (file paths + task type).
 
+Each server first answers `--warmup` distinct queries (default 2,000, never timed), as a server that has been
+up for a while has: its caches hold term counts, ranked full-text hits and loaded learnings, never answers.
+The previous release (`--release`, default the commit before the lean-core work) runs the same load on its
+own copy of each store in the same run. Before each load, an in-process breakdown of one request (wall,
+CPU and store time per query kind, cold and warm caches, the access-count flush) is measured on the store.
+
     python bench/bench_server.py                       # 100k learnings, 10 s per store, 16 connections, 2 workers
     python bench/bench_server.py --size 10000 --duration 5
 PostgreSQL: RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL (a fresh database is created and dropped
@@ -26,6 +32,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +47,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from release import LEAN_CORE_BASE, release_tree  # noqa: E402  (bench/: this script's folder)
+
 from recall.config import DEFAULT_RETRIEVAL_PATH  # noqa: E402
 from recall.models import Learning  # noqa: E402
 
@@ -48,6 +57,7 @@ REPO = "bench-repo"
 REPOS = [REPO] + [f"repo-{i}" for i in range(19)]
 TARGET_RPS, TARGET_P99_MS = 500, 50.0
 BREAKDOWN_SLICE = slice(10_000, 12_000)  # in-process breakdown queries: not among the load's first 10k
+WARMUP_SLICE = slice(12_000, 20_000)  # server warm-up queries: not among the timed ones either
 
 SHAPES = [
     "ModuleNotFoundError: No module named '{a}'",
@@ -196,7 +206,9 @@ class Connection:
             self.reader = self.writer = None
 
 
-async def _load(url: str, queries: list[dict], duration: float, concurrency: int) -> dict:
+async def _load(
+    url: str, queries: list[dict], duration: float, concurrency: int, warmup: list[dict] | None = None
+) -> dict:
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     conns = [Connection(url) for _ in range(concurrency)]
@@ -211,8 +223,10 @@ async def _load(url: str, queries: list[dict], duration: float, concurrency: int
             statuses[status] = statuses.get(status, 0) + 1
             i += concurrency
 
-    for q in queries[-50:]:  # warm-up: imports, connections (queries not reused by the timed run)
-        await conns[0].post(DEFAULT_RETRIEVAL_PATH, q)
+    # warm-up: imports, connections, and with `warmup` the caches of a server that has been answering for a
+    # while (term counts, ranked full-text hits, loaded learnings: never answers; no timed query repeats)
+    for k, q in enumerate(warmup or queries[-50:]):
+        await conns[k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
     started = time.perf_counter()
     stop_at = started + duration
     await asyncio.gather(*(worker(k) for k in range(concurrency)))
@@ -288,6 +302,29 @@ def fill_pg(url: str, data: list[tuple[Learning, str, str, str]]) -> float:
     return time.perf_counter() - t0
 
 
+FILL_PG = (
+    "import sys\n"
+    "import psycopg\n"
+    "from recall.learnings.pg_store import PgStore\n"
+    "from recall.models import Learning\n"
+    "rows = [Learning.model_validate_json(line) for line in open(sys.argv[2])]\n"
+    "with PgStore(sys.argv[1]) as store:\n"
+    "    for i in range(0, len(rows), 5000):\n"
+    "        store.bulk_load(rows[i : i + 5000])\n"
+    "with psycopg.connect(sys.argv[1], autocommit=True) as conn:\n"
+    "    conn.execute('VACUUM ANALYZE')\n"
+)
+
+
+def fill_with(release: Path, url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> None:
+    """fill_pg, run by the release's own code (its schema, its bulk path) in a process of its own."""
+    rows = work / "learnings.jsonl"
+    if not rows.exists():
+        rows.write_text("".join(learning.model_dump_json() + "\n" for learning, *_ in data))
+    env = {**os.environ, "PYTHONPATH": str(release)}
+    subprocess.run([sys.executable, "-c", FILL_PG, url, str(rows)], env=env, check=True)
+
+
 class PgDatabase:
     """A fresh database on the bench's PostgreSQL server, dropped afterwards."""
 
@@ -311,8 +348,9 @@ def run_store(
     label: str, env: dict[str, str], work: Path, queries: list[dict], args: argparse.Namespace
 ) -> dict:
     server = Server(env, work / f"server-{label}.log", args.workers)
+    warmup = queries[WARMUP_SLICE][: args.warmup] if args.warmup else None
     try:
-        loaded = asyncio.run(_load(server.url, queries, args.duration, args.concurrency))
+        loaded = asyncio.run(_load(server.url, queries, args.duration, args.concurrency, warmup))
         # one connection: the service time of a request, without queueing behind others
         single = asyncio.run(_load(server.url, queries[::-1], min(args.duration, 5.0), 1))
         return {
@@ -469,6 +507,17 @@ def main() -> int:
         "--workers", type=int, default=os.cpu_count() or 1, help="server processes (default: one per core)"
     )
     ap.add_argument(
+        "--warmup",
+        type=int,
+        default=2000,
+        help="distinct queries each server answers before the timed load (default 2000; 0: 50, imports only)",
+    )
+    ap.add_argument(
+        "--release",
+        default=LEAN_CORE_BASE,
+        help=f"commit run side by side as the previous release (default {LEAN_CORE_BASE}; '' skips)",
+    )
+    ap.add_argument(
         "--no-save", action="store_true", help="print only; do not write bench/results/server.json"
     )
     args = ap.parse_args()
@@ -482,6 +531,8 @@ def main() -> int:
         "duration_s": args.duration,
         "concurrency": args.concurrency,
         "workers": args.workers,
+        "warmup_queries": args.warmup,
+        "release": {"commit": args.release or None, "stores": {}},
         "targets": {"req_per_s": TARGET_RPS, "p99_ms": TARGET_P99_MS},
         "stores": {},
     }
@@ -495,6 +546,9 @@ def main() -> int:
 
         with open_store(home) as store:
             parts = breakdown(store, queries[BREAKDOWN_SLICE])
+        release = release_tree(work, args.release) if args.release else None
+        if release:  # the same file (schema 1 in both): the release reads it as it is
+            shutil.copytree(home, work / "release-sqlite-home")
         env = {"RECALL_HOME": str(home), "RECALL_DATABASE_URL": ""}
         results["stores"]["sqlite"] = {
             "fill_s": round(fill_s, 1),
@@ -507,6 +561,11 @@ def main() -> int:
             work,
             args.workers,
         )
+        if release:
+            env = {"RECALL_HOME": str(work / "release-sqlite-home"), "RECALL_DATABASE_URL": ""}
+            results["release"]["stores"]["sqlite"] = run_store(
+                "release-sqlite", {**env, "PYTHONPATH": str(release)}, work, queries, args
+            )
         if pg_admin:
             db = PgDatabase(pg_admin)
             try:
@@ -529,6 +588,16 @@ def main() -> int:
                 results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work, args.workers)
             finally:
                 db.drop()
+            if release:  # its own database: the release refuses this checkout's newer schema
+                db = PgDatabase(pg_admin)
+                try:
+                    fill_with(release, db.url, data, work)
+                    env = {"RECALL_HOME": str(work / "release-pg-home"), "RECALL_DATABASE_URL": db.url}
+                    results["release"]["stores"]["postgresql"] = run_store(
+                        "release-pg", {**env, "PYTHONPATH": str(release)}, work, queries, args
+                    )
+                finally:
+                    db.drop()
         else:
             print(
                 "PostgreSQL skipped: set RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL",
@@ -561,15 +630,21 @@ def print_table(results: dict) -> None:
     )
     print(f"{'store':<11} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'requests':>9}  {'non-200':>7}  {'target':<7}"
           f" {'8x500 writes':>12} {'stored':>7} {'writes/s':>8}")  # fmt: skip
-    for name, r in results["stores"].items():
+    rows = list(results["stores"].items())
+    rows += [(f"release:{name[:2]}", r) for name, r in results.get("release", {}).get("stores", {}).items()]
+    for name, r in rows:
         one = r.get("one_connection", {})
         non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
         ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
-        w = r.get("writers", {})
+        w = r.get("writers")
+        writes = (
+            f" {'exact' if w.get('exact') else 'WRONG':>12} {w.get('stored', '-'):>7} {w.get('writes_per_s', '-'):>8}"
+            if w
+            else ""
+        )
         print(
             f"{name:<11} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
-            f"  {'met' if ok else 'MISSED':<7} {'exact' if w.get('exact') else 'WRONG':>12} {w.get('stored', '-'):>7}"
-            f" {w.get('writes_per_s', '-'):>8}"
+            f"  {'met' if ok else 'MISSED':<7}{writes}"
         )
         if one:
             print(

@@ -239,3 +239,38 @@ def test_lowered_confidence_sinks_a_learning_without_hiding_it() -> None:
     assert [m["learning_id"] for m in res["matches"]] == [str(good.id), str(bad.id)]
     assert res["matches"][1]["similarity"] == 1.0  # still the same error: shown, ranked lower
     assert res["matches"][1]["confidence"] == pytest.approx(0.1)
+
+
+def test_task_only_learnings_are_fetched_only_when_they_can_match(tmp_path: Path) -> None:
+    """A learning the store finds only by its task type scores at most 0.49 next to query paths (its
+    directory at best; 0.5 without paths): under a higher threshold it is not even fetched, and the answer
+    is the same as when it is."""
+    from recall.learnings import RetrievalRequest, answer
+
+    with open_store(tmp_path) as store:
+        store.add(
+            learn(
+                repo="shop", file_paths_touched=["src/cart.py"], task_type="bug_fix", resolution_summary="A"
+            )
+        )
+        store.add(
+            learn(
+                repo="shop", file_paths_touched=["src/other.py"], task_type="bug_fix", resolution_summary="B"
+            )
+        )
+        asked: list[str | None] = []
+        inner = store.candidates_by_context
+
+        def spy(repo, paths, task_type, limit):  # type: ignore[no-untyped-def]
+            asked.append(task_type)
+            return inner(repo, paths, task_type, limit)
+
+        store.candidates_by_context = spy  # type: ignore[method-assign]
+        strict = RetrievalRequest(repo="shop", file_paths=["src/cart.py"], task_type="bug_fix")
+        assert [m.resolution_summary for m in answer(store, strict, record_access=False).matches] == ["A"]
+        loose = RetrievalRequest(
+            repo="shop", file_paths=["src/cart.py"], task_type="bug_fix", min_similarity_context=0.1
+        )
+        found = answer(store, loose, record_access=False).matches
+        assert [m.resolution_summary for m in found] == ["A", "B"] and found[1].similarity == 0.49
+        assert asked == [None, "bug_fix"]

@@ -473,14 +473,28 @@ def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> Reason:
     )
 
 
+TASK_ONLY_WEIGHT = 0.5  # context similarity of a shared task type alone, when the query names no paths
+TASK_WITH_PATHS_WEIGHT = 0.15  # the task type's share when it does (the paths carry the rest)
+SAME_BASENAME, SAME_DIRECTORY = 0.7, 0.4  # a query path's score against a learning's (same path: 1.0)
+
+
+def task_only_similarity(query_paths: Sequence[str]) -> float:
+    """The best context similarity of a learning the store finds only by its task type. Its paths share no
+    path or file name with the query's (those the store finds by path), at best a directory. Above this
+    ceiling such learnings cannot match, so retrieval does not fetch them."""
+    if not query_paths:
+        return TASK_ONLY_WEIGHT
+    return (1 - TASK_WITH_PATHS_WEIGHT) * SAME_DIRECTORY + TASK_WITH_PATHS_WEIGHT
+
+
 def context_similarity(query_paths: Sequence[str], task_type: str | None, cand: Candidate) -> float:
     learning = cand.learning
     task_match = 1.0 if task_type and learning.task_type == task_type else 0.0
     if not query_paths:
-        return 0.5 * task_match
+        return TASK_ONLY_WEIGHT * task_match
     theirs = [_norm_path(p) for p in learning.file_paths_touched]
     if not theirs:
-        return 0.15 * task_match
+        return TASK_WITH_PATHS_WEIGHT * task_match
     per_path = []
     for qp in (_norm_path(p) for p in query_paths):
         best = 0.0
@@ -489,11 +503,13 @@ def context_similarity(query_paths: Sequence[str], task_type: str | None, cand: 
                 best = 1.0
                 break
             if qp.rsplit("/", 1)[-1] == tp.rsplit("/", 1)[-1]:
-                best = max(best, 0.7)
+                best = max(best, SAME_BASENAME)
             elif "/" in qp and "/" in tp and qp.rsplit("/", 1)[0] == tp.rsplit("/", 1)[0]:
-                best = max(best, 0.4)
+                best = max(best, SAME_DIRECTORY)
         per_path.append(best)
-    return 0.85 * (sum(per_path) / len(per_path)) + 0.15 * task_match
+    return (1 - TASK_WITH_PATHS_WEIGHT) * (
+        sum(per_path) / len(per_path)
+    ) + TASK_WITH_PATHS_WEIGHT * task_match
 
 
 def _norm_path(path: str) -> str:
@@ -540,8 +556,15 @@ def retrieve(
     wants_error = mt in (MatchType.ERROR_SIGNATURE, MatchType.AUTO) and bool(
         request.error_text and request.error_text.strip()
     )
+    # learnings that share only the task type cannot reach a threshold above their ceiling: not fetched
+    # (a query with paths then reads its path matches only: half the candidates)
+    task_candidates = (
+        request.task_type
+        if task_only_similarity(request.file_paths) >= request.min_similarity_context
+        else None
+    )
     wants_context = mt in (MatchType.TASK_CONTEXT, MatchType.AUTO) and bool(
-        request.file_paths or request.task_type
+        request.file_paths or task_candidates
     )
     q = Query.from_text(request.error_text or "") if wants_error else None
     error_cands: list[Candidate] = []
@@ -556,7 +579,7 @@ def retrieve(
             )
         if wants_context:
             context_cands = store.candidates_by_context(
-                request.repo, request.file_paths, request.task_type, CONTEXT_CANDIDATES
+                request.repo, request.file_paths, task_candidates, CONTEXT_CANDIDATES
             )
 
     if q is not None:

@@ -15,10 +15,14 @@ HEAVY = ("fastapi", "uvicorn", "tree_sitter", "qdrant_client", "numpy", "wordlla
 MCP = ("mcp", "mcp_types", "recall.mcp", "starlette", "sse_starlette", "httpx2")
 
 
-def imported_modules(recall_cmd, env, cwd: Path, *argv: str) -> set[str]:
+def importtime_run(
+    recall_cmd, env, cwd: Path, *argv: str, stdin: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """A real `recall` process under `python -X importtime`: its result and the modules it imported."""
     python, *rest = recall_cmd
     proc = subprocess.run(
         [python, "-X", "importtime", *rest, *argv],
+        input=stdin,
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -26,12 +30,12 @@ def imported_modules(recall_cmd, env, cwd: Path, *argv: str) -> set[str]:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return modules_of(proc.stderr)
+    pattern = r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$"
+    return proc, {m.group(1) for m in re.finditer(pattern, proc.stderr, re.M)}
 
 
-def modules_of(importtime: str) -> set[str]:
-    """The modules a `python -X importtime` run reports on stderr."""
-    return {m.group(1) for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", importtime, re.M)}
+def imported_modules(recall_cmd, env, cwd: Path, *argv: str) -> set[str]:
+    return importtime_run(recall_cmd, env, cwd, *argv)[1]
 
 
 def loaded(modules: set[str], top: str) -> bool:
@@ -99,18 +103,8 @@ def test_in_process_match_loads_no_pydantic(recall_cmd, client_env, tmp_path: Pa
     the in-process path runs on plain dataclasses (recall/learnings/wire.py)."""
     error = "ModuleNotFoundError: No module named 'requests_oauth'"
     _learn(recall_cmd, client_env, tmp_path, error, "install requests-oauthlib and fix the import")
-    python, *rest = recall_cmd
-    proc = subprocess.run(
-        [python, "-X", "importtime", *rest, "--scope", "learnings", error],
-        cwd=tmp_path,
-        env=client_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc, modules = importtime_run(recall_cmd, client_env, tmp_path, "--scope", "learnings", error)
     assert "install requests-oauthlib and fix the import" in proc.stdout
-    modules = modules_of(proc.stderr)
     assert loaded(modules, "recall.learnings.retrieval")  # it really ranked
     for name in ("pydantic", "pydantic_core", "recall.models", *HEAVY):
         assert not loaded(modules, name), name
@@ -131,19 +125,12 @@ def test_on_error_hook_injects_without_pydantic(recall_cmd, client_env, tmp_path
         "tool_use_id": "toolu_1",
         "error": f"Exit code 2\n{error}",
     }
-    python, *rest = recall_cmd
-    proc = subprocess.run(
-        [python, "-X", "importtime", *rest, "hook", "PostToolUseFailure"],
-        input=json.dumps(payload),
-        env=dict(client_env, RECALL_HOOK_DEADLINE="20"),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    env = dict(client_env, RECALL_HOOK_DEADLINE="20")
+    proc, modules = importtime_run(
+        recall_cmd, env, tmp_path, "hook", "PostToolUseFailure", stdin=json.dumps(payload)
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "install requests-oauthlib" in context
-    modules = modules_of(proc.stderr)
     assert loaded(modules, "recall.learnings.retrieval")
     for name in ("pydantic", "pydantic_core", "recall.models", *HEAVY):
         assert not loaded(modules, name), name

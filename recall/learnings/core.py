@@ -157,9 +157,14 @@ class StoreCore(ABC):
         """Learning ids whose signatures hold all (or any) of `terms`, best full-text rank first."""
 
     @abstractmethod
-    def _ids_by_context(
-        self, conn: Any, repo: str, paths: list[str], bases: list[str], task_type: str | None, limit: int
-    ) -> list[Any]: ...
+    def _ids_by_paths(
+        self, conn: Any, repo: str, paths: list[str], bases: list[str], limit: int
+    ) -> list[Any]:
+        """Learnings of `repo` that touched one of `paths` or a file named one of `bases`, newest first."""
+
+    @abstractmethod
+    def _ids_by_task(self, conn: Any, repo: str, task_type: str, limit: int) -> list[Any]:
+        """Learnings of `repo` with `task_type`, newest first."""
 
     def _key(self, learning_id: UUID) -> Any:
         """The adapter's id value for a learning id (SQLite stores text, PostgreSQL uuid)."""
@@ -232,7 +237,9 @@ class StoreCore(ABC):
         bases = list(dict.fromkeys(path_basename(p) for p in paths))
         with self._reading("search learnings") as conn:
             self._refresh_caches(conn)
-            ids = self._ids_by_context(conn, repo, paths, bases, task_type, limit)
+            # two indexed queries (one with `paths OR task type` walks the repository's learnings)
+            ids = self._ids_by_paths(conn, repo, paths, bases, limit) if paths else []
+            ids += self._ids_by_task(conn, repo, task_type, limit) if task_type else []
             return self._cached_candidates(conn, list(dict.fromkeys(ids))[: limit * 2])
 
     # ------------------------------------------------------------------ merging

@@ -448,37 +448,19 @@ class PgStore(StoreCore):
         ).fetchall()
         return [r[0] for r in rows]
 
-    def _ids_by_context(
-        self,
-        conn: psycopg.Connection,
-        repo: str,
-        paths: list[str],
-        bases: list[str],
-        task_type: str | None,
-        limit: int,
+    def _ids_by_paths(
+        self, conn: psycopg.Connection, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[UUID]:
-        # two indexed queries, as the SQLite adapter does (one query with `files OR task_type` made
-        # PostgreSQL walk the repository's learnings newest first: ~5 ms at 100k)
-        ids: list[UUID] = []
-        if paths:
-            ids += [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM learnings WHERE repo = %s AND id IN (SELECT learning_id FROM files WHERE"
-                    " (md5(path) = ANY(%s) AND path = ANY(%s)) OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
-                    " ORDER BY created_at DESC LIMIT %s",
-                    (repo, _md5s(paths), paths, _md5s(bases), bases, limit),
-                )
-            ]
-        if task_type:
-            ids += [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s",
-                    (repo, task_type, limit),
-                )
-            ]
-        return ids
+        sql = (
+            "SELECT id FROM learnings WHERE repo = %s AND id IN (SELECT learning_id FROM files WHERE"
+            " (md5(path) = ANY(%s) AND path = ANY(%s)) OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
+            " ORDER BY created_at DESC LIMIT %s"
+        )
+        return [r[0] for r in conn.execute(sql, (repo, _md5s(paths), paths, _md5s(bases), bases, limit))]
+
+    def _ids_by_task(self, conn: psycopg.Connection, repo: str, task_type: str, limit: int) -> list[UUID]:
+        sql = "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s"
+        return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
 
 
 class _Guarded:

@@ -417,35 +417,19 @@ class LearningStore(StoreCore):
         )
         return [owner[r] for r in rowids if r in owner]
 
-    def _ids_by_context(
-        self,
-        conn: sqlite3.Connection,
-        repo: str,
-        paths: list[str],
-        bases: list[str],
-        task_type: str | None,
-        limit: int,
+    def _ids_by_paths(
+        self, conn: sqlite3.Connection, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[str]:
-        ids: list[str] = []
-        if paths:
-            ids += [
-                r[0]
-                for r in conn.execute(
-                    "SELECT DISTINCT l.id FROM files f JOIN learnings l ON l.id = f.learning_id"
-                    f" WHERE l.repo = ? AND (f.path IN ({_marks(paths)}) OR f.basename IN ({_marks(bases)}))"
-                    " ORDER BY l.created_at DESC LIMIT ?",
-                    (repo, *paths, *bases, limit),
-                )
-            ]
-        if task_type:
-            ids += [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM learnings WHERE repo = ? AND task_type = ? ORDER BY created_at DESC LIMIT ?",
-                    (repo, task_type, limit),
-                )
-            ]
-        return ids
+        sql = (
+            "SELECT DISTINCT l.id FROM files f JOIN learnings l ON l.id = f.learning_id"
+            f" WHERE l.repo = ? AND (f.path IN ({_marks(paths)}) OR f.basename IN ({_marks(bases)}))"
+            " ORDER BY l.created_at DESC LIMIT ?"
+        )
+        return [r[0] for r in conn.execute(sql, (repo, *paths, *bases, limit))]
+
+    def _ids_by_task(self, conn: sqlite3.Connection, repo: str, task_type: str, limit: int) -> list[str]:
+        sql = "SELECT id FROM learnings WHERE repo = ? AND task_type = ? ORDER BY created_at DESC LIMIT ?"
+        return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
 
 
 def _marks(values: Sequence[object]) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "answer",
     "execute",
     "execute_sync",
+    "request_of",
 ]
 
 Request = RetrievalRequest  # the node's in-process request type (the client's fan-out builds it)

@@ -280,20 +280,7 @@ class StoreCore(ABC):
             return []
         by_id: dict[str, Candidate] = {}
         for r in self._learning_rows(conn, ids):
-            learning = StoredLearning(
-                id=r.id,
-                session_id=r.session_id,
-                repo=r.repo,
-                file_paths_touched=r.file_paths_touched,
-                error_signatures=[],
-                resolution_summary=r.resolution_summary,
-                ticket_id=r.ticket_id,
-                task_type=read_task_type(r.task_type),
-                confidence=r.confidence,
-                access_count=r.access_count,
-                last_accessed_at=r.last_accessed_at,
-                created_at=r.created_at,
-            )
+            learning = StoredLearning(**{**r._asdict(), "task_type": read_task_type(r.task_type)})
             by_id[str(r.id)] = Candidate(learning=learning)
         for lid, row in self._signature_rows(conn, ids):
             cand = by_id[str(lid)]

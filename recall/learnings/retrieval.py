@@ -476,15 +476,9 @@ def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> Reason:
 TASK_ONLY_WEIGHT = 0.5  # context similarity of a shared task type alone, when the query names no paths
 TASK_WITH_PATHS_WEIGHT = 0.15  # the task type's share when it does (the paths carry the rest)
 SAME_BASENAME, SAME_DIRECTORY = 0.7, 0.4  # a query path's score against a learning's (same path: 1.0)
-
-
-def task_only_similarity(query_paths: Sequence[str]) -> float:
-    """The best context similarity of a learning the store finds only by its task type. Its paths share no
-    path or file name with the query's (those the store finds by path), at best a directory. Above this
-    ceiling such learnings cannot match, so retrieval does not fetch them."""
-    if not query_paths:
-        return TASK_ONLY_WEIGHT
-    return (1 - TASK_WITH_PATHS_WEIGHT) * SAME_DIRECTORY + TASK_WITH_PATHS_WEIGHT
+# Not a safe shortcut: skipping the task-type candidates when a task-type-only match cannot reach the
+# threshold. The store returns at most CONTEXT_CANDIDATES path matches, so the task-type query also brings
+# path matches past that cut (tests/test_learnings_retrieval.py, "task-type candidates").
 
 
 def context_similarity(query_paths: Sequence[str], task_type: str | None, cand: Candidate) -> float:
@@ -556,15 +550,8 @@ def retrieve(
     wants_error = mt in (MatchType.ERROR_SIGNATURE, MatchType.AUTO) and bool(
         request.error_text and request.error_text.strip()
     )
-    # learnings that share only the task type cannot reach a threshold above their ceiling: not fetched
-    # (a query with paths then reads its path matches only: half the candidates)
-    task_candidates = (
-        request.task_type
-        if task_only_similarity(request.file_paths) >= request.min_similarity_context
-        else None
-    )
     wants_context = mt in (MatchType.TASK_CONTEXT, MatchType.AUTO) and bool(
-        request.file_paths or task_candidates
+        request.file_paths or request.task_type
     )
     q = Query.from_text(request.error_text or "") if wants_error else None
     error_cands: list[Candidate] = []
@@ -579,7 +566,7 @@ def retrieve(
             )
         if wants_context:
             context_cands = store.candidates_by_context(
-                request.repo, request.file_paths, task_candidates, CONTEXT_CANDIDATES
+                request.repo, request.file_paths, request.task_type, CONTEXT_CANDIDATES
             )
 
     if q is not None:

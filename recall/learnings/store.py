@@ -39,12 +39,10 @@ if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports
 
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
-# meta keys of the cache generations (core.py) each kind of write bumps; a store without them reads as 0
-GENERATIONS: dict[str, tuple[str, ...]] = {
-    "index": ("generation_index", "generation_data"),
-    "data": ("generation_data",),
-    "access": (),
-}
+# meta keys of the cache generations (core.py), and which of them each kind of write bumps; a store
+# without them (written by an older recall) reads as 0
+INDEX_GEN, DATA_GEN = "generation_index", "generation_data"
+GENERATIONS: dict[str, tuple[str, ...]] = {"index": (INDEX_GEN, DATA_GEN), "data": (DATA_GEN,), "access": ()}
 
 _SCHEMA_V1 = """
 CREATE TABLE learnings (
@@ -199,8 +197,8 @@ class LearningStore(StoreCore):
             conn.execute("COMMIT")
 
     def _generations(self, conn: sqlite3.Connection) -> tuple[str, str]:
-        gens = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", GENERATIONS["index"]))
-        return gens.get(GENERATIONS["index"][0], "0"), gens.get(GENERATIONS["index"][1], "0")
+        gens = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (INDEX_GEN, DATA_GEN)))
+        return gens.get(INDEX_GEN, "0"), gens.get(DATA_GEN, "0")
 
     def close(self) -> None:
         with self._lock:

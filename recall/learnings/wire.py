@@ -46,16 +46,7 @@ class RetrievalRequest:
 
     @classmethod
     def from_model(cls, model: LearningRetrievalRequest) -> RetrievalRequest:
-        return cls(
-            repo=model.repo,
-            match_type=model.match_type,
-            error_text=model.error_text,
-            file_paths=list(model.file_paths),
-            task_type=model.task_type,
-            max_results=model.max_results,
-            min_similarity_error=model.min_similarity_error,
-            min_similarity_context=model.min_similarity_context,
-        )
+        return cls(**model.model_dump())  # the same field names, by design
 
     def has_query(self) -> bool:
         return self.error_text is not None or bool(self.file_paths) or bool(self.task_type)

@@ -34,9 +34,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from recall.antipatterns.catalog import load_catalog  # noqa: E402
-from recall.antipatterns.engine import MIN_SCORE, rank_entries  # noqa: E402
-from recall.antipatterns.source import ScanContext  # noqa: E402
+from recall_agent.antipatterns.catalog import load_catalog  # noqa: E402
+from recall_agent.antipatterns.engine import MIN_SCORE, rank_entries  # noqa: E402
+from recall_agent.antipatterns.source import ScanContext  # noqa: E402
 
 DATA = ROOT / "bench" / "antipatterns_labeled"
 RESULTS = ROOT / "bench" / "results" / "antipatterns.json"
@@ -92,7 +92,7 @@ def bench_detectors(snippets: list[dict]) -> dict:
 def bench_wild() -> dict:
     """Every detector over this repository's own Python sources: unlabeled, read the findings by hand."""
     catalog = load_catalog()
-    files = sorted([*(ROOT / "recall").rglob("*.py"), *(ROOT / "bench").glob("*.py")])
+    files = sorted([*(ROOT / "recall_agent").rglob("*.py"), *(ROOT / "bench").glob("*.py")])
     findings = []
     for path in files:
         rel = path.relative_to(ROOT).as_posix()
@@ -152,7 +152,7 @@ def bench_matching(queries: list[dict], negatives: list[str]) -> dict:
 _TIMED = """
 import json, sys, time
 t0 = time.perf_counter()
-from recall.antipatterns import query
+from recall_agent.antipatterns import query
 res = query(sys.argv[1], sys.argv[2])
 t1 = time.perf_counter()
 warm = []

@@ -42,9 +42,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from recall.antipatterns.catalog import Catalog, load_catalog  # noqa: E402
-from recall.antipatterns.scan import detect, is_test_path  # noqa: E402
-from recall.antipatterns.source import ScanContext  # noqa: E402
+from recall_agent.antipatterns.catalog import Catalog, load_catalog  # noqa: E402
+from recall_agent.antipatterns.scan import detect, is_test_path  # noqa: E402
+from recall_agent.antipatterns.source import ScanContext  # noqa: E402
 
 CACHE = Path(os.environ.get("RECALL_BENCH_CACHE", Path.home() / ".cache" / "recall-bench"))
 LABELED = ROOT / "bench" / "antipatterns_labeled"
@@ -237,9 +237,9 @@ _RECALL_SCAN = """
 import sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from recall.antipatterns.catalog import load_catalog
-from recall.antipatterns.scan import detect
-from recall.antipatterns.source import ScanContext
+from recall_agent.antipatterns.catalog import load_catalog
+from recall_agent.antipatterns.scan import detect
+from recall_agent.antipatterns.source import ScanContext
 catalog = load_catalog()
 n = 0
 for p in sorted(Path(sys.argv[1]).rglob("*.py")):
@@ -256,7 +256,7 @@ def _recall_process(root: Path) -> float:
 
 def _in_process(catalog: Catalog, root: Path) -> tuple[float, float]:
     """(recall's whole catalog, bandit alone through recall's adapter) seconds over the files, warm."""
-    from recall.antipatterns import bandit_checks
+    from recall_agent.antipatterns import bandit_checks
 
     files = [(p, p.read_text(encoding="utf-8", errors="replace")) for p in python_files(root)]
     t0 = time.perf_counter()
@@ -294,7 +294,7 @@ def bench_time(catalog: Catalog, runs: int) -> dict:
 
 
 def bench_code_questions(catalog: Catalog) -> dict:
-    from recall.antipatterns.engine import MIN_SCORE, query, rank_entries
+    from recall_agent.antipatterns.engine import MIN_SCORE, query, rank_entries
 
     queries = yaml.safe_load((LABELED / "code_queries.yaml").read_text())["queries"]
     out: dict = {}

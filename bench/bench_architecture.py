@@ -144,8 +144,8 @@ def timed(fn) -> float:
 
 
 def bench_one(package: str) -> dict:
-    from recall.architecture import graph, query
-    from recall.architecture.indexer import update
+    from recall_agent.architecture import graph, query
+    from recall_agent.architecture.indexer import update
 
     changed_rel, questions = TARGETS[package]
     src = fetch(package)
@@ -221,7 +221,7 @@ def cold_cli(package: str) -> float:
     """Wall time of a cold `recall index PATH --query ...` process on an indexed repository."""
     src = fetch(package)
     question = TARGETS[package][1][0]
-    cmd = [sys.executable, "-m", "recall", "index", str(src), "--query", question]
+    cmd = [sys.executable, "-m", "recall_agent", "index", str(src), "--query", question]
     runs = []
     for _ in range(3):
         start = time.perf_counter()

@@ -17,7 +17,7 @@ Two more kinds of session: `with_http` runs the plugin with `AGENT_LEARNING_RETR
 `recall serve` on the same store (the failure hook asks the server instead of importing the learnings
 node); `floor` loads a plugin whose hooks are `cat >/dev/null` on the same events, the least any hook can
 cost on this machine at this moment. After each round the same-moment cost of `sh -c true`, `python -c
-pass` and `python -c 'import recall.models'` (pydantic) is measured too: the machine is shared.
+pass` and `python -c 'import recall_agent.models'` (pydantic) is measured too: the machine is shared.
 
 Step time is what the client takes from the end of the mock's tool_use answer to its next request (tool
 run, hooks, client work); `added` is the with-plugin figure minus the median without it. The client's
@@ -176,7 +176,7 @@ def main() -> None:
 BASELINES = {
     "sh -c true": ["/bin/sh", "-c", "true"],
     "python -c pass": [sys.executable, "-c", "pass"],
-    "python -c 'import recall.models'": [sys.executable, "-c", "import recall.models"],
+    "python -c 'import recall_agent.models'": [sys.executable, "-c", "import recall_agent.models"],
 }
 
 

@@ -268,9 +268,12 @@ def _trace_worker(job: dict) -> dict:
 def worker(job: dict) -> dict:
     """Run inside a subprocess whose PYTHONPATH points at the recall checkout being measured."""
     os.environ["RECALL_HOME"] = job["home"]
-    from recall.architecture import queries as q
-    from recall.architecture import query
-    from recall.architecture.indexer import open_index
+    import importlib
+
+    package = job.get("package", "recall_agent")  # a release before the rename is `recall`
+    q = importlib.import_module(f"{package}.architecture.queries")
+    query = importlib.import_module(f"{package}.architecture").query
+    open_index = importlib.import_module(f"{package}.architecture.indexer").open_index
 
     root = job["root"]
     query("circular imports", root)  # index once (warm)
@@ -313,7 +316,14 @@ def worker(job: dict) -> dict:
 
 def run_engine(pythonpath: Path, root: Path, questions: list[str], functions: list[dict]) -> dict:
     home = tempfile.mkdtemp(prefix="recall-bench-cs-")
-    job = {"home": home, "root": str(root), "questions": questions, "functions": functions}
+    package = "recall" if (pythonpath / "recall" / "__init__.py").is_file() else "recall_agent"
+    job = {
+        "home": home,
+        "root": str(root),
+        "questions": questions,
+        "functions": functions,
+        "package": package,
+    }
     return _in_subprocess("--worker", job, str(pythonpath), pythonpath)
 
 
@@ -324,9 +334,9 @@ def bm25_files(root: Path, questions: list[str]) -> list[list[str]]:
     from rank_bm25 import BM25Okapi
 
     sys.path.insert(0, str(CHECKOUT))
-    from recall.architecture.concepts import terms
-    from recall.architecture.indexer import walk
-    from recall.architecture.words import text_words
+    from recall_agent.architecture.concepts import terms
+    from recall_agent.architecture.indexer import walk
+    from recall_agent.architecture.words import text_words
 
     paths = sorted(walk(root).files)
     docs = [text_words(p + "\n" + (root / p).read_text(encoding="utf-8", errors="replace")) for p in paths]

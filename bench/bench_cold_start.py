@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from release import LEAN_CORE_BASE, release_tree
+from release import LEAN_CORE_BASE, package_in, release_tree
 
 GOAL_MS = 250.0
 GOAL_RATIO = 6.0  # x `python -c pass`, same run
@@ -42,16 +42,16 @@ RESULTS = ROOT / "bench" / "results" / "cold_start.json"
 FORBIDDEN = ("fastapi", "uvicorn", "tree_sitter", "qdrant_client", "numpy", "wordllama", "torch", "psycopg")
 # import-time rows worth reporting (cumulative microseconds, as -X importtime prints them)
 WATCH = (
-    "recall.client.main",
-    "recall.learnings",
-    "recall.models",
+    "recall_agent.client.main",
+    "recall_agent.learnings",
+    "recall_agent.models",
     "pydantic",
     "jinja2",
     "anyio",
     "asyncio",
     "httpx",
-    "recall.learnings.store",
-    "recall.learnings.retrieval",
+    "recall_agent.learnings.store",
+    "recall_agent.learnings.retrieval",
 )
 
 
@@ -64,9 +64,9 @@ STUB_NODE = (
     "node.Request = dict\n"  # the learnings node's fast path: a plain request, a synchronous body
     "node.execute_sync = lambda request: {'matches': [], 'query_ms': 0}\n"
     "sys.modules['bench_stub_node'] = node\n"
-    "from recall.client import fanout\n"
+    "from recall_agent.client import fanout\n"
     "fanout.NODES['learnings'] = 'bench_stub_node'\n"
-    "from recall.client.main import main\n"
+    "from recall_agent.client.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 
@@ -140,7 +140,7 @@ def node_cost(env: dict[str, str], cwd: Path, stored_error: str) -> dict:
         "import sys, time\n"
         "QUERY = sys.argv[1]\n"
         "t0 = time.perf_counter()\n"
-        "import recall.learnings as L\n"
+        "import recall_agent.learnings as L\n"
         "t1 = time.perf_counter()\n"
         f"L.execute_sync(L.RetrievalRequest(**{{{ask}}}) if sys.argv[2] == 'plain' else {{{ask}}})\n"
         "t2 = time.perf_counter()\n"
@@ -171,8 +171,8 @@ def node_cost(env: dict[str, str], cwd: Path, stored_error: str) -> dict:
 FILL = (
     "import json, sys\n"
     "from pathlib import Path\n"
-    "from recall.learnings.store import open_store\n"
-    "from recall.models import Learning\n"
+    "from recall_agent.learnings.store import open_store\n"
+    "from recall_agent.models import Learning\n"
     "rows = [Learning.model_validate(json.loads(line)) for line in open(sys.argv[2])]\n"
     "with open_store(Path(sys.argv[1])) as store:\n"
     "    store.add_many(rows)\n"
@@ -210,13 +210,13 @@ STORED = 'recall --scope learnings "<stored error>", 1k store'
 
 
 def commands_of(
-    release: str | None, script: str | None, stored_error: str
+    release: str | None, script: str | None, stored_error: str, release_package: str = "recall"
 ) -> dict[str, tuple[list[str], str]]:
     """Row name -> (command, which environment: "empty" | "store" | "http" | "release-…" variants)."""
-    recall = [sys.executable, "-m", "recall", "--scope", "learnings"]
+    recall = [sys.executable, "-m", "recall_agent", "--scope", "learnings"]
     rows = {
         "python -c pass": ([sys.executable, "-c", "pass"], "empty"),
-        "python -m recall --help": ([sys.executable, "-m", "recall", "--help"], "empty"),
+        "python -m recall_agent --help": ([sys.executable, "-m", "recall_agent", "--help"], "empty"),
         # the client's own cost: same command, the learnings node replaced by one that answers at once
         "client only (instant stub node)": (
             [sys.executable, "-c", STUB_NODE, "--scope", "learnings", "x"],
@@ -229,9 +229,10 @@ def commands_of(
     if script:
         rows[EMPTY + " (installed script)"] = ([script, "--scope", "learnings", "x"], "empty")
     if release:
-        rows[f"release {release}: {EMPTY}"] = ([*recall, "x"], "release-empty")
-        rows[f"release {release}: {STORED}"] = ([*recall, stored_error], "release-store")
-        rows[f"release {release}: {EMPTY} (HTTP, refused)"] = ([*recall, "x"], "release-http")
+        old = [sys.executable, "-m", release_package, "--scope", "learnings"]
+        rows[f"release {release}: {EMPTY}"] = ([*old, "x"], "release-empty")
+        rows[f"release {release}: {STORED}"] = ([*old, stored_error], "release-store")
+        rows[f"release {release}: {EMPTY} (HTTP, refused)"] = ([*old, "x"], "release-http")
     return rows
 
 
@@ -268,7 +269,12 @@ def main() -> int:
         stored_error = write_learnings(tmp_path / "learnings.jsonl")
         release_dir = release_tree(tmp_path, opts.release) if opts.release else None
         envs = environments(tmp_path, release_dir, tmp_path / "learnings.jsonl")
-        commands = commands_of(opts.release or None, installed_script(), stored_error)
+        commands = commands_of(
+            opts.release or None,
+            installed_script(),
+            stored_error,
+            package_in(release_dir) if release_dir else "",
+        )
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for cmd, env in commands.values():  # warm the page cache and the template cache
             time_once(cmd, envs[env], cwd)

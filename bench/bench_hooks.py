@@ -13,7 +13,7 @@ Store: the 62 real causes of `bench/corpus/errors.jsonl` (instance 0 recorded as
 
 Wall time is measured around the process (start to exit). On this shared 2-core machine wall time depends
 on the load of other jobs, so the table also shows the same-moment cost of a bare `python -c pass` and of
-`python -c "import recall.models"` (pydantic), the load average, and the hook's CPU time (user+sys).
+`python -c "import recall_agent.models"` (pydantic), the load average, and the hook's CPU time (user+sys).
 A `-X importtime` breakdown of one on-error run says where the start-up time goes.
 
     python bench/bench_hooks.py            # ~3-6 minutes on a loaded 2-core machine
@@ -62,9 +62,9 @@ def _mutate(text: str, rng: random.Random, n: int) -> str:
 
 
 def build_store(home: Path, rows: list[dict], size: int) -> float:
-    from recall.learnings.signatures import normalize
-    from recall.learnings.store import open_store
-    from recall.models import Learning
+    from recall_agent.learnings.signatures import normalize
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
 
     learn = [r for r in rows if r["kind"] == "cause" and r["instance"] == 0]
     bases = [normalize(r["text"]) for r in learn]
@@ -153,7 +153,7 @@ def importtime_breakdown(cmd: list[str], stdin: bytes, env: dict[str, str], cwd:
             continue
         self_us, name = int(m.group(1)), m.group(4)
         if name.startswith("recall."):
-            key = ".".join(name.split(".")[:3]) if name.startswith("recall.learnings") else name
+            key = ".".join(name.split(".")[:3]) if name.startswith("recall_agent.learnings") else name
         elif name.startswith(("pydantic", "annotated_types", "typing_extensions")):
             key = "pydantic (+ pydantic_core, typing_extensions)"
         elif name in ("site",) or len(m.group(3)) > 0 and name.split(".")[0] in ("certifi", "importlib"):
@@ -174,7 +174,7 @@ def recall_serve(env: dict[str, str], cwd: Path) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "recall", "serve", "--port", str(port), "--log-level", "error"],
+        [sys.executable, "-m", "recall_agent", "serve", "--port", str(port), "--log-level", "error"],
         env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -237,10 +237,11 @@ def main() -> int:
             if not k.startswith(("AGENT_LEARNING", "RECALL_SERVER", "RECALL_HOOK"))
         }
         env["RECALL_HOME"] = str(home)
-        cmd = [sys.executable, "-m", "recall", "hook"]
+        cmd = [sys.executable, "-m", "recall_agent", "hook"]
 
         walls: dict[str, list[float]] = {
-            k: [] for k in ("hit", "miss", "ok", "stop", "http", "python -c pass", "import recall.models")
+            k: []
+            for k in ("hit", "miss", "ok", "stop", "http", "python -c pass", "import recall_agent.models")
         }
         cpus: dict[str, list[float]] = {k: [] for k in walls}
         injected = 0
@@ -271,7 +272,10 @@ def main() -> int:
                                "missing. I added it to requirements.txt and reinstalled."}).encode()  # fmt: skip
             w, c, _ = timed(cmd + ["Stop"], stop, env, project)
             walls["stop"].append(w), cpus["stop"].append(c)
-            for name, code in (("python -c pass", "pass"), ("import recall.models", "import recall.models")):
+            for name, code in (
+                ("python -c pass", "pass"),
+                ("import recall_agent.models", "import recall_agent.models"),
+            ):
                 w, c, _ = timed([sys.executable, "-c", code], b"", env, project)
                 walls[name].append(w), cpus[name].append(c)
 

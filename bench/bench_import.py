@@ -4,7 +4,7 @@ Speed: a history of `--sessions` transcripts (default 1,000) totalling `--mb` (d
 under /tmp in the client's layout (bench/transcript_writer.py): per session, prompts, thinking, Read results
 of whole files, edits carrying the original file, Bash runs, progress/snapshot/system entries, and error
 episodes whose error texts are real tool output (bench/corpus/errors.jsonl: produced by running real tools).
-Then the real command runs on it as a process (`python -m recall import-sessions --all -q`, fresh
+Then the real command runs on it as a process (`python -m recall_agent import-sessions --all -q`, fresh
 RECALL_HOME): once from scratch, once more (every file unchanged: skipped by the ledger), and once with
 `--reread` (everything read again, all of it already known). Sessions/s and MB/s are wall time.
 
@@ -132,7 +132,7 @@ def run_import(config_dir: Path, home: Path, *extra: str) -> dict[str, object]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", "import-sessions", "--all", "-q", *extra],
+        [sys.executable, "-m", "recall_agent", "import-sessions", "--all", "-q", *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -181,8 +181,8 @@ def split_of(name: str) -> str:
 
 
 def quality() -> dict[str, object]:
-    from recall.hooks.importer import read_session
-    from recall.hooks.transcripts import sessions_in
+    from recall_agent.hooks.importer import read_session
+    from recall_agent.hooks.transcripts import sessions_in
 
     labels = json.loads((CORPUS / "labels.json").read_text())
     per_split: dict[str, dict[str, int]] = {}

@@ -303,7 +303,7 @@ def _abs_flag(root: Path, flag: str) -> str:
 
 
 def _is_cpp_header(path: Path) -> bool:
-    from recall.architecture.lang.cfamily import looks_cpp
+    from recall_agent.architecture.lang.cfamily import looks_cpp
 
     return looks_cpp(path.read_bytes())
 
@@ -502,7 +502,7 @@ def index(root: Path) -> tuple[dict[str, set[str]], dict, float]:
     home = tempfile.mkdtemp()
     os.environ["RECALL_HOME"] = home
     try:
-        from recall.architecture.indexer import open_index
+        from recall_agent.architecture.indexer import open_index
 
         started = time.perf_counter()
         conn, stats = open_index(root, progress=False)
@@ -552,7 +552,7 @@ def misses(truth: Truth, edges: dict[str, set[str]], domain: set[str], n: int = 
 
 
 def run(case: Case) -> dict:
-    from recall.architecture.languages import language_for
+    from recall_agent.architecture.languages import language_for
 
     root = fetched(case.source) / case.subdir
     edges, files, seconds = index(root)
@@ -604,8 +604,8 @@ def callers_sample(root: Path, calls: list[tuple[str, int, str, str]]) -> dict:
     home = tempfile.mkdtemp()
     os.environ["RECALL_HOME"] = home
     try:
-        from recall.architecture import queries as q
-        from recall.architecture.indexer import open_index
+        from recall_agent.architecture import queries as q
+        from recall_agent.architecture.indexer import open_index
 
         conn, _ = open_index(root, progress=False)
         halves: dict[bool, list[int]] = {False: [0, 0, 0], True: [0, 0, 0]}  # tp, fp, fn

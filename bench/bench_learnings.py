@@ -49,11 +49,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from release import release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
+from release import package_in, release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
 
-from recall.learnings import execute_sync, retrieval  # noqa: E402
-from recall.learnings.store import open_store  # noqa: E402
-from recall.models import Learning, LearningRetrievalRequest  # noqa: E402
+from recall_agent.learnings import execute_sync, retrieval  # noqa: E402
+from recall_agent.learnings.store import open_store  # noqa: E402
+from recall_agent.models import Learning, LearningRetrievalRequest  # noqa: E402
 
 CORPUS = ROOT / "bench" / "corpus" / "errors.jsonl"
 REALWORLD = ROOT / "bench" / "corpus" / "realworld"
@@ -198,7 +198,7 @@ def run_bm25(learn: list[dict], queries: list[dict]) -> list[list[str]]:
 
 
 def run_dense_origin(learn: list[dict], queries: list[dict], threshold: float = 0.85) -> list[list[str]]:
-    from recall.embeddings import embed
+    from recall_agent.embeddings import embed
 
     lv = embed(["Error: " + r["text"][:2000] for r in learn])
     qv = embed(["Error: " + q["text"][:2000] for q in queries])
@@ -254,7 +254,8 @@ def realworld_job(causes: list[dict], near: list[dict], cross_repo: bool) -> tup
 def run_runner(pythonpath: Path, job: dict) -> dict:
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=str(pythonpath), PYTHONSAFEPATH="1")
+    package = package_in(None if pythonpath == ROOT else pythonpath)
+    env = dict(os.environ, PYTHONPATH=str(pythonpath), PYTHONSAFEPATH="1", RECALL_BENCH_PACKAGE=package)
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "realworld_runner.py")],
         input=json.dumps(job),
@@ -375,7 +376,7 @@ def build_scale_store(
 ) -> tuple[float, dict[UUID, str]]:
     """`size` synthetic learnings over 21 repos (signatures stored as normalized text, as agents' learnings
     mostly are), then the corpus' real learnings. Returns the build time (s) and real learning id -> cause."""
-    from recall.learnings.signatures import normalize
+    from recall_agent.learnings.signatures import normalize
 
     rng = random.Random(seed)
     bases = [normalize(r["text"]) for r in learn]
@@ -446,15 +447,15 @@ def _ids(home: Path) -> dict[UUID, str]:
 
 
 def cold_path(home: Path, text: str, runs: int = 5) -> dict:
-    """Fresh processes: `import recall.learnings`, and one query against the small corpus store."""
+    """Fresh processes: `import recall_agent.learnings`, and one query against the small corpus store."""
     import subprocess
 
     env = dict(os.environ, RECALL_HOME=str(home))
     query = (
-        "import asyncio, json, sys, time; t = time.perf_counter(); from recall.learnings import execute; "
+        "import asyncio, json, sys, time; t = time.perf_counter(); from recall_agent.learnings import execute; "
         f"r = asyncio.run(execute({{'error_text': {text!r}, 'repo': {REPO!r}}})); "
         "print(json.dumps([time.perf_counter() - t, len(r.matches), 'numpy' in sys.modules, "
-        "'recall.embeddings' in sys.modules]))"
+        "'recall_agent.embeddings' in sys.modules]))"
     )
     imports, queries, heavy, bare = [], [], [], []
     for _ in range(runs):
@@ -462,7 +463,7 @@ def cold_path(home: Path, text: str, runs: int = 5) -> dict:
         subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
         bare.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import recall.learnings"], check=True, env=env)
+        subprocess.run([sys.executable, "-c", "import recall_agent.learnings"], check=True, env=env)
         imports.append((time.perf_counter() - t0) * 1000)
         out = subprocess.run(
             [sys.executable, "-c", query], check=True, env=env, capture_output=True, text=True

@@ -111,7 +111,7 @@ async def timed(session, name: str, args: dict) -> tuple[float, object]:
 def cli(cmd_args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", *cmd_args], env=env, cwd=cwd, capture_output=True, text=True
+        [sys.executable, "-m", "recall_agent", *cmd_args], env=env, cwd=cwd, capture_output=True, text=True
     )
     elapsed = (time.perf_counter() - t0) * 1000
     if proc.returncode != 0:
@@ -204,7 +204,9 @@ def main() -> int:
         repo = make_repo(work)
         env = bench_env(work)
         os.environ.update(env)  # the SDK's stdio client passes this environment to `recall mcp`
-        subprocess.run([sys.executable, "-m", "recall", "index", "--quiet", str(repo)], env=env, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "recall_agent", "index", "--quiet", str(repo)], env=env, check=True
+        )
         server = start_server(work, ["--repo", str(repo)], env=env)
         try:
             measured = anyio.run(measure, server.url, repo, env, learn, queries, questions, opts.cli_every)

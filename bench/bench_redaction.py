@@ -5,8 +5,8 @@ into a tuning and a held-out half before any rule was tuned; both are reported.
 
 Paths, each one real and ending in a real store whose files are then searched byte for byte for every
 piece of every secret (database, WAL, session state files: anything under RECALL_HOME):
-  redact   recall.redact.redact(text) itself (also where false redactions are counted)
-  learn    `python -m recall learn --from-jsonl FILE` (error signature, resolution, file path, ticket id)
+  redact   recall_agent.redact.redact(text) itself (also where false redactions are counted)
+  learn    `python -m recall_agent learn --from-jsonl FILE` (error signature, resolution, file path, ticket id)
   server   POST /v1/learnings to a real `recall serve` on 127.0.0.1
   hooks    the hook handlers (PostToolUseFailure with the text as error, an Edit of a file named after it,
            the successful rerun, Stop with the text in the last message), in-process
@@ -67,7 +67,7 @@ def leaked(case: dict, blob: bytes | str) -> bool:
 
 
 def path_redact(cases: list[dict]) -> dict[str, bool]:
-    from recall.redact import redact
+    from recall_agent.redact import redact
 
     return {c["id"]: leaked(c, redact(c["text"])) for c in cases}
 
@@ -77,7 +77,7 @@ def path_learn(cases: list[dict], home: Path) -> dict[str, bool]:
     src.write_text("".join(json.dumps(learning_of(c)) + "\n" for c in cases))
     env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", "learn", "--from-jsonl", str(src)],
+        [sys.executable, "-m", "recall_agent", "learn", "--from-jsonl", str(src)],
         env=env,
         capture_output=True,
         text=True,
@@ -98,7 +98,7 @@ def path_server(cases: list[dict], home: Path) -> dict[str, bool]:
     env.pop("RECALL_DATABASE_URL", None)
     log = (home.parent / "server.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "recall", "serve", "--port", str(port)],
+        [sys.executable, "-m", "recall_agent", "serve", "--port", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -126,7 +126,7 @@ def path_server(cases: list[dict], home: Path) -> dict[str, bool]:
 def path_hooks(cases: list[dict], home: Path) -> dict[str, bool]:
     os.environ["RECALL_HOME"] = str(home)
     os.environ["RECALL_HOOK_DEADLINE"] = "60"
-    from recall.hooks import handlers
+    from recall_agent.hooks import handlers
 
     project = home.parent / "project"
     (project / ".git").mkdir(parents=True)
@@ -189,7 +189,7 @@ def path_hooks(cases: list[dict], home: Path) -> dict[str, bool]:
 
 
 def false_redactions(ordinary: list[dict]) -> list[dict]:
-    from recall.redact import redact
+    from recall_agent.redact import redact
 
     return [row for row in ordinary if redact(row["text"]) != row["text"]]
 
@@ -249,7 +249,7 @@ def main() -> int:
     summary["leaked_formats"] = {fmt: dict(c) for fmt, c in formats.items()}
     summary["false_redaction_ids"] = [r["id"] for r in wrong]
     if args.show:
-        from recall.redact import redact
+        from recall_agent.redact import redact
 
         for c in cases:
             if results.get("redact", {}).get(c["id"]):

@@ -1,7 +1,7 @@
 """`recall serve` under load: learnings queries/s and latency at 100k learnings, SQLite vs PostgreSQL;
 8 concurrent writers x 500 learnings must store exactly 4000.
 
-The server runs as its own process (`python -m recall serve` on 127.0.0.1); this script is the load
+The server runs as its own process (`python -m recall_agent serve` on 127.0.0.1); this script is the load
 generator, a second process driving it with async httpx (a fixed number of concurrent connections for a
 fixed time). Both share the machine's 2 cores, so the numbers are a floor for a dedicated server.
 
@@ -47,10 +47,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from release import LEAN_CORE_BASE, release_tree  # noqa: E402  (bench/: this script's folder)
+from release import LEAN_CORE_BASE, package_in, release_tree  # noqa: E402  (bench/: this script's folder)
 
-from recall.config import DEFAULT_RETRIEVAL_PATH  # noqa: E402
-from recall.models import Learning  # noqa: E402
+from recall_agent.config import DEFAULT_RETRIEVAL_PATH  # noqa: E402
+from recall_agent.models import Learning  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "server.json"
 REPO = "bench-repo"
@@ -148,7 +148,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "recall", "serve", "--port", str(self.port), "--log-level", "warning"]
+            [sys.executable, "-m", package_in(Path(env["PYTHONPATH"]) if env.get("PYTHONPATH") else None)]
+            + ["serve", "--port", str(self.port), "--log-level", "warning"]
             + ["--workers", str(workers)],
             env={**os.environ, **env},
             stdout=self.log,
@@ -279,7 +280,7 @@ async def _writers(url: str, writers: int, each: int) -> dict:
 
 
 def fill_sqlite(home: Path, data: list[tuple[Learning, str, str, str]]) -> float:
-    from recall.learnings.store import open_store
+    from recall_agent.learnings.store import open_store
 
     t0 = time.perf_counter()
     with open_store(home) as store:
@@ -291,7 +292,7 @@ def fill_sqlite(home: Path, data: list[tuple[Learning, str, str, str]]) -> float
 def fill_pg(url: str, data: list[tuple[Learning, str, str, str]]) -> float:
     import psycopg
 
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings.pg_store import PgStore
 
     t0 = time.perf_counter()
     with PgStore(url) as store:
@@ -305,8 +306,8 @@ def fill_pg(url: str, data: list[tuple[Learning, str, str, str]]) -> float:
 FILL_PG = (
     "import sys\n"
     "import psycopg\n"
-    "from recall.learnings.pg_store import PgStore\n"
-    "from recall.models import Learning\n"
+    "from recall_agent.learnings.pg_store import PgStore\n"
+    "from recall_agent.models import Learning\n"
     "rows = [Learning.model_validate_json(line) for line in open(sys.argv[2])]\n"
     "with PgStore(sys.argv[1]) as store:\n"
     "    for i in range(0, len(rows), 5000):\n"
@@ -322,7 +323,8 @@ def fill_with(release: Path, url: str, data: list[tuple[Learning, str, str, str]
     if not rows.exists():
         rows.write_text("".join(learning.model_dump_json() + "\n" for learning, *_ in data))
     env = {**os.environ, "PYTHONPATH": str(release)}
-    subprocess.run([sys.executable, "-c", FILL_PG, url, str(rows)], env=env, check=True)
+    code = FILL_PG.replace("recall_agent.", package_in(release) + ".")
+    subprocess.run([sys.executable, "-c", code, url, str(rows)], env=env, check=True)
 
 
 class PgDatabase:
@@ -386,7 +388,7 @@ def breakdown(store: object, queries: list[dict], count: int = 2000) -> dict:
     warm (what a long-running worker sees for repeated questions)."""
     import contextlib
 
-    from recall.learnings import answer, request_of
+    from recall_agent.learnings import answer, request_of
 
     session_s = [0.0]
     inner = store.session  # type: ignore[attr-defined]
@@ -451,9 +453,9 @@ def quality(pg_admin: str | None) -> dict:
     same ranking over the SQLite store and over PostgreSQL: the numbers must be equal."""
     import bench_learnings as bl
 
-    from recall.learnings import retrieval
-    from recall.learnings.store import open_store
-    from recall.models import LearningRetrievalRequest
+    from recall_agent.learnings import retrieval
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import LearningRetrievalRequest
 
     learn, positives, negatives = bl.split(bl.load_corpus())
     queries = positives + negatives
@@ -479,7 +481,7 @@ def quality(pg_admin: str | None) -> dict:
         lite_ranked, lite_scored = run(lite)
     out["sqlite"] = bl.metrics(lite_ranked, truth)
     if pg_admin:
-        from recall.learnings.pg_store import PgStore
+        from recall_agent.learnings.pg_store import PgStore
 
         db = PgDatabase(pg_admin)
         try:
@@ -542,7 +544,7 @@ def main() -> int:
         work = Path(tmp)
         home = work / "sqlite-home"
         fill_s = fill_sqlite(home, data)
-        from recall.learnings.store import open_store
+        from recall_agent.learnings.store import open_store
 
         with open_store(home) as store:
             parts = breakdown(store, queries[BREAKDOWN_SLICE])
@@ -570,7 +572,7 @@ def main() -> int:
             db = PgDatabase(pg_admin)
             try:
                 fill_p = fill_pg(db.url, data)
-                from recall.learnings.pg_store import PgStore
+                from recall_agent.learnings.pg_store import PgStore
 
                 with PgStore(db.url) as store:
                     parts = breakdown(store, queries[BREAKDOWN_SLICE])

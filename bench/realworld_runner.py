@@ -1,4 +1,4 @@
-"""Rank queries against a fresh store with whichever `recall` is importable (PYTHONPATH decides).
+"""Rank queries against a fresh store with the package the caller names (RECALL_BENCH_PACKAGE).
 
 bench_learnings.py runs this file twice per corpus: once with the checkout on PYTHONPATH and once with
 the release's source tree (`git archive` of the base commit), so both are measured in one run on the same
@@ -9,7 +9,9 @@ every scored (key, similarity) at threshold 0.
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -17,9 +19,16 @@ from pathlib import Path
 
 
 def main() -> int:
-    from recall.learnings import retrieval
-    from recall.learnings.store import open_store
-    from recall.models import ERROR_TEXT_MAX, Learning, LearningRetrievalRequest
+    # the package the caller names: this checkout's `recall_agent`, or a release's `recall` (before the rename)
+    package = os.environ.get("RECALL_BENCH_PACKAGE", "recall_agent")
+    retrieval = importlib.import_module(f"{package}.learnings.retrieval")
+    open_store = importlib.import_module(f"{package}.learnings.store").open_store
+    models = importlib.import_module(f"{package}.models")
+    ERROR_TEXT_MAX, Learning, LearningRetrievalRequest = (  # noqa: N806
+        models.ERROR_TEXT_MAX,
+        models.Learning,
+        models.LearningRetrievalRequest,
+    )
 
     job = json.load(sys.stdin)
     out = []

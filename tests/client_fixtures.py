@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from recall.config import DEFAULT_FEDERATION_PATH as FEDERATION_PATH
-from recall.config import DEFAULT_RETRIEVAL_PATH as LEARNINGS_PATH
+from recall_agent.config import DEFAULT_FEDERATION_PATH as FEDERATION_PATH
+from recall_agent.config import DEFAULT_RETRIEVAL_PATH as LEARNINGS_PATH
 
 SAMPLES = json.loads((Path(__file__).parent / "golden" / "samples.json").read_text(encoding="utf-8"))
 SEED = {"learnings": SAMPLES["seed_learnings"], "federation": SAMPLES["seed_federation"]}

@@ -13,7 +13,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# Every `python -m recall` a test starts runs this checkout's code, whatever `pip install -e` points at
+# Every `python -m recall_agent` a test starts runs this checkout's code, whatever `pip install -e` points at
 # (a second worktree, a stale install): the checkout goes first on the subprocesses' import path.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
 
@@ -38,7 +38,7 @@ def isolated_recall_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 @pytest.fixture
 def recall_cmd() -> list[str]:
     """The command that runs recall as a real process (the installed entry point's module)."""
-    return [sys.executable, "-m", "recall"]
+    return [sys.executable, "-m", "recall_agent"]
 
 
 @pytest.fixture

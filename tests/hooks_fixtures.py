@@ -1,4 +1,4 @@
-"""Helpers for the hook tests: real `python -m recall hook <Event>` processes fed Claude Code hook JSON."""
+"""Helpers for the hook tests: real `python -m recall_agent hook <Event>` processes fed Claude Code hook JSON."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def run_hook(
 ) -> subprocess.CompletedProcess[str]:
     data = raw if raw is not None else json.dumps(payload).encode()
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", "hook", event],
+        [sys.executable, "-m", "recall_agent", "hook", event],
         input=data,
         env=env,
         capture_output=True,
@@ -208,7 +208,7 @@ def injected_context(proc: subprocess.CompletedProcess[str]) -> str | None:
 
 
 def all_learnings(home: Path) -> list[Any]:
-    from recall.learnings.store import open_store
+    from recall_agent.learnings.store import open_store
 
     if not (home / "learnings.db").exists():
         return []

@@ -21,10 +21,10 @@ T = TypeVar("T")
 async def stdio_session(
     cwd: Path, *extra: str, env: dict[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
-    """`python -m recall mcp` started in `cwd`, as an MCP client (Claude Code, Cursor…) starts it."""
+    """`python -m recall_agent mcp` started in `cwd`, as an MCP client (Claude Code, Cursor…) starts it."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "recall", "mcp", *extra],
+        args=["-m", "recall_agent", "mcp", *extra],
         cwd=str(cwd),
         env={**os.environ, **(env or {})},
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-import recall
+import recall_agent
 
 RE_FUNCS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "finditer", "split"}
 SIZES = (4000, 1024 * 1024)
@@ -49,7 +49,7 @@ def _walk_values(value: object, depth: int = 0) -> list[re.Pattern[str]]:
 
 def module_patterns() -> list[Found]:
     found: list[Found] = []
-    for info in pkgutil.walk_packages(recall.__path__, "recall."):
+    for info in pkgutil.walk_packages(recall_agent.__path__, "recall_agent."):
         if info.name.endswith("__main__"):  # importing it runs the CLI
             continue
         try:
@@ -85,7 +85,7 @@ def _flags(call: ast.Call) -> int:
 
 def inline_patterns() -> list[Found]:
     """`re.<func>("literal", ...)` calls anywhere in recall/ (module-level compiles included)."""
-    root = Path(recall.__file__).parent
+    root = Path(recall_agent.__file__).parent
     found: list[Found] = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -103,7 +103,7 @@ def inline_patterns() -> list[Found]:
 
 
 def catalog_patterns() -> list[Found]:
-    root = Path(recall.__file__).parent / "antipatterns" / "catalog"
+    root = Path(recall_agent.__file__).parent / "antipatterns" / "catalog"
     found: list[Found] = []
     for path in sorted(root.glob("*.yaml")):
         for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("antipatterns", []):

@@ -1,7 +1,7 @@
 """Helpers for the server tests: start a real `recall serve` process on a free 127.0.0.1 port.
 
 Run as a script (`python tests/server_fixtures.py serve ARGS...`), this module is `recall serve` with
-canned federation engines installed through the documented seam (`recall.federation.use_engines`),
+canned federation engines installed through the documented seam (`recall_agent.federation.use_engines`),
 read from the JSON in $RECALL_TEST_FAKE_ENGINES: {"architecture": {"memgraph": [...], "repowise": [...]},
 "antipatterns": {"qdrant": [...]}} (a missing engine name = that engine is absent).
 """
@@ -67,7 +67,7 @@ def start_server(
         cmd = [sys.executable, str(HERE), "serve"]
         full_env["RECALL_TEST_FAKE_ENGINES"] = json.dumps(fake_engines)
     else:
-        cmd = [sys.executable, "-m", "recall", "serve"]
+        cmd = [sys.executable, "-m", "recall_agent", "serve"]
     log_path = tmp_path / f"server-{port}.log"
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
@@ -147,9 +147,9 @@ class TcpProxy:
 
 
 def _fake_engines_main(argv: list[str]) -> int:
-    from recall import federation
-    from recall.models import BackendRole, FederationResult
-    from recall.server.main import main
+    from recall_agent import federation
+    from recall_agent.models import BackendRole, FederationResult
+    from recall_agent.server.main import main
 
     spec = json.loads(os.environ["RECALL_TEST_FAKE_ENGINES"])
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from recall.antipatterns import query
-from recall.antipatterns.snippet import code_in
+from recall_agent.antipatterns import query
+from recall_agent.antipatterns.snippet import code_in
 
 # twelve findings of twelve kinds, added by one change to a committed file
 RISKY_CHANGE = textwrap.dedent(
@@ -164,8 +164,8 @@ def test_questions_in_words_are_not_code(prose: str) -> None:
 
 
 def test_pickle_round_trip_is_not_untrusted_data(tmp_path: Path) -> None:
-    from recall.antipatterns.catalog import load_catalog
-    from recall.antipatterns.source import ScanContext
+    from recall_agent.antipatterns.catalog import load_catalog
+    from recall_agent.antipatterns.source import ScanContext
 
     det = load_catalog().entries["py-pickle-untrusted"].detectors[0]
     code = "import pickle\n\ncopy = pickle.loads(pickle.dumps(obj))\nother = pickle.loads(blob)\n"
@@ -173,9 +173,9 @@ def test_pickle_round_trip_is_not_untrusted_data(tmp_path: Path) -> None:
 
 
 def _found(code: str) -> dict[str, list[int]]:
-    from recall.antipatterns.catalog import load_catalog
-    from recall.antipatterns.scan import detect
-    from recall.antipatterns.source import ScanContext
+    from recall_agent.antipatterns.catalog import load_catalog
+    from recall_agent.antipatterns.scan import detect
+    from recall_agent.antipatterns.source import ScanContext
 
     hits = detect(load_catalog(), ScanContext(textwrap.dedent(code), "python", "app.py"), [])
     return {entry: [h.line for h in found] for entry, found in hits.items()}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from recall.antipatterns.catalog import SEVERITIES, load_catalog
-from recall.antipatterns.source import ScanContext, file_kind
+from recall_agent.antipatterns.catalog import SEVERITIES, load_catalog
+from recall_agent.antipatterns.source import ScanContext, file_kind
 
 SHIPPED = load_catalog()
 WITH_DETECTORS = [(entry.id, i) for entry in SHIPPED.entries.values() for i, _ in enumerate(entry.detectors)]

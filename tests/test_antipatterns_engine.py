@@ -1,4 +1,4 @@
-"""recall.antipatterns.query end to end: real git repositories, real Qdrant local storage, real processes."""
+"""recall_agent.antipatterns.query end to end: real git repositories, real Qdrant local storage, real processes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from recall.antipatterns import query
-from recall.antipatterns import semantic as semantic_mod
-from recall.models import AntipatternMatch, FederationResult, content_hash
+from recall_agent.antipatterns import query
+from recall_agent.antipatterns import semantic as semantic_mod
+from recall_agent.models import AntipatternMatch, FederationResult, content_hash
 
 # qdrant-client warns (from a background check) when the deliberately dead test server has no version
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to obtain server version:UserWarning")
@@ -284,7 +284,7 @@ def test_unreachable_qdrant_server_falls_back_to_memory(repo: Path, monkeypatch:
 
 def test_import_is_light(subprocess_env: dict[str, str]) -> None:
     code = (
-        "import sys, recall.antipatterns\n"
+        "import sys, recall_agent.antipatterns\n"
         "heavy = [m for m in ('qdrant_client', 'tree_sitter', 'numpy', 'yaml') if m in sys.modules]\n"
         "print(heavy)\n"
     )
@@ -342,7 +342,11 @@ def test_cli_reports_shell_true_in_the_working_tree(
 
 def test_catalog_files_are_not_scanned_and_test_files_rank_last(repo: Path) -> None:
     catalog_copy = (
-        Path(__file__).resolve().parent.parent / "recall" / "antipatterns" / "catalog" / "docker_ci.yaml"
+        Path(__file__).resolve().parent.parent
+        / "recall_agent"
+        / "antipatterns"
+        / "catalog"
+        / "docker_ci.yaml"
     )
     (repo / "rules.yaml").write_text(catalog_copy.read_text())  # full of bad examples, on purpose
     (repo / "tests").mkdir()

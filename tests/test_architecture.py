@@ -13,8 +13,8 @@ import pytest
 from architecture_fixtures import MULTI_REPO, PY_REPO, git_init, write
 from architecture_fixtures import edges as _edges
 
-from recall.architecture import query
-from recall.architecture.indexer import find_repo_root, open_index, update
+from recall_agent.architecture import query
+from recall_agent.architecture.indexer import find_repo_root, open_index, update
 
 
 @pytest.fixture
@@ -332,13 +332,15 @@ def test_recall_index_bad_path_is_one_line(tmp_path: Path, recall_cmd: list[str]
 
 
 def test_import_is_light() -> None:
-    code = "import sys, recall.architecture; print('tree_sitter' in sys.modules, 'sqlite3' in sys.modules)"
+    code = (
+        "import sys, recall_agent.architecture; print('tree_sitter' in sys.modules, 'sqlite3' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
 
 def test_interrupted_first_index_resumes_and_resolves(py_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from recall.architecture import graph, indexer
+    from recall_agent.architecture import graph, indexer
 
     monkeypatch.setattr(indexer, "BATCH_FILES", 2)
     real_parse = indexer._parse_file
@@ -483,14 +485,14 @@ def test_unwritable_home_is_one_line(py_repo: Path, recall_cmd: list[str], tmp_p
     ],
 )
 def test_free_text_understanding(text: str, action: str, subject: str) -> None:
-    from recall.architecture.understand import understand
+    from recall_agent.architecture.understand import understand
 
     intent = understand(text)
     assert (intent.action, intent.subject) == (action, subject)
 
 
 def test_free_text_depth_and_candidates() -> None:
-    from recall.architecture.understand import understand
+    from recall_agent.architecture.understand import understand
 
     assert understand("blast radius of pkg.mod depth 2").depth == 2
     auto = understand("ImportError: cannot import name 'Foo' from 'pkg.bar' (src/pkg/bar.py)")

@@ -10,9 +10,9 @@ from pathlib import Path
 from architecture_fixtures import edges as _edges
 from architecture_fixtures import write
 
-from recall.architecture import query
-from recall.architecture.indexer import open_index
-from recall.architecture.lang.rust import use_paths
+from recall_agent.architecture import query
+from recall_agent.architecture.indexer import open_index
+from recall_agent.architecture.lang.rust import use_paths
 
 
 def test_php_classes_resolve_through_use_aliases_groups_and_the_namespace(tmp_path: Path) -> None:

@@ -162,7 +162,7 @@ def test_recall_install_project_in_headless_claude(
     for name in ("a", "b"):
         project = make_checkout(tmp_path / name)
         done = subprocess.run(
-            [sys.executable, "-m", "recall", "install", "--project"],
+            [sys.executable, "-m", "recall_agent", "install", "--project"],
             cwd=project,
             env=env,
             capture_output=True,

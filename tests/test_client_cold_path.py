@@ -12,7 +12,7 @@ pytest_plugins = ["client_fixtures"]
 
 HEAVY = ("fastapi", "uvicorn", "tree_sitter", "qdrant_client", "numpy", "wordllama", "torch", "psycopg")
 # the MCP server (issue 11) is its own subcommand: a plain query loads nothing of the SDK
-MCP = ("mcp", "mcp_types", "recall.mcp", "starlette", "sse_starlette", "httpx2")
+MCP = ("mcp", "mcp_types", "recall_agent.mcp", "starlette", "sse_starlette", "httpx2")
 
 
 def importtime_run(
@@ -44,15 +44,15 @@ def loaded(modules: set[str], top: str) -> bool:
 
 def test_in_process_learnings_query_stays_light(recall_cmd, client_env, tmp_path: Path) -> None:
     modules = imported_modules(recall_cmd, client_env, tmp_path, "--scope", "learnings", "KeyError: 'id'")
-    assert loaded(modules, "recall.learnings")  # the node really ran in-process
+    assert loaded(modules, "recall_agent.learnings")  # the node really ran in-process
     for name in (
         *HEAVY,
         *MCP,
         "httpx",
         "anyio",
-        "recall.server",
-        "recall.architecture",
-        "recall.antipatterns",
+        "recall_agent.server",
+        "recall_agent.architecture",
+        "recall_agent.antipatterns",
     ):
         assert not loaded(modules, name), name
 
@@ -71,9 +71,9 @@ def test_http_query_loads_no_pydantic_and_no_cli_extras(
         *HEAVY,
         *MCP,
         "pydantic",
-        "recall.models",
-        "recall.learnings",
-        "recall.federation",
+        "recall_agent.models",
+        "recall_agent.learnings",
+        "recall_agent.federation",
         "click",
         "rich",
     ):
@@ -82,7 +82,14 @@ def test_http_query_loads_no_pydantic_and_no_cli_extras(
 
 def test_help_loads_neither_backend_nor_jinja(recall_cmd, client_env, tmp_path: Path) -> None:
     modules = imported_modules(recall_cmd, client_env, tmp_path, "--help")
-    for name in ("jinja2", "asyncio", "pydantic", "httpx", "recall.learnings", "recall.federation"):
+    for name in (
+        "jinja2",
+        "asyncio",
+        "pydantic",
+        "httpx",
+        "recall_agent.learnings",
+        "recall_agent.federation",
+    ):
         assert not loaded(modules, name), name
 
 
@@ -100,13 +107,13 @@ def _learn(recall_cmd, env, cwd: Path, error: str, resolution: str) -> None:
 
 def test_in_process_match_loads_no_pydantic(recall_cmd, client_env, tmp_path: Path) -> None:
     """With a learning stored the node opens the store and ranks, and still no wire model is imported:
-    the in-process path runs on plain dataclasses (recall/learnings/wire.py)."""
+    the in-process path runs on plain dataclasses (recall_agent/learnings/wire.py)."""
     error = "ModuleNotFoundError: No module named 'requests_oauth'"
     _learn(recall_cmd, client_env, tmp_path, error, "install requests-oauthlib and fix the import")
     proc, modules = importtime_run(recall_cmd, client_env, tmp_path, "--scope", "learnings", error)
     assert "install requests-oauthlib and fix the import" in proc.stdout
-    assert loaded(modules, "recall.learnings.retrieval")  # it really ranked
-    for name in ("pydantic", "pydantic_core", "recall.models", *HEAVY):
+    assert loaded(modules, "recall_agent.learnings.retrieval")  # it really ranked
+    for name in ("pydantic", "pydantic_core", "recall_agent.models", *HEAVY):
         assert not loaded(modules, name), name
 
 
@@ -131,6 +138,6 @@ def test_on_error_hook_injects_without_pydantic(recall_cmd, client_env, tmp_path
     )
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "install requests-oauthlib" in context
-    assert loaded(modules, "recall.learnings.retrieval")
-    for name in ("pydantic", "pydantic_core", "recall.models", *HEAVY):
+    assert loaded(modules, "recall_agent.learnings.retrieval")
+    for name in ("pydantic", "pydantic_core", "recall_agent.models", *HEAVY):
         assert not loaded(modules, name), name

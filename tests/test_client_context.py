@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from recall.client import context
-from recall.config import DEFAULT_RETRIEVAL_PATH
+from recall_agent.client import context
+from recall_agent.config import DEFAULT_RETRIEVAL_PATH
 
 pytest_plugins = ["client_fixtures"]
 
@@ -107,7 +107,7 @@ def test_newest_transcript_of_the_folder_without_session_id(tmp_path: Path, git_
 
 
 def test_hooks_state_wins_over_transcript(http_backend, recall_cmd, client_env, git_repo) -> None:
-    from recall import session
+    from recall_agent import session
 
     write_transcript(Path(client_env["CLAUDE_CONFIG_DIR"]), git_repo, SID, [tool_result("TranscriptError")])
     with session.update(SID, cwd=str(git_repo)) as state:  # RECALL_HOME is the test's (conftest)

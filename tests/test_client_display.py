@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from recall.client.display import render_json, render_markdown
-from recall.client.fanout import BackendOutcome
+from recall_agent.client.display import render_json, render_markdown
+from recall_agent.client.fanout import BackendOutcome
 
 GOLDEN = Path(__file__).parent / "golden"
 SAMPLES = json.loads((GOLDEN / "samples.json").read_text(encoding="utf-8"))
@@ -93,7 +93,11 @@ CASES = {
     "learnings_only_nothing_found": ("learnings", {"learnings": ok("learnings", EMPTY["learnings"])}),
     "learnings_only_unavailable": (
         "learnings",
-        {"learnings": down("learnings", "unavailable", "in-process node recall.learnings not installed")},
+        {
+            "learnings": down(
+                "learnings", "unavailable", "in-process node recall_agent.learnings not installed"
+            )
+        },
     ),
     "missing_fields": (
         "learnings",
@@ -119,7 +123,7 @@ CASES = {
                 fed(
                     [
                         res(
-                            "imports: recall.models <- recall.server, recall.learnings.store",
+                            "imports: recall_agent.models <- recall_agent.server, recall_agent.learnings.store",
                             "memgraph",
                             1,
                             engine="recall-index",

@@ -12,7 +12,7 @@ import types
 import httpx
 import pytest
 
-from recall.client import fanout
+from recall_agent.client import fanout
 
 L_PAY = {"match_type": "error_signature", "error_text": "boom", "repo": "r", "max_results": 5}
 F_PAY = {"query": "boom"}
@@ -134,7 +134,7 @@ def test_in_process_node_gets_its_plain_request_and_wire_answer(monkeypatch) -> 
     """A node with a `Request` type and a synchronous body (the learnings node) gets the client's payload as
     that type, not a dict to validate, without an event loop; its plain response is turned into the JSON
     it would have sent over HTTP."""
-    from recall.learnings import RetrievalRequest, RetrievalResponse
+    from recall_agent.learnings import RetrievalRequest, RetrievalResponse
 
     seen = []
 
@@ -192,10 +192,10 @@ def test_process_exits_at_the_budget_with_a_hung_in_process_node(tmp_path) -> No
         "    time.sleep(60)\n"
         "node.execute = execute\n"
         "sys.modules['client_test_hung_node'] = node\n"
-        "from recall.client import fanout\n"
+        "from recall_agent.client import fanout\n"
         "fanout.NODES['learnings'] = 'client_test_hung_node'\n"
         "fanout.REQUEST_TIMEOUT_S = 1.0\n"
-        "from recall.client.main import main\n"
+        "from recall_agent.client.main import main\n"
         "sys.exit(main(['--scope', 'learnings', 'boom']))\n"
     )
     start = time.monotonic()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall_agent.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 
 pytest_plugins = ["client_fixtures"]
 

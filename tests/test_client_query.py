@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from recall.client import query
-from recall.client.query import UsageError
-from recall.config import DEFAULT_FEDERATION_PATH as FEDERATION_PATH
-from recall.config import DEFAULT_RETRIEVAL_PATH as LEARNINGS_PATH
+from recall_agent.client import query
+from recall_agent.client.query import UsageError
+from recall_agent.config import DEFAULT_FEDERATION_PATH as FEDERATION_PATH
+from recall_agent.config import DEFAULT_RETRIEVAL_PATH as LEARNINGS_PATH
 
 pytest_plugins = ["client_fixtures"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recall.config import DEFAULT_RETRIEVAL_PATH
+from recall_agent.config import DEFAULT_RETRIEVAL_PATH
 
 pytest_plugins = ["client_fixtures"]
 
@@ -60,7 +60,7 @@ def fake_path(tmp_path: Path) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "recall"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m recall "$@"\n')
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m recall_agent "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return bin_dir
 

@@ -10,10 +10,10 @@ import pytest
 from architecture_fixtures import git_init, write
 from codesense_fixtures import FLASK_LIKE, JS_CALLS, VALUES_REPO
 
-from recall.architecture import query
-from recall.architecture.concepts import terms
-from recall.architecture.indexer import open_index
-from recall.architecture.words import split_identifier
+from recall_agent.architecture import query
+from recall_agent.architecture.concepts import terms
+from recall_agent.architecture.indexer import open_index
+from recall_agent.architecture.words import split_identifier
 
 
 def _one(text: str, repo: Path) -> str:

@@ -1,6 +1,6 @@
 """Federation node: routing, force_backends, deadline, merge/dedupe/rank, failures named, repo resolution.
 
-Engines are swapped through the documented seam `recall.federation.use_engines`; the fakes are real
+Engines are swapped through the documented seam `recall_agent.federation.use_engines`; the fakes are real
 functions that record what they were asked, so every assertion is on what the node really did.
 """
 
@@ -14,9 +14,9 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from recall import federation
-from recall.federation import Engine, execute, route, use_engines
-from recall.models import BackendRole, FederationResponse, FederationResult, content_hash
+from recall_agent import federation
+from recall_agent.federation import Engine, execute, route, use_engines
+from recall_agent.models import BackendRole, FederationResponse, FederationResult, content_hash
 
 M, R, Q = BackendRole.MEMGRAPH, BackendRole.REPOWISE, BackendRole.QDRANT
 
@@ -64,7 +64,7 @@ def run(req: dict, **kw) -> FederationResponse:
 @pytest.mark.parametrize(
     ("query", "roles"),
     [
-        ("what depends on recall/models.py", [M, R]),
+        ("what depends on recall_agent/models.py", [M, R]),
         ("blast radius of changing Learning", [M]),
         ("are there circular imports in the store", [M]),
         ("who calls content_hash", [M]),
@@ -191,12 +191,12 @@ def test_real_engine_seam_reports_a_missing_query_function(
     import types
 
     monkeypatch.setitem(
-        __import__("sys").modules, "recall.antipatterns", types.ModuleType("recall.antipatterns")
+        __import__("sys").modules, "recall_agent.antipatterns", types.ModuleType("recall_agent.antipatterns")
     )
     with use_engines(*federation.DEFAULT_ENGINES[1:]):
         resp = run({"query": "code smell", "repo_path": str(tmp_path)})
     assert resp.results == []
-    assert resp.error_message == "antipatterns engine unavailable (recall.antipatterns has no query())"
+    assert resp.error_message == "antipatterns engine unavailable (recall_agent.antipatterns has no query())"
     assert resp.backends_queried == []
 
 

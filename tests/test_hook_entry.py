@@ -1,4 +1,4 @@
-"""The hook entry script (`recall/hooks/recall-hook`): which calls start Python, and the markers it reads.
+"""The hook entry script (`recall_agent/hooks/recall-hook`): which calls start Python, and the markers it reads.
 
 The script is run as Claude Code runs it (`sh -c '<command>'`, JSON on stdin). `RECALL_BIN` points at a
 recorder standing in for recall, so a test sees whether recall was started and with exactly which stdin.
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from hooks_fixtures import ERROR_TEXT, Session, hook_env, make_project
 
-from recall import session as session_state
-from recall.hooks.install import ENTRY_SCRIPT
+from recall_agent import session as session_state
+from recall_agent.hooks.install import ENTRY_SCRIPT
 
 SID = "7f1b155a-194a-42ba-95ae-12976901385e"
 

@@ -1,4 +1,4 @@
-"""The learning loop end to end: real `python -m recall hook <Event>` processes fed Claude Code hook JSON."""
+"""The learning loop end to end: real `python -m recall_agent hook <Event>` processes fed Claude Code hook JSON."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from hooks_fixtures import (
     run_hook,
 )
 
-from recall import session as session_state
+from recall_agent import session as session_state
 
 PYTEST = "cd {project} && python -m pytest tests/test_app.py -q"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, all_learnings, hook_env, make_project
 
-from recall.hooks.install import ENTRY_SCRIPT, EVENTS, is_recall_hook
+from recall_agent.hooks.install import ENTRY_SCRIPT, EVENTS, is_recall_hook
 
 OTHER_SETTINGS = {
     "model": "opus",

@@ -1,4 +1,4 @@
-"""recall.session: per-session state on disk, concurrent writers, the client's last_recorded_error()."""
+"""recall_agent.session: per-session state on disk, concurrent writers, the client's last_recorded_error()."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from recall import session
+from recall_agent import session
 
 
 def _repo(tmp_path: Path, name: str) -> Path:
@@ -76,7 +76,7 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path, subprocess_env: dict[
     script = textwrap.dedent(
         """
         import sys
-        from recall import session
+        from recall_agent import session
         for i in range(12):
             with session.update("race", cwd=sys.argv[2], lock_timeout_s=10) as st:
                 st["errors"].append({"key": f"{sys.argv[1]}-{i}", "text": "x"})
@@ -94,7 +94,7 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path, subprocess_env: dict[
 
 def test_import_is_stdlib_only(subprocess_env: dict[str, str]) -> None:
     code = (
-        "import sys; import recall.session; "
+        "import sys; import recall_agent.session; "
         "bad=[m for m in ('pydantic','httpx','numpy','anyio','jinja2') if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], env=subprocess_env, capture_output=True, text=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall.hooks import capture, events
+from recall_agent.hooks import capture, events
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""`recall import-sessions` end to end: real `python -m recall` processes reading transcripts written in the
+"""`recall import-sessions` end to end: real `python -m recall_agent` processes reading transcripts written in the
 Claude Code client's layout, a real SQLite store, and the hooks' own processes where the two meet."""
 
 from __future__ import annotations
@@ -49,7 +49,12 @@ def folder_of(claude_dir: Path, cwd: Path) -> Path:
 
 def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "recall_agent", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
@@ -451,7 +456,7 @@ def test_progress_on_a_terminal(project: Path, claude_dir: Path, env: dict[str, 
     leader, follower = pty.openpty()
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "recall", "import-sessions"],
+            [sys.executable, "-m", "recall_agent", "import-sessions"],
             env=env | {"COLUMNS": "120", "TERM": "xterm"},
             cwd=project,
             stdout=subprocess.PIPE,

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from uuid import UUID
 
-from recall.learnings import execute
+from recall_agent.learnings import execute
 
 ERR = """Traceback (most recent call last):
   File "/home/alice/shop/app/db.py", line 12, in connect

@@ -1,4 +1,4 @@
-"""recall.embeddings: offline wordllama model from the wheel, optional OpenAI-compatible endpoint."""
+"""recall_agent.embeddings: offline wordllama model from the wheel, optional OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from recall import embeddings
+from recall_agent import embeddings
 
 
 def test_rows_are_unit_float32_and_deterministic() -> None:
@@ -51,7 +51,7 @@ def test_matches_wordllamas_own_inference_object() -> None:
 
 def test_import_is_light_and_model_loads_lazily() -> None:
     code = (
-        "import sys, recall.embeddings as e; "
+        "import sys, recall_agent.embeddings as e; "
         "print(json.dumps(['numpy' in sys.modules, 'wordllama' in sys.modules, e.is_loaded()]))"
     )
     out = subprocess.run(

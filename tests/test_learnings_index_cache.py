@@ -8,8 +8,8 @@ from uuid import uuid4
 
 import pytest
 
-from recall.learnings.store import open_store
-from recall.models import Learning
+from recall_agent.learnings.store import open_store
+from recall_agent.models import Learning
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -17,7 +17,7 @@ def open_store_(request: pytest.FixtureRequest) -> Callable:
     """Opens a store object on one shared database (SQLite file or PostgreSQL database) per call."""
     if request.param == "sqlite":
         return open_store
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings.pg_store import PgStore
 
     url = request.getfixturevalue("pg_url")
     return lambda: PgStore(url)
@@ -104,8 +104,8 @@ def test_access_counts_from_another_worker_keep_the_caches(open_store_: Callable
 
 
 def test_one_request_takes_one_pooled_connection(pg_url: str) -> None:
-    from recall.learnings import RetrievalRequest, answer
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings import RetrievalRequest, answer
+    from recall_agent.learnings.pg_store import PgStore
 
     with PgStore(pg_url) as store:
         store.add(_learning("KeyError: 'dilithium_ratio'", "default dilithium_ratio to 1"))

@@ -1,4 +1,4 @@
-"""Error text as tools print it and people paste it, through the real CLI (`python -m recall` processes
+"""Error text as tools print it and people paste it, through the real CLI (`python -m recall_agent` processes
 against a real SQLite store in RECALL_HOME): long runs with the failure at the end, errors inside make
 output, tracebacks after a sentence of prose find their prior fix with the reason shown; text without an
 error finds nothing."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from recall.learnings.extract import decisive
-from recall.learnings.signatures import normalize
+from recall_agent.learnings.extract import decisive
+from recall_agent.learnings.signatures import normalize
 
 REPO = "shop"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from recall.learnings import StoreError, execute, retrieval
-from recall.learnings.store import open_store
-from recall.models import Learning, LearningRetrievalRequest
+from recall_agent.learnings import StoreError, execute, retrieval
+from recall_agent.learnings.store import open_store
+from recall_agent.models import Learning, LearningRetrievalRequest
 
 TB = """Traceback (most recent call last):
   File "{root}/run.py", line 4, in <module>
@@ -201,9 +201,9 @@ def test_dense_is_not_loaded_on_the_default_path_and_blends_when_enabled() -> No
     learn()
     code = (
         "import asyncio, json, sys\n"
-        "from recall.learnings import execute\n"
+        "from recall_agent.learnings import execute\n"
         f"r = asyncio.run(execute({{'error_text': {tb('/q')!r}, 'repo': 'acme'}}))\n"
-        "print(json.dumps([len(r.matches), 'numpy' in sys.modules, 'recall.embeddings' in sys.modules]))\n"
+        "print(json.dumps([len(r.matches), 'numpy' in sys.modules, 'recall_agent.embeddings' in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [1, False, False]
@@ -226,7 +226,7 @@ def test_dense_is_not_loaded_on_the_default_path_and_blends_when_enabled() -> No
 
 
 def test_importing_the_package_is_stdlib_only() -> None:
-    code = "import json, sys, recall.learnings; print(json.dumps([m in sys.modules for m in ('pydantic', 'numpy')]))"
+    code = "import json, sys, recall_agent.learnings; print(json.dumps([m in sys.modules for m in ('pydantic', 'numpy')]))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False]
 
@@ -248,7 +248,7 @@ def test_task_type_candidates_also_bring_path_matches_past_the_cut(tmp_path: Pat
     generated store shows it, which is why retrieval always asks for both."""
     import random
 
-    from recall.learnings import RetrievalRequest, answer
+    from recall_agent.learnings import RetrievalRequest, answer
 
     rng = random.Random(13)
     dirs, names = ["src/api", "src/db", "lib", "tests"], ["main.py", "models.py", "util.py", "views.py"]

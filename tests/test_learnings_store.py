@@ -9,10 +9,10 @@ from uuid import uuid4
 
 import pytest
 
-from recall.learnings import store as store_mod
-from recall.learnings.store import open_store
-from recall.learnings.types import CandidateStore, StoreError
-from recall.models import Learning
+from recall_agent.learnings import store as store_mod
+from recall_agent.learnings.store import open_store
+from recall_agent.learnings.types import CandidateStore, StoreError
+from recall_agent.models import Learning
 
 ERR = "ModuleNotFoundError: No module named 'yaml'"
 
@@ -100,7 +100,7 @@ def test_candidate_generation() -> None:
             task_type="ci_fix",
         )
     )
-    from recall.learnings.signatures import fingerprint
+    from recall_agent.learnings.signatures import fingerprint
 
     assert [c.learning.id for c in st.candidates_by_fingerprint([fingerprint(ERR)], 5)] == [a]
     hits = st.candidates_by_terms(["unrelated", "histories"], 5)
@@ -178,7 +178,7 @@ def test_normalizer_change_reindexes_without_losing_text(monkeypatch: pytest.Mon
         raw.execute("UPDATE signatures SET fingerprint = 'stale', normalized = 'stale'")
         raw.execute("UPDATE meta SET value = '0' WHERE key = 'normalizer_version'")
     st = open_store()
-    from recall.learnings.signatures import fingerprint
+    from recall_agent.learnings.signatures import fingerprint
 
     assert [c.learning.id for c in st.candidates_by_fingerprint([fingerprint(ERR)], 5)] == [lid]
     assert st.get(lid).error_signatures == [ERR]

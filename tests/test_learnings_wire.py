@@ -1,4 +1,4 @@
-"""The in-process learnings path runs on plain dataclasses (recall/learnings/wire.py); what it returns must
+"""The in-process learnings path runs on plain dataclasses (recall_agent/learnings/wire.py); what it returns must
 be exactly what the pydantic wire models say, so a client cannot tell the in-process node from the server."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from uuid import uuid4
 import pytest
 from pydantic import ValidationError
 
-from recall.learnings import RetrievalRequest, execute_sync, request_of
-from recall.learnings.store import open_store
-from recall.learnings.wire import Match, Reason, RetrievalResponse, iso_datetime
-from recall.models import Learning, LearningMatch, LearningRetrievalRequest, LearningRetrievalResponse
-from recall.protocol import MatchType
+from recall_agent.learnings import RetrievalRequest, execute_sync, request_of
+from recall_agent.learnings.store import open_store
+from recall_agent.learnings.wire import Match, Reason, RetrievalResponse, iso_datetime
+from recall_agent.models import Learning, LearningMatch, LearningRetrievalRequest, LearningRetrievalResponse
+from recall_agent.protocol import MatchType
 
 ERROR = "ModuleNotFoundError: No module named 'requests_oauth'"
 

@@ -48,7 +48,7 @@ def other_repo(tmp_path: Path) -> Path:
 
 def recall_cli(cwd: Path, *argv: str, env: dict[str, str] | None = None) -> str:
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", *argv],
+        [sys.executable, "-m", "recall_agent", *argv],
         cwd=cwd,
         env={**os.environ, **(env or {})},
         capture_output=True,
@@ -250,7 +250,7 @@ def test_the_plugin_registers_recall_mcp(repo: Path) -> None:
 
 
 def test_recall_mcp_without_the_sdk_says_what_to_install(tmp_path: Path) -> None:
-    code = "import sys; sys.modules['mcp'] = None; from recall.cli import main; sys.exit(main(['mcp']))"
+    code = "import sys; sys.modules['mcp'] = None; from recall_agent.cli import main; sys.exit(main(['mcp']))"
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
@@ -261,7 +261,7 @@ def test_recall_mcp_without_the_sdk_says_what_to_install(tmp_path: Path) -> None
 
 def test_recall_mcp_refuses_a_missing_cwd(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "recall", "mcp", "--cwd", str(tmp_path / "nope")],
+        [sys.executable, "-m", "recall_agent", "mcp", "--cwd", str(tmp_path / "nope")],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,4 +1,4 @@
-"""recall.redact: a corpus of secret formats (each must vanish) and ordinary error text (must survive)."""
+"""recall_agent.redact: a corpus of secret formats (each must vanish) and ordinary error text (must survive)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from recall.redact import looks_random, redact, redact_obj
+from recall_agent.redact import looks_random, redact, redact_obj
 
 # Fake credentials shaped like the real formats (none of them valid anywhere).
 B62 = "Zq8vT3xLm2Pw9RkY4nHs7Jd1Fg6Cb5Ae"  # 32 chars of base62 noise
@@ -196,7 +196,7 @@ ORDINARY: list[str] = [
     "error[E0425]: cannot find value `secret_key` in this scope\n --> src/main.rs:12:5",
     "src/components/UserProfileSettingsPanel.tsx:14:3 - error TS2322",
     "ModuleNotFoundError: No module named 'cryptography_backend_openssl3'",
-    "module=recall.hooks.handlers function=handle_post_tool_use_failure",
+    "module=recall_agent.hooks.handlers function=handle_post_tool_use_failure",
     "Authorization required: Bearer authentication failed",
     "ssh: connect to host github.com port 22: Connection refused\ngit@github.com:org/repo.git",
     "https://github.com/org/repo/blob/3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39/src/app.py#L10",
@@ -253,7 +253,7 @@ def test_redact_obj_walks_json() -> None:
 def test_large_input_is_linear_enough() -> None:
     """A 1 MB blob without separators must not trigger catastrophic backtracking (a hook has 2 s)."""
     code = (
-        "import time; from recall.redact import redact; t=time.perf_counter(); "
+        "import time; from recall_agent.redact import redact; t=time.perf_counter(); "
         "redact('a'*500_000 + '=' + 'b1C'*100_000 + ' x_y.z-w'*20_000); print(time.perf_counter()-t)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -21,14 +21,16 @@ def test_the_inventory_finds_the_patterns_it_must() -> None:
     where = {p.where.split(":")[0] for p in PATTERNS}
     assert len(PATTERNS) >= 200
     for module in (
-        "recall.redact",
-        "recall.learnings.signatures",
-        "recall.federation",
-        "recall.antipatterns.scan",
+        "recall_agent.redact",
+        "recall_agent.learnings.signatures",
+        "recall_agent.federation",
+        "recall_agent.antipatterns.scan",
     ):
         assert module in where, module
     assert any(p.where.startswith("catalog:") for p in PATTERNS)
-    assert any(p.where.startswith("recall/hooks/capture.py:") for p in PATTERNS)  # inline re.sub(...) calls
+    assert any(
+        p.where.startswith("recall_agent/hooks/capture.py:") for p in PATTERNS
+    )  # inline re.sub(...) calls
 
 
 def _min_time(pattern: re.Pattern[str], text: str, runs: int = 3) -> float:
@@ -56,7 +58,7 @@ def test_a_dotless_federation_query_is_answered_quickly() -> None:
     """The reported case: the antipattern engine's path regex on `"0" * 4000` backtracked for minutes."""
     import time
 
-    from recall.antipatterns.scan import named_files
+    from recall_agent.antipatterns.scan import named_files
 
     for text in ("0" * 4000, "-" * 4000, "a/" * 2000, inv.adversarial_inputs(4000)["base64"]):
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """`recall serve` as a real process on 127.0.0.1: routes, bad input, auth, logs, shutdown.
 
-Every test talks HTTP to a server started with `python -m recall serve` (or, for federation answers we
+Every test talks HTTP to a server started with `python -m recall_agent serve` (or, for federation answers we
 control, the same server with canned engines: tests/server_fixtures.py). Stored learnings are checked by
 opening the server's real SQLite file.
 """
@@ -19,8 +19,8 @@ import httpx
 import pytest
 from server_fixtures import RunningServer, start_server
 
-from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
-from recall.models import FederationResponse, content_hash
+from recall_agent.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall_agent.models import FederationResponse, content_hash
 
 LEARN = "/v1/learnings"
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a GitHub token shape the redactor knows
@@ -86,7 +86,7 @@ def test_post_learning_stores_redacted_and_merges_duplicates(
     assert again.status_code == 201
     assert again.json() == {"id": str(lid), "merged": True}
 
-    from recall.learnings.store import open_store
+    from recall_agent.learnings.store import open_store
 
     with open_store(isolated_recall_env) as store:
         assert store.count() == 1
@@ -296,7 +296,7 @@ def test_federation_names_a_missing_engine(tmp_path: Path) -> None:
 
 def test_refuses_to_bind_off_loopback_without_a_token(tmp_path: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "recall", "serve", "--host", "0.0.0.0", "--port", "0"],
+        [sys.executable, "-m", "recall_agent", "serve", "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -321,7 +321,7 @@ def test_bad_token_file_is_one_readable_line(tmp_path: Path, content: str, messa
     tf = tmp_path / "tokens.toml"
     tf.write_text(content)
     r = subprocess.run(
-        [sys.executable, "-m", "recall", "serve", "--token-file", str(tf), "--port", "0"],
+        [sys.executable, "-m", "recall_agent", "serve", "--token-file", str(tf), "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -455,7 +455,7 @@ def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_en
         if line.startswith("Started server process")
     }
     assert len(pids) == 2
-    from recall.learnings.store import open_store
+    from recall_agent.learnings.store import open_store
 
     with open_store(isolated_recall_env) as store:  # access counts of both workers were flushed at shutdown
         assert sum(x.access_count for x in store.iter_all()) == sum(len(a["matches"]) for a in answers)

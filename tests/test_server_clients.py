@@ -1,6 +1,6 @@
 """The issue's "done": one `recall serve`, two clients with the URLs pointed at it share learnings.
 
-Clients are real `python -m recall` processes, each with its own RECALL_HOME (so nothing is shared except
+Clients are real `python -m recall_agent` processes, each with its own RECALL_HOME (so nothing is shared except
 through the server). Responses are checked field by field against the wire protocol, on the embedded
 store and (when RECALL_TEST_DATABASE_URL is set) on PostgreSQL.
 """
@@ -19,8 +19,8 @@ import httpx
 import pytest
 from server_fixtures import RunningServer, start_server
 
-from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
-from recall.models import (
+from recall_agent.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall_agent.models import (
     FederationResponse,
     LearningRetrievalResponse,
     MatchType,
@@ -47,7 +47,12 @@ def client(cwd: Path, home: Path, server: RunningServer, *args: str) -> subproce
         "KNOWLEDGE_FEDERATION_URL": server.url + DEFAULT_FEDERATION_PATH,
     }
     return subprocess.run(
-        [sys.executable, "-m", "recall", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "recall_agent", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -157,7 +162,7 @@ def test_two_clients_share_learnings_through_the_server(tmp_path: Path) -> None:
         lid = share_learnings(tmp_path, server)
     finally:
         server.stop()
-    from recall.learnings.store import open_store
+    from recall_agent.learnings.store import open_store
 
     with open_store(tmp_path / "server-home") as store:
         stored = store.get(lid)
@@ -235,8 +240,8 @@ def test_client_architecture_and_antipatterns_from_the_server_real_engines(tmp_p
 
 
 def test_capture_hooks_post_learnings_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hooks' capture (recall/hooks/capture.py) writes to the server when RECALL_SERVER_URL is set."""
-    from recall.hooks import capture
+    """The hooks' capture (recall_agent/hooks/capture.py) writes to the server when RECALL_SERVER_URL is set."""
+    from recall_agent.hooks import capture
 
     server = start_server(tmp_path, env={"RECALL_HOME": str(tmp_path / "server-home")})
     try:
@@ -253,6 +258,6 @@ def test_capture_hooks_post_learnings_to_the_server(tmp_path: Path, monkeypatch:
         assert [m["resolution_summary"] for m in answer["matches"]] == [FIX]
     finally:
         server.stop()
-    from recall.config import recall_home
+    from recall_agent.config import recall_home
 
     assert not (recall_home() / "learnings.db").exists()  # nothing fell back to the local store

@@ -19,8 +19,8 @@ import pytest
 from conftest import with_db as _with_db
 from server_fixtures import RunningServer, TcpProxy, start_server
 
-from recall.learnings import signatures as sigs
-from recall.models import Learning
+from recall_agent.learnings import signatures as sigs
+from recall_agent.models import Learning
 
 PG_URL = os.environ.get("RECALL_TEST_DATABASE_URL", "")
 pytestmark = [
@@ -32,7 +32,7 @@ LEARN = "/v1/learnings"
 
 @pytest.fixture
 def pg_store(pg_url: str):
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings.pg_store import PgStore
 
     store = PgStore(pg_url)
     yield store
@@ -76,7 +76,7 @@ def test_store_crud_merge_and_conflict(pg_store) -> None:
 
 def test_candidates_match_the_sqlite_store(pg_store, isolated_recall_env: Path) -> None:
     """Both stores generate the same candidates for the same data: one ranking gives one answer."""
-    from recall.learnings.store import open_store
+    from recall_agent.learnings.store import open_store
 
     data = [
         make(
@@ -145,8 +145,8 @@ def test_concurrent_duplicates_merge_into_one(pg_store) -> None:
 def test_newer_schema_is_refused(pg_url: str) -> None:
     import psycopg
 
-    from recall.learnings.pg_store import PgStore
-    from recall.learnings.types import StoreError
+    from recall_agent.learnings.pg_store import PgStore
+    from recall_agent.learnings.types import StoreError
 
     with PgStore(pg_url) as store:
         store.count()
@@ -178,7 +178,7 @@ def test_server_writes_learnings_to_postgresql(
         assert httpx.get(srv.url + "/health").json()["learnings"] == 1
     finally:
         srv.stop()
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings.pg_store import PgStore
 
     with PgStore(pg_url) as store:
         assert store.get(r.json()["id"]).resolution_summary == "pin urllib3<2"
@@ -237,7 +237,7 @@ def test_postgresql_outage_is_503_then_recovers_without_losing_acknowledged_writ
     finally:
         srv.stop()
         proxy.down()
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings.pg_store import PgStore
 
     with PgStore(pg_url) as store:
         stored = {str(x.id) for x in store.iter_all()}

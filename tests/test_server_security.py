@@ -14,7 +14,7 @@ import httpx
 import pytest
 from server_fixtures import RunningServer, start_server
 
-from recall.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall_agent.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
 
 LEARN = "/v1/learnings"
 A_ONLY = "a-only-token-0123456789"
@@ -125,7 +125,16 @@ def test_server_refuses_a_repo_inside_a_git_work_tree(tmp_path: Path) -> None:
     (tmp_path / "outer" / ".git").mkdir(parents=True)
     (tmp_path / "outer" / "sub").mkdir()
     r = subprocess.run(
-        [sys.executable, "-m", "recall", "serve", "--port", "0", "--repo", str(tmp_path / "outer" / "sub")],
+        [
+            sys.executable,
+            "-m",
+            "recall_agent",
+            "serve",
+            "--port",
+            "0",
+            "--repo",
+            str(tmp_path / "outer" / "sub"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -263,7 +272,7 @@ def test_unstorable_learnings_are_422(plain: RunningServer, raw: bytes) -> None:
 def test_recall_learn_reads_a_bounded_amount_of_stdin(tmp_path: Path) -> None:
     big = "E" * 5_000_000
     r = subprocess.run(
-        [sys.executable, "-m", "recall", "learn", "--error", "-", "--resolution", "x"],
+        [sys.executable, "-m", "recall_agent", "learn", "--error", "-", "--resolution", "x"],
         input=big,
         capture_output=True,
         text=True,
@@ -279,7 +288,7 @@ def test_recall_learn_reads_a_bounded_amount_of_stdin(tmp_path: Path) -> None:
 def test_cli_in_a_deleted_folder_has_no_traceback(tmp_path: Path, command: list[str]) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
-    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m recall "$@"'
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m recall_agent "$@"'
     env = {**os.environ, "RECALL_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
     r = subprocess.run(
         ["sh", "-c", script, "sh", *command], capture_output=True, text=True, timeout=60, env=env
@@ -288,7 +297,7 @@ def test_cli_in_a_deleted_folder_has_no_traceback(tmp_path: Path, command: list[
 
 
 def test_symlink_loops_and_tilde_paths_in_a_query_are_skipped(tmp_path: Path) -> None:
-    from recall.antipatterns.scan import named_files
+    from recall_agent.antipatterns.scan import named_files
 
     (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
     (tmp_path / "b.py").symlink_to(tmp_path / "a.py")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall.learnings.signatures import (
+from recall_agent.learnings.signatures import (
     clean,
     fingerprint,
     fingerprint_normalized,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from server_fixtures import start_server
 
-from recall.config import DEFAULT_RETRIEVAL_PATH
+from recall_agent.config import DEFAULT_RETRIEVAL_PATH
 
 PG_URL = os.environ.get("RECALL_TEST_DATABASE_URL", "")
 LEARN = "/v1/learnings"
@@ -99,14 +99,14 @@ def test_sqlite_and_postgresql_accept_and_refuse_the_same_inputs(tmp_path: Path,
 def test_a_newer_postgresql_schema_stops_the_server_with_one_line(tmp_path: Path, pg_url: str) -> None:
     import psycopg
 
-    from recall.learnings.pg_store import PgStore
+    from recall_agent.learnings.pg_store import PgStore
 
     with PgStore(pg_url) as store:
         store.count()
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("INSERT INTO recall_schema VALUES (99, now())")
     r = subprocess.run(
-        [sys.executable, "-m", "recall", "serve", "--port", "0"],
+        [sys.executable, "-m", "recall_agent", "serve", "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,5 +1,0 @@
-import sys
-
-from recall.cli import main
-
-sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from recall_agent.cli import main
+
+sys.exit(main())

@@ -1,0 +1,106 @@
+"""`recall index [PATH]`: build or refresh the architecture index of a repository and print a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recall index",
+        description=(
+            "Index a repository for /recall architecture questions (symbols, imports, calls; tree-sitter). "
+            "Only files changed since the last run are parsed again; queries also do this automatically."
+        ),
+        epilog='Example: recall index . && recall --scope architecture "blast radius of pkg.module"',
+    )
+    parser.add_argument("path", nargs="?", default=".", help="a folder inside the repository (default: .)")
+    parser.add_argument("--full", action="store_true", help="re-parse every file, not only changed ones")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    parser.add_argument(
+        "--query", metavar="TEXT", help='answer one question after indexing, e.g. "who calls Client.send"'
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from recall_agent.architecture import graph
+    from recall_agent.architecture.indexer import RepositoryError, find_repo_root, update
+
+    try:
+        root = find_repo_root(args.path)
+        conn = graph.connect(graph.store_path(root))
+    except RepositoryError as exc:
+        print(f"recall index: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, sqlite3.Error) as exc:
+        print(f"recall index: cannot open the index store under $RECALL_HOME: {exc}", file=sys.stderr)
+        return 1
+    try:
+        stats = update(conn, root, progress=False if args.quiet else None, force=args.full)
+        if args.query:
+            from recall_agent.architecture.engine import answer
+
+            for i, a in enumerate(answer(conn, root, args.query)):
+                print(f"### [{a.role}] {i}\n{a.content}\n")
+            return 0
+    except KeyboardInterrupt:
+        print("recall index: interrupted (the index keeps what was committed)", file=sys.stderr)
+        return 130
+    except (OSError, sqlite3.Error) as exc:
+        print(f"recall index: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps(_summary_dict(stats), indent=2))
+    elif not args.quiet:
+        print(_summary_text(stats))
+    return 0
+
+
+def _summary_dict(stats) -> dict:
+    size = stats.store.stat().st_size if stats.store.exists() else 0
+    return {
+        "root": str(stats.root),
+        "store": str(stats.store),
+        "store_bytes": size,
+        "files": stats.files,
+        "parsed": stats.parsed,
+        "removed": stats.removed,
+        "skipped": stats.skipped,
+        "symbols": stats.symbols,
+        "import_edges": stats.edges,
+        "calls": stats.calls,
+        "syntax_errors": stats.syntax_errors,
+        "languages": stats.languages,
+        "seconds": round(stats.seconds, 3),
+        "notes": stats.notes,
+    }
+
+
+def _summary_text(stats) -> str:
+    langs = ", ".join(f"{lang} {n}" for lang, n in stats.languages.items()) or "no source files"
+    size = stats.store.stat().st_size if stats.store.exists() else 0
+    lines = [
+        f"Indexed {stats.root.name} ({stats.root}) in {stats.seconds:.2f} s: "
+        f"{stats.parsed} files parsed, {stats.removed} removed, {stats.files} in the index ({langs})",
+        f"{stats.symbols} symbols · {stats.edges} import edges · {stats.calls} call sites · "
+        f"{stats.skipped} skipped",
+        f"Store: {stats.store} ({size / 1e6:.1f} MB)",
+    ]
+    notes = [n for n in stats.notes if "syntax errors" not in n][:10]
+    if stats.syntax_errors:
+        by_lang = ", ".join(f"{lang} {n}" for lang, n in stats.syntax_errors_by_lang.items())
+        lines.append(f"{stats.syntax_errors} file(s) with syntax errors were indexed partially ({by_lang})")
+    lines += [f"  note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,247 @@
+"""Answer one free-text question about a repository: understand → look up → query → render.
+
+Graph questions answer as role `memgraph`, symbol and file questions as role `repowise`. When the caller
+allows only `repowise` (the seed's `--scope architecture` sends `force_backends=["repowise"]` although the
+scope means "Repowise + Memgraph"), a graph question is still answered, as role `repowise`; when it allows
+only `memgraph`, a lookup answers with the subject's blast radius.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall_agent.architecture import concepts, render
+from recall_agent.architecture import queries as q
+from recall_agent.architecture.diagnose import diagnose
+from recall_agent.architecture.understand import Intent, understand
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class Answer:
+    content: str
+    role: str  # memgraph | repowise
+    extras: dict = field(default_factory=dict)
+
+
+def answer(
+    conn: sqlite3.Connection, root: Path, text: str, roles: set[str] | None = None, limit: int = 5
+) -> list[Answer]:
+    roles = set(roles) if roles else {"memgraph", "repowise"}
+    intent = understand(text)
+    if intent.action == "cycles":
+        return _cycles(conn, root, _pick("memgraph", roles), q.clean_subject(intent.subject, root))
+    if intent.action == "auto":
+        return _auto(conn, root, intent, roles, limit)
+    found = q.lookup(conn, intent.subject, root)
+    words_not_a_name = " " in q.clean_subject(intent.subject, root)
+    if not found.targets and words_not_a_name and intent.action != "lookup":
+        # "what depends on the json tag module": the subject described in words, when one file clearly is it
+        found = q.Lookup(_file_described(conn, intent.subject), "words")
+    if not found.targets:
+        if not conn.execute("SELECT 1 FROM files WHERE lang IS NOT NULL LIMIT 1").fetchone():
+            return [Answer(f"No source files indexed in {root.name} ({root}).", _pick(intent.role, roles))]
+        asked_where = intent.action == "lookup" and words_not_a_name  # "where is the retry logic"
+        if asked_where and (about := _concepts(conn, text, roles, limit)):
+            return about
+        content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
+        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
+    # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
+    out = [_one(conn, intent, found.targets[0], roles)]
+    if len(found.targets) > 1 and limit > 1:
+        content = render.other_matches(q.clean_subject(intent.subject, root), found.targets[1:])
+        out.append(Answer(content, _pick("repowise", roles), {"answer": "other_matches"}))
+    return out
+
+
+def _pick(preferred: str, roles: set[str]) -> str:
+    return (
+        preferred if preferred in roles else next(iter(sorted(roles & {"memgraph", "repowise"})), preferred)
+    )
+
+
+def _extras(target: q.Target, action: str) -> dict:
+    return {"answer": action, "target": target.display, "location": target.location, "kind": target.kind}
+
+
+def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
+    result = _graph_or_card(conn, intent, target, roles)
+    caveat = _parse_caveat(conn, target, intent.action)
+    if caveat:
+        result.content = f"{result.content}\n{caveat}"
+    if intent.action != "lookup" and "memgraph" not in roles:
+        # the seed's `--scope architecture` forces role repowise only: the graph answer it asked for is
+        # still the right content, so repowise carries it (the client asked repowise, not memgraph)
+        result.role = "repowise"
+    return result
+
+
+def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> str:
+    """Say so when the answer rests on files the grammar could not read whole."""
+    row = conn.execute("SELECT note FROM files WHERE id = ?", (target.file_id,)).fetchone()
+    own = bool(row and "syntax errors" in (row[0] or ""))
+    others = 0
+    if action in ("blast", "dependents", "callers", "tests"):
+        others = conn.execute(
+            "SELECT count(*) FROM files WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
+            (target.lang, target.file_id),
+        ).fetchone()[0]
+    parts = []
+    if own:
+        parts.append(f"{target.path} has syntax errors and was indexed partially")
+    if others:
+        parts.append(
+            f"{others} other {target.lang} file{'s' if others > 1 else ''} did too, so a dependency or call"
+            " written past an error is not counted"
+        )
+    return f"Note: {'; '.join(parts)}." if parts else ""
+
+
+def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[str]) -> Answer:
+    action = intent.action
+    if action == "lookup" and "repowise" not in roles:
+        action = "blast"
+    extras = _extras(target, action)
+    if action == "lookup":
+        return Answer(card(conn, target), "repowise", extras)
+    if action == "blast":
+        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
+        tests = q.tests_touching(conn, target, radius)
+        extras |= {
+            "direct_dependents": sum(d.depth == 1 for d in radius),
+            "transitive_dependents": len(radius),
+        }
+        return Answer(render.blast(target, radius, tests, intent.depth), "memgraph", extras)
+    if action == "dependents":
+        direct = q.direct_dependents(conn, target)
+        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
+        extras |= {"direct_dependents": len(direct), "transitive_dependents": len(radius)}
+        return Answer(render.dependents(target, direct, len(radius)), "memgraph", extras)
+    if action == "dependencies":
+        internal, external = q.dependencies(conn, target.file_id)
+        return Answer(render.dependencies(target, internal, external), "memgraph", extras)
+    if action == "callers":
+        if target.is_file:
+            direct = q.direct_dependents(conn, target)
+            return Answer(
+                render.dependents(target, direct, len(q.blast_radius(conn, target))), "memgraph", extras
+            )
+        hits = q.callers(conn, target)
+        extras["call_sites"] = len(hits)
+        return Answer(render.callers(target, hits), "memgraph", extras)
+    if action == "callees":
+        return Answer(render.callees(target, q.callees(conn, target)), "memgraph", extras)
+    # tests
+    return Answer(render.tests(target, q.tests_touching(conn, target)), "memgraph", extras)
+
+
+def card(conn: sqlite3.Connection, target: q.Target) -> str:
+    if target.is_file:
+        defines = [
+            (r[0], r[1])
+            for r in conn.execute(
+                "SELECT name, kind FROM symbols WHERE file_id = ? AND instr(qualname, '.') = 0 ORDER BY"
+                " kind NOT IN ('class','interface','struct','trait','enum'), substr(name, 1, 1) = '_', line",
+                (target.file_id,),
+            )
+        ]
+        imports = conn.execute(
+            "SELECT count(DISTINCT dst) FROM edges WHERE src = ?", (target.file_id,)
+        ).fetchone()[0]
+        call_sites = None
+    else:
+        defines = [
+            (r[0], r[1])
+            for r in conn.execute(
+                "SELECT name, kind FROM symbols WHERE file_id = ? AND qualname LIKE ? ESCAPE '\\'"
+                " AND instr(substr(qualname, ?), '.') = 0 ORDER BY substr(name, 1, 1) = '_', line",
+                (target.file_id, q._like_escape(target.qualname) + ".%", len(target.qualname) + 2),
+            )
+        ]
+        imports = 0
+        call_sites = q.callers(conn, target)
+    direct = q.direct_dependents(conn, target)
+    radius = q.blast_radius(conn, target)
+    tests = q.tests_touching(conn, target, radius)
+    return render.card(
+        target,
+        defines=defines,
+        imports=imports,
+        direct=direct,
+        radius=radius,
+        tests=tests,
+        call_sites=call_sites,
+    )
+
+
+def _cycles(conn: sqlite3.Connection, root: Path, role: str, within: str = "") -> list[Answer]:
+    """Import cycles of the repository, or only those touching files under `within` (a folder or module)."""
+    prefix = within.replace(".", "/") if within and "/" not in within else within
+    found, total = q.import_cycles(conn, within=prefix.rstrip("/"))
+    scope = f"{root.name}/{prefix}" if prefix else root.name
+    return [Answer(render.cycles(found, total, scope), role, {"answer": "cycles", "cycles": total})]
+
+
+def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:
+    """Free text (an error, a sentence): an import error explained, then cards for the repository names it
+    mentions; nothing if none."""
+    out: list[Answer] = []
+    if explained := diagnose(conn, root, intent.text):
+        out.append(Answer(explained, _pick("repowise", roles), {"answer": "import_error"}))
+    seen: set[tuple[int, int | None]] = set()
+    for name in intent.candidates:
+        found = q.lookup(conn, name, root, fuzzy=False)
+        if found.match in ("case-insensitive", "module-suffix") or len(found.targets) > 3:
+            continue  # too loose for text nobody addressed to us
+        for target in found.targets[:1]:
+            key = (target.file_id, target.symbol_id)
+            if key in seen:
+                continue
+            seen.add(key)
+            if "repowise" in roles:
+                out.append(Answer(card(conn, target), "repowise", _extras(target, "lookup")))
+            elif "memgraph" in roles:
+                out.append(_one(conn, Intent("blast", name), target, roles))
+        if len(out) >= limit:
+            break
+    if not out and _reads_like_a_question(intent.text):
+        return _concepts(conn, intent.text, roles, limit)
+    return out
+
+
+def _file_described(conn: sqlite3.Connection, subject: str) -> list[q.Target]:
+    """The one file a subject in words names: it carries every word and scores well ahead of the next."""
+    hits = concepts.search(conn, subject, limit=2)
+    wanted = concepts.terms(subject)
+    if not hits or len(hits[0].matched) < len(wanted):
+        return []
+    if len(hits) > 1 and hits[0].score < DESCRIBED_LEAD * hits[1].score:
+        return []
+    return q.lookup(conn, hits[0].path, fuzzy=False).targets[:1]
+
+
+DESCRIBED_LEAD = 1.5  # how far ahead of the next file the described one must score
+
+
+def _reads_like_a_question(text: str) -> bool:
+    """A question or phrase about the code, not an error message: every plain `recall "<error>"` reaches
+    this engine too, and an error's words ("Connection reset by peer") are not a request to search."""
+    if not 2 <= len(text.split()) <= 40 or ":" in text or "Traceback" in text:
+        return False
+    return not any(
+        w[:1].isupper() and w.endswith(("Error", "Exception", "Warning")) for w in _WORD.findall(text)
+    )
+
+
+def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) -> list[Answer]:
+    """Files and symbols about a question asked in words ("where are session cookies signed")."""
+    hits = concepts.search(conn, text, limit=max(limit, 5))
+    if not hits:
+        return []
+    extras = {"answer": "concepts", "target": hits[0].path, "location": hits[0].path, "kind": "file"}
+    extras["files"] = [h.path for h in hits]
+    return [Answer(render.concepts(text, hits), _pick("repowise", roles), extras)]

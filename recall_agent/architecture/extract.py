@@ -1,0 +1,409 @@
+"""One file's facts: its definitions, imports and calls, read from a tree-sitter parse.
+
+The grammar does the parsing (syntax errors leave ERROR nodes; everything around them is still read). This
+module only walks the query captures: it nests definitions by byte range to build qualified names
+(`Client.send`), finds the enclosing definition of each call, and reads signatures and first doc lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from recall_agent.architecture import values, words
+from recall_agent.architecture.languages import LanguageSpec, grammar, query, spec_body_types
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
+REFS_SPEC = ":refs"  # the pseudo-import holding a file's referenced type names
+EMBEDS_SPEC = ":embeds"  # the pseudo-import listing a Go file's struct embeddings
+REF_LANGS = frozenset({"java", "kotlin", "csharp", "php"})
+# comments and string literals (skipped), else a capitalized name: one pass, no nested quantifiers
+_LEXICAL = re.compile(
+    rb'//[^\n]*|/\*.*?(?:\*/|\Z)|#[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|\b([A-Z][A-Za-z0-9_]*)',
+    re.S,
+)
+SIGNATURE_MAX = 160
+DOC_MAX = 160
+
+
+@dataclass
+class Symbol:
+    name: str
+    qualname: str  # local to the file: "Client.send"
+    kind: str  # class, function, method, interface, struct, enum, trait, type, module, namespace
+    line: int  # 1-based
+    end_line: int
+    signature: str
+    doc: str
+    returns: str = ""  # what it returns when its body says (values.py: T:Class, R:function)
+
+
+@dataclass
+class Import:
+    spec: str  # module / path as written ("..models", "./util", "fmt", "crate::a::b")
+    names: list[str]  # imported names when the syntax lists them ("Request", "Response")
+    line: int
+    typing_only: bool = False  # Python: inside `if TYPE_CHECKING:` (no runtime dependency)
+
+
+@dataclass
+class Call:
+    caller: str  # qualname of the enclosing definition, "" at module level
+    name: str
+    recv: str  # receiver text when short ("self", "httpx", "os.path"), else ""
+    line: int
+    rtype: str = ""  # what the receiver is, when known (values.py): T:Class, R:function, M:module
+
+
+@dataclass
+class FileFacts:
+    symbols: list[Symbol] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    package: str = ""  # package / namespace declaration, when the language has one
+    doc: str = ""  # first line of the module docstring / header comment
+    errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+    refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
+    embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
+    comments: str = ""  # comments and docstrings (concept search)
+    idents: str = ""  # distinct identifier words (concept search)
+
+
+def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
+    from tree_sitter import Parser, QueryCursor
+
+    tree = Parser(grammar(spec.name)).parse(source)
+    root = tree.root_node
+    facts = FileFacts(errors=1 if root.has_error else 0)
+    defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
+    calls: list[tuple[Node, str, str]] = []
+    types: dict[str, list[tuple[int, int, str]]] = {}  # variable -> (scope start, end, declared type)
+    for _, caps in QueryCursor(query(spec.name)).matches(root):
+        _collect(spec, source, caps, facts, defs, calls, types)
+    if types:  # `p.Reset()` with `p *Parser` in scope: the receiver is the type
+        calls = [(n, name, _declared_type(types, recv, n.start_byte) or recv) for n, name, recv in calls]
+    _build_symbols(spec, source, defs, calls, facts)
+    facts.doc = _module_doc(spec, source, root)
+    if facts.errors and spec.name in REF_LANGS:  # names past a syntax error are lost to the tree
+        facts.refs |= _lexical_refs(source)
+    if facts.embeds:
+        facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
+    if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
+        facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
+    facts.comments = words.comments(spec.name, source, root)
+    facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
+    return facts
+
+
+def _lexical_refs(source: bytes) -> set[str]:
+    """Capitalized names outside comments and strings: the refs of a file the grammar could not read whole."""
+    return {m.group(1).decode("utf-8", "replace") for m in _LEXICAL.finditer(source) if m.group(1)}
+
+
+# nodes that bound a variable's declaration: functions, methods, closures, then the class or file
+_SCOPES = frozenset(
+    {
+        "method_declaration",
+        "function_declaration",
+        "func_literal",
+        "constructor_declaration",
+        "lambda_expression",
+        "anonymous_function",
+        "local_function_statement",
+        "class_body",
+        "declaration_list",
+        "class_declaration",
+    }
+)
+
+
+def _scope(node: Node) -> Node:
+    scope = node.parent
+    while scope is not None and scope.type not in _SCOPES and scope.parent is not None:
+        scope = scope.parent
+    return scope if scope is not None else node
+
+
+def _declared_type(types: dict[str, list[tuple[int, int, str]]], var: str, at: int) -> str:
+    """The type of `var` declared in the innermost scope around byte `at` ("" when none, or two disagree)."""
+    found = [(end - start, kind) for start, end, kind in types.get(var, ()) if start <= at < end]
+    if not found:
+        return ""
+    size = min(f[0] for f in found)
+    kinds = {kind for width, kind in found if width == size}
+    return kinds.pop() if len(kinds) == 1 else ""
+
+
+def _text(source: bytes, node: Node) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _collect(spec, source, caps, facts, defs, calls, types) -> None:
+    def one(name: str) -> Node | None:
+        nodes = caps.get(name)
+        return nodes[0] if nodes else None
+
+    if (var := one("var")) is not None and (typ := one("type")) is not None:
+        scope = _scope(var)
+        kind = _text(source, typ)
+        if typ.parent is not None and typ.parent.type == "call_expression":  # Go `p := newPeeker(…)`
+            kind = kind[3].lower() + kind[4:] if kind.startswith("new") else kind[3:]
+        types.setdefault(_text(source, var), []).append((scope.start_byte, scope.end_byte, kind))
+        return
+    if (owner := one("embed.owner")) is not None and (inner := one("embed.type")) is not None:
+        facts.embeds.append(f"{_text(source, owner)}={_text(source, inner)}")
+        return
+    if (ref := one("ref")) is not None:
+        text = _text(source, ref)
+        if ref.parent is not None and ref.parent.type == "namespace_name":
+            return  # PHP: a segment of `namespace A\\B;` or of a qualified name (captured whole)
+        if text[:1].isupper() or "\\" in text:  # classes by convention; PHP `Sub\\Name`
+            facts.refs.add(text)
+        return
+    if (pkg := one("package")) is not None:
+        facts.package = _text(source, pkg).replace("\\", ".").strip()
+        return
+    for key, nodes in caps.items():
+        if key.startswith("def."):
+            name_node, recv_node = one("name"), one("recv")
+            if name_node is None and recv_node is None:
+                return
+            name = _text(source, name_node) if name_node is not None else ""
+            recv = _text(source, recv_node) if recv_node is not None else ""
+            defs.append((nodes[0], key[4:], name, recv))
+            return
+    if (node := one("import")) is not None:
+        facts.imports.extend(_imports(spec, source, node, one("import.source")))
+        return
+    if (node := one("call")) is not None and (name_node := one("call.name")) is not None:
+        recv_node = one("call.recv")
+        recv = _text(source, recv_node) if recv_node is not None else ""
+        name = _text(source, name_node)
+        if spec.name in values.JS_LANGS and name in values.JS_INDIRECT:
+            name, recv = values.js_indirect(name, recv)  # fn.call(this, …) is a call of fn
+        calls.append((node, name, recv if len(recv) <= 40 and "\n" not in recv else ""))
+
+
+def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | None) -> list[Import]:
+    line = node.start_point[0] + 1
+    if spec.name == "python":
+        found = _python_imports(source, node, line)
+        if values.under_type_checking(source, node):
+            for imp in found:
+                imp.typing_only = True
+        return found
+    if spec.name == "java":
+        text = _text(source, node).removeprefix("import").strip().rstrip(";").strip()
+        return [Import(text.removeprefix("static ").strip(), [], line)]
+    if src_node is None:
+        return []
+    text = _text(source, src_node).strip().strip("\"'`")
+    if spec.name == "rust":
+        if node.type != "use_declaration":
+            return [Import("mod " + text, [], line)]
+        return [Import(_rust_outside_inline_mods(node, text), [], line)]
+    if spec.name == "php" and node.type == "namespace_use_clause":
+        return [_php_use(source, node, text, line)]
+    if spec.name == "ruby":
+        method = node.child_by_field_name("method")
+        kind = _text(source, method) if method is not None else "require"
+        return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
+    return [Import(text, [], line)]
+
+
+def _rust_outside_inline_mods(node: Node, path: str) -> str:
+    """Inside `mod tests { … }`, `super::x` is the file's own module: one `super::` per inline `mod` is
+    dropped (`self::`), so the resolver reads the path from the file's module."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item":
+            if not path.startswith("super::"):
+                return path
+            path = "self::" + path[len("super::") :]
+            if path.startswith("self::super::"):
+                path = path[len("self::") :]
+        parent = parent.parent
+    return path
+
+
+def _php_use(source: bytes, clause: Node, text: str, line: int) -> Import:
+    """`use A\\B\\C as D;` -> spec A/B/C, names [D]; inside `use A\\{B, C}` the group's prefix is added."""
+    group = clause.parent
+    if group is not None and group.type == "namespace_use_group" and group.parent is not None:
+        prefix = next((c for c in group.parent.named_children if c.type == "namespace_name"), None)
+        if prefix is not None:
+            text = f"{_text(source, prefix)}\\{text}"
+    alias = clause.child_by_field_name("alias")
+    names = [_text(source, alias)] if alias is not None else []
+    return Import(text.replace("\\", "/").lstrip("/"), names, line)
+
+
+def _python_imports(source: bytes, node: Node, line: int) -> list[Import]:
+    if node.type == "import_statement":
+        out = []
+        for child in node.named_children:
+            target = child.child_by_field_name("name") if child.type == "aliased_import" else child
+            if target is not None:
+                out.append(Import(_text(source, target), [], line))
+        return out
+    module = node.child_by_field_name("module_name")
+    spec = _text(source, module) if module is not None else ""
+    names = []
+    for child in node.children_by_field_name("name"):
+        target = child.child_by_field_name("name") if child.type == "aliased_import" else child
+        if target is not None:
+            names.append(_text(source, target))
+    if any(c.type == "wildcard_import" for c in node.named_children):
+        names.append("*")
+    return [Import(spec, names, line)]
+
+
+def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
+    """Nest definitions by byte range (qualified names, methods) and attach calls to their enclosing def."""
+    events = [(n.start_byte, -n.end_byte, 0, (n, kind, name, recv)) for n, kind, name, recv in defs]
+    events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    anchor = defs[0][0] if defs else calls[0][0] if calls else None
+    receivers, returns = values.analyse(
+        spec.name, source, _root(anchor) if anchor is not None else None, [(n, r) for n, _, r in calls]
+    )
+    seen: set[tuple[int, str]] = set()
+    for start, neg_end, is_call, payload in events:
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        if is_call:
+            node, name, recv = payload
+            caller = next((q for _, q, k in reversed(stack) if k not in CLASS_KINDS), "")
+            rtype = receivers.get((node.start_byte, node.end_byte), "") if receivers else ""
+            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1, rtype))
+            continue
+        node, kind, name, recv = payload
+        if (start, kind) in seen:
+            continue
+        seen.add((start, kind))
+        parent_q = stack[-1][1] if stack else ""
+        parent_kind = stack[-1][2] if stack else ""
+        if kind == "impl":  # Rust impl block: a container for methods, not a symbol
+            stack.append((-neg_end, recv, "class"))
+            continue
+        if "::" in name:  # C++ out-of-class definition: void Client::send()
+            scope, name = name.rsplit("::", 1)[0].replace("::", "."), name.rsplit("::", 1)[1]
+            parent_q = f"{parent_q}.{scope}" if parent_q else scope
+            parent_kind = "class"
+        if recv:  # Go method: its receiver type is the parent
+            parent_q, parent_kind = recv, "class"
+        if kind == "function" and parent_kind in CLASS_KINDS - {"module", "namespace"}:
+            kind = "method"
+        qualname = f"{parent_q}.{name}" if parent_q else name
+        facts.symbols.append(
+            Symbol(
+                name=name,
+                qualname=qualname,
+                kind=kind,
+                line=node.start_point[0] + 1,
+                end_line=node.end_point[0] + 1,
+                signature=_signature(spec, source, node),
+                doc=_doc(spec, source, node),
+                returns=returns.get(node.start_byte, ""),
+            )
+        )
+        stack.append((-neg_end, qualname, kind))
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+_WS = re.compile(r"\s+")
+_WRAPPERS = frozenset(
+    {
+        "export_statement",
+        "decorated_definition",
+        "type_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+        "expression_statement",  # JS: Runner.prototype.run = function () {…}
+    }
+)
+
+
+def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
+    body = node.child_by_field_name("body")
+    if body is None and (value := node.child_by_field_name("value")) is not None:  # const f = () => {...}
+        body = value.child_by_field_name("body")
+    if body is None:
+        bodies = spec_body_types(spec)
+        body = next((c for c in node.named_children if c.type in bodies), None)
+    end = body.start_byte if body is not None else node.end_byte
+    raw = source[node.start_byte : min(end, node.start_byte + 600)].decode("utf-8", "replace")
+    if body is None:
+        raw = raw.split("\n", 1)[0]
+    sig = _WS.sub(" ", raw).strip().rstrip(":{").strip()
+    if len(sig) <= SIGNATURE_MAX:
+        return sig
+    # keep a long signature's return annotation: call resolution reads it (calltypes.py)
+    arrow = sig.rfind(") ->")
+    tail = sig[arrow + 1 :] if arrow > 0 and len(sig) - arrow < 60 else ""
+    return sig[: SIGNATURE_MAX - 1 - len(tail)] + "…" + tail
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().strip("/*#!-").strip()
+        if line.startswith("@") or not line:  # javadoc tags, blank comment lines
+            continue
+        sentence = line.find(". ")
+        if sentence > 0:
+            line = line[: sentence + 1]
+        return line if len(line) <= DOC_MAX else line[: DOC_MAX - 1] + "…"
+    return ""
+
+
+def _python_docstring(source: bytes, block: Node | None) -> str:
+    if block is None or not block.named_children:
+        return ""
+    first = block.named_children[0]
+    if (
+        first.type == "expression_statement"
+        and first.named_children
+        and first.named_children[0].type == "string"
+    ):
+        raw = _text(source, first.named_children[0])
+        return _first_line(raw.lstrip("rRbBuUfF").strip("\"'"))
+    return ""
+
+
+def _doc(spec: LanguageSpec, source: bytes, node: Node) -> str:
+    if spec.name == "python":
+        return _python_docstring(source, node.child_by_field_name("body"))
+    # other languages: the comment block right above the definition (or above its export/decorator wrapper)
+    anchor = node
+    while anchor.parent is not None and anchor.parent.type in _WRAPPERS:
+        anchor = anchor.parent
+    prev = anchor.prev_named_sibling
+    if prev is None or "comment" not in prev.type or anchor.start_point[0] - prev.end_point[0] > 1:
+        return ""
+    top = prev
+    while (
+        (p := top.prev_named_sibling) is not None
+        and "comment" in p.type
+        and top.start_point[0] - p.end_point[0] <= 1
+    ):
+        top = p
+    return _first_line(source[top.start_byte : prev.end_byte].decode("utf-8", "replace"))
+
+
+def _module_doc(spec: LanguageSpec, source: bytes, root: Node) -> str:
+    if spec.name == "python":
+        return _python_docstring(source, root)
+    first = root.named_children[0] if root.named_children else None
+    if first is not None and "comment" in first.type:
+        return _first_line(_text(source, first))
+    return ""

@@ -1,0 +1,637 @@
+"""Walk a repository, parse what changed, keep the graph store current.
+
+The walk is a cheap stat pass (no reads): a file is re-parsed only when its mtime or size moved and its
+content hash really changed. It honours `.gitignore` files (root and nested, through pathspec), never
+follows symlinks (no loops, nothing outside the repository), and skips hidden, vendored and generated
+folders. Files recall cannot or should not parse (too large, binary, minified, unreadable) are recorded with
+a note so the next walk does not look at them again until they change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import stat
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall_agent.architecture import concepts, graph
+from recall_agent.architecture.lang import ImportRow
+from recall_agent.architecture.languages import BY_NAME, BY_SUFFIX, language_for
+from recall_agent.architecture.resolve import (
+    FileRow,
+    Resolver,
+    file_module,
+    go_module_roots,
+    js_config,
+    python_module_names,
+)
+
+MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
+MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
+PROGRESS_MIN_FILES = 50
+BATCH_FILES = 300  # files parsed per committed transaction
+JS_MANIFESTS = frozenset({"package.json", "tsconfig.json", "jsconfig.json"})
+BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.json"})
+MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
+# folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore); mtime 0 = rescan
+DirCache = dict[str, tuple[int, list[str], list[str], bool]]
+RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
+
+SKIP_DIRS = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "vendor",
+        "vendors",
+        "third_party",
+        "site-packages",
+        "__pycache__",
+        "coverage",
+        "htmlcov",
+        "Pods",
+        "DerivedData",
+    }
+)
+OUTPUT_DIRS = frozenset({"dist", "build", "out"})  # build output, unless a source package (…/common/build)
+PACKAGE_SOURCES = (".java", ".kt", ".go", ".cs", ".scala")
+MINIFIED = re.compile(r"[.-]min\.(js|mjs|cjs)$|\.bundle\.js$")
+_TEST_FILE = re.compile(
+    r"(^test_.*\.py$|_test\.(py|go)$|^conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|kt|cs)$|_spec\.rb$|_test\.rb$)"
+)
+_TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing"})
+
+
+class RepositoryError(Exception):
+    """A repository that cannot be indexed (missing, not a folder)."""
+
+
+@dataclass
+class WalkResult:
+    files: dict[str, tuple[int, int]]  # path -> (mtime_ns, size)
+    manifests: list[str] = field(default_factory=list)  # go.mod, package.json, tsconfig/jsconfig.json
+    dirs: DirCache = field(default_factory=dict)
+    dirs_changed: bool = False
+    truncated: bool = False
+
+
+@dataclass
+class IndexStats:
+    root: Path
+    store: Path
+    files: int = 0
+    parsed: int = 0
+    removed: int = 0
+    skipped: int = 0
+    symbols: int = 0
+    edges: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+    languages: dict[str, int] = field(default_factory=dict)
+    syntax_errors: int = 0  # files indexed partially (the grammar met errors)
+    syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def find_repo_root(path: str | Path) -> Path:
+    """The git top-level above `path` (a `.git` folder or file), else `path` itself."""
+    start = Path(path).expanduser()
+    if not start.exists():
+        raise RepositoryError(f"no such folder: {start}")
+    if not start.is_dir():
+        raise RepositoryError(f"not a folder: {start}")
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            # a folder the enclosing repository does not index (ignored, hidden, vendored) is its own root
+            return start if _excluded_below(candidate, start) else candidate
+    return start
+
+
+def _excluded_below(root: Path, path: Path) -> bool:
+    parts = path.relative_to(root).parts
+    specs: list[tuple[str, object]] = []
+    for depth, name in enumerate(parts):
+        rel_parent = "/".join(parts[:depth])
+        spec = _load_gitignore(str(root.joinpath(*parts[:depth])))
+        if spec is not None:
+            specs.append((rel_parent, spec))
+        if (
+            name.startswith(".")
+            or name in SKIP_DIRS
+            or name in OUTPUT_DIRS
+            or _ignored("/".join(parts[: depth + 1]), True, specs)
+        ):
+            return True
+        if _is_virtualenv(str(root.joinpath(*parts[: depth + 1]))):
+            return True
+    return False
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.split("/")
+    return bool(_TEST_FILE.search(parts[-1])) or any(p in _TEST_DIRS for p in parts[:-1])
+
+
+# --------------------------------------------------------------------------- walk
+
+
+def _load_gitignore(folder: str) -> object | None:
+    try:
+        with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return spec if spec.patterns else None
+
+
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
+    for base, spec in specs:
+        sub = rel[len(base) + 1 :] if base else rel
+        if spec.match_file(sub + "/" if is_dir else sub):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
+    """Stat every source file under `root` that recall would parse (no file is read here).
+
+    A folder whose mtime is unchanged since the last walk has the same entries, so its cached listing
+    replaces the scandir (files are still stat'ed one by one: contents change without touching the
+    folder). `.gitignore` rules are applied on every walk. The new listing is in `result.dirs`.
+    """
+    result = WalkResult(files={})
+    stack: list[tuple[str, list[tuple[str, object]]]] = [("", [])]
+    base = str(root)
+    now = time.time_ns()
+    while stack:
+        rel_dir, specs = stack.pop()
+        abs_dir = f"{base}/{rel_dir}" if rel_dir else base
+        try:
+            mtime = os.stat(abs_dir).st_mtime_ns
+        except OSError:
+            continue
+        cached = cache.get(rel_dir) if cache else None
+        if cached is not None and cached[0] == mtime and mtime:
+            listing = cached
+        else:
+            listing = _list_folder(abs_dir, mtime if now - mtime > RACY_NS else 0)
+            if listing is None:
+                continue
+            result.dirs_changed = True
+        result.dirs[rel_dir] = listing
+        _, subdirs, files, has_gitignore = listing
+        if has_gitignore:
+            spec = _load_gitignore(abs_dir)
+            if spec is not None:
+                specs = [*specs, (rel_dir, spec)]
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        for name in subdirs:
+            if not (specs and _ignored(prefix + name, True, specs)):
+                stack.append((prefix + name, specs))
+        for name in files:
+            rel = prefix + name
+            if name in MANIFESTS:
+                result.manifests.append(rel)
+                continue
+            if specs and _ignored(rel, False, specs):
+                continue
+            try:
+                st = os.lstat(f"{abs_dir}/{name}")
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # symlinks, sockets, FIFOs and devices are never read
+            result.files[rel] = (st.st_mtime_ns, st.st_size)
+            if len(result.files) >= MAX_FILES:
+                result.truncated = True
+                return result
+    result.dirs_changed = result.dirs_changed or (cache is not None and len(cache) != len(result.dirs))
+    return result
+
+
+def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], bool] | None:
+    """A folder's sub-folders worth entering and its files worth a stat (by name and type only)."""
+    try:
+        with os.scandir(abs_dir) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    subdirs: list[str] = []
+    files: list[str] = []
+    has_gitignore = False
+    for entry in entries:
+        name = entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if name[0] == "." or name in SKIP_DIRS or name.endswith(".egg-info"):
+                    continue
+                if name in OUTPUT_DIRS and not _holds_package_sources(entry.path):
+                    continue
+                if _is_virtualenv(f"{abs_dir}/{name}"):
+                    continue
+                if name == "target" and _is_build_output(abs_dir):
+                    continue
+                subdirs.append(name)
+                continue
+        except OSError:
+            continue
+        if name == ".gitignore":
+            has_gitignore = True
+            continue
+        dot = name.rfind(".")
+        if (dot > 0 and name[dot:].lower() in BY_SUFFIX) or name in MANIFESTS:
+            files.append(name)
+    return mtime, subdirs, files, has_gitignore
+
+
+def _holds_package_sources(folder: str) -> bool:
+    """A `build`/`out`/`dist` folder holding Java/Kotlin/Go/C# files is a package of that name, not output."""
+    try:
+        with os.scandir(folder) as it:
+            return any(e.name.endswith(PACKAGE_SOURCES) for e in it)
+    except OSError:
+        return False
+
+
+def _is_virtualenv(folder: str) -> bool:
+    """A Python virtualenv (venv, virtualenv ≥ 20, uv) marks itself with pyvenv.cfg; a folder merely named
+    `env` or `venv` (axios's `lib/env/`) is source."""
+    return os.path.exists(os.path.join(folder, "pyvenv.cfg"))
+
+
+def _is_build_output(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, f)) for f in ("Cargo.toml", "pom.xml", "build.gradle"))
+
+
+# --------------------------------------------------------------------------- parse one file
+
+
+@dataclass
+class Parsed:
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str = ""
+    lang: str | None = None
+    note: str = ""
+    lines: int = 0
+    facts: object | None = None  # extract.FileFacts
+
+
+def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str | None) -> Parsed:
+    from recall_agent.architecture.extract import extract
+
+    parsed = Parsed(path, mtime_ns, size)
+    spec = language_for(path)
+    if spec is None:
+        parsed.note = "skipped: unknown language"
+        return parsed
+    if size > MAX_FILE_BYTES:
+        parsed.note = f"skipped: {size / 1e6:.1f} MB is over the {MAX_FILE_BYTES / 1e6:.1f} MB limit"
+        return parsed
+    if MINIFIED.search(path):
+        parsed.note = "skipped: minified"
+        return parsed
+    try:
+        data = (root / path).read_bytes()
+    except OSError as exc:
+        parsed.note = f"skipped: unreadable ({exc.strerror or exc.__class__.__name__})"
+        return parsed
+    parsed.hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if old_hash is not None and parsed.hash == old_hash:
+        parsed.note = "unchanged"
+        return parsed
+    if b"\0" in data[:8192]:
+        parsed.note = "skipped: binary"
+        return parsed
+    parsed.lines = data.count(b"\n") + 1
+    minifiable = spec.name in ("javascript", "typescript", "tsx")  # elsewhere long lines are data tables
+    if minifiable and parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
+        parsed.note = "skipped: minified or generated (very long lines)"
+        return parsed
+    if spec.name == "c" and path.endswith(".h"):
+        from recall_agent.architecture.lang.cfamily import looks_cpp
+
+        if looks_cpp(data):  # a C++ header: classes, namespaces and templates need the C++ grammar
+            spec = BY_NAME["cpp"]
+    parsed.lang = spec.name
+    facts = extract(spec, data)
+    if facts.errors:
+        parsed.note = "syntax errors (partially indexed)"
+    if spec.name == "csharp" and not facts.package:
+        facts.package = next((s.name for s in facts.symbols if s.kind == "namespace"), "")
+    parsed.facts = facts
+    return parsed
+
+
+# --------------------------------------------------------------------------- update the store
+
+
+def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
+    """Upsert one file's row and replace its facts (by path: another process may have written it first)."""
+    facts = p.facts
+    package = getattr(facts, "package", "") if facts is not None else ""
+    doc = getattr(facts, "doc", "") if facts is not None else ""
+    row = (p.lang, package, p.size, p.mtime_ns, p.hash, p.lines, int(is_test_path(p.path)), doc, p.note)
+    conn.execute(
+        "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET lang=excluded.lang,"
+        " package=excluded.package, size=excluded.size, mtime_ns=excluded.mtime_ns, hash=excluded.hash,"
+        " lines=excluded.lines, is_test=excluded.is_test, doc=excluded.doc, note=excluded.note",
+        (*row, p.path),
+    )
+    file_id = conn.execute("SELECT id FROM files WHERE path=?", (p.path,)).fetchone()[0]
+    for table in ("symbols", "imports", "calls"):
+        conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
+    conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
+    if facts is None:
+        concepts.store(conn, file_id, p.path, None)
+        return file_id
+    conn.executemany(
+        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
+        " VALUES (?,?,?,?,?,?,?,?,?)",
+        [
+            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns)
+            for s in facts.symbols
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO imports(file_id, spec, names, line, typing_only) VALUES (?,?,?,?,?)",
+        [(file_id, i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
+    )
+    conn.executemany(
+        "INSERT INTO calls(file_id, caller, name, recv, line, rtype) VALUES (?,?,?,?,?,?)",
+        [(file_id, c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
+    )
+    concepts.store(conn, file_id, p.path, facts)
+    return file_id
+
+
+def _load_dirs(conn: sqlite3.Connection) -> DirCache:
+    raw = graph.get_meta(conn, "dirs")
+    return json.loads(raw) if raw else {}
+
+
+def _save_dirs(conn: sqlite3.Connection, dirs: DirCache) -> None:
+    graph.set_meta(conn, "dirs", json.dumps(dirs, separators=(",", ":")))
+
+
+def _read_manifests(root: Path, paths: list[str]) -> dict[str, str]:
+    texts = {}
+    for rel in paths:
+        try:
+            texts[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")[:200_000]
+        except OSError:
+            continue
+    return texts
+
+
+def _manifest_stats(root: Path, manifests: list[str]) -> str:
+    """go.mod / package.json / tsconfig.json paths with their mtime and size: any change re-resolves all."""
+    stats = []
+    for rel in sorted(manifests):
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            continue
+        stats.append([rel, st.st_mtime_ns, st.st_size])
+    return json.dumps(stats)
+
+
+def _refresh_modules(conn: sqlite3.Connection, root: Path, manifests: list[str]) -> None:
+    rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
+    py_names = python_module_names([r["path"] for r in rows if r["lang"] == "python"])
+    go_mods = [m for m in manifests if m.rpartition("/")[2] == "go.mod"]
+    roots = go_module_roots(_read_manifests(root, go_mods))
+    updates = []
+    for r in rows:
+        module = file_module(r["path"], r["lang"], r["package"], py_names, roots)
+        if module != r["module"]:
+            updates.append((module, r["id"]))
+    conn.executemany("UPDATE files SET module=? WHERE id=?", updates)
+    graph.set_meta(conn, "manifests", json.dumps(sorted(manifests)))
+    graph.set_meta(conn, "manifest_stats", _manifest_stats(root, manifests))
+
+
+def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) -> None:
+    rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
+    files = [FileRow(r["id"], r["path"], r["lang"], r["package"]) for r in rows]
+    modules = {r["id"]: r["module"] for r in rows}
+    top_level = _top_level_types(conn)
+    manifests = json.loads(graph.get_meta(conn, "manifests") or "[]")
+    texts = _read_manifests(root, [m for m in manifests if m.rpartition("/")[2] != "go.mod"])
+    js = js_config({p: t for p, t in texts.items() if p.rpartition("/")[2] in JS_MANIFESTS})
+    resolver = Resolver(files, modules, top_level, js, texts)
+    by_id = {f.id: f for f in files}
+    if only is None:
+        conn.execute("DELETE FROM edges")
+        imports = conn.execute(
+            "SELECT file_id, spec, names, line, typing_only FROM imports ORDER BY file_id"
+        ).fetchall()
+    else:
+        if not only:
+            return
+        marks = ",".join("?" * len(only))
+        conn.execute(f"DELETE FROM edges WHERE src IN ({marks})", tuple(only))
+        imports = conn.execute(
+            f"SELECT file_id, spec, names, line, typing_only FROM imports WHERE file_id IN ({marks})"
+            " ORDER BY file_id",
+            tuple(only),
+        ).fetchall()
+    per_file: dict[int, list[ImportRow]] = {}
+    typing_lines: dict[int, set[int]] = {}  # lines of `if TYPE_CHECKING:` imports, per file
+    for fid, spec, names, line, typing_only in imports:
+        per_file.setdefault(fid, []).append(ImportRow(spec, names.split(",") if names else [], line))
+        if typing_only:
+            typing_lines.setdefault(fid, set()).add(line)
+    edges = []
+    for fid, rows in per_file.items():
+        src = by_id.get(fid)
+        if src is None:
+            continue
+        typed = typing_lines.get(fid, set())
+        for dst, line, imported in resolver.resolve_file(src, modules[fid], rows):
+            edges.append((fid, dst, line, imported, int(line in typed)))
+    conn.executemany(
+        "INSERT OR IGNORE INTO edges(src, dst, line, names, typing_only) VALUES (?,?,?,?,?)", edges
+    )
+
+
+def _top_level_types(conn: sqlite3.Connection) -> dict[int, list[str]]:
+    """Top-level definitions of the namespaced languages (in C#, those directly inside the namespace)."""
+    out: dict[int, list[str]] = {}
+    for fid, name, qualname, package in conn.execute(
+        "SELECT s.file_id, s.name, s.qualname, f.package FROM symbols s JOIN files f ON f.id = s.file_id"
+        " WHERE f.lang IN ('java', 'kotlin', 'csharp', 'php') AND s.kind != 'namespace'"
+    ):
+        if "." not in qualname or qualname == f"{package}.{name}":
+            out.setdefault(fid, []).append(name)
+    return out
+
+
+def update(
+    conn: sqlite3.Connection,
+    root: Path,
+    *,
+    progress: bool | None = None,
+    force: bool = False,
+    summary: bool = True,
+) -> IndexStats:
+    """Bring the store in line with the files on disk; returns what was done.
+
+    Parsed files are committed in batches, so an interrupted first index (a query's deadline, Ctrl-C)
+    keeps its work and the next run continues; a `dirty` mark makes that next run resolve all imports.
+    """
+    started = time.perf_counter()
+    stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
+    walked = walk(root, _load_dirs(conn))
+    known = {
+        r["path"]: r
+        for r in conn.execute("SELECT id, path, mtime_ns, size, hash, package, lang FROM files").fetchall()
+    }
+    removed = [r["id"] for p, r in known.items() if p not in walked.files]
+    todo = [
+        (p, m, s)
+        for p, (m, s) in walked.files.items()
+        if force or p not in known or known[p]["mtime_ns"] != m or known[p]["size"] != s
+    ]
+    if walked.truncated:
+        stats.notes.append(f"stopped at {MAX_FILES} files (RECALL_INDEX_MAX_FILES)")
+    dirty = (
+        graph.get_meta(conn, "dirty") == "1"
+        or graph.get_meta(conn, "indexed_at") is None
+        or graph.get_meta(conn, "manifest_stats") != _manifest_stats(root, walked.manifests)
+    )
+    if removed or todo or dirty:
+        graph.set_meta(conn, "dirty", "1")
+        set_changed, changed_ids, parsed = _parse_and_write(conn, root, todo, known, removed, force, progress)
+        _finish(conn, root, walked, changed_ids, set_changed or dirty)
+        stats.parsed = parsed
+        stats.removed = len(removed)
+    if walked.dirs_changed and not walked.truncated:
+        _save_dirs(conn, walked.dirs)
+    if summary:
+        _fill_stats(conn, stats)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: bool, progress: bool | None):
+    def old_hash(path: str) -> str | None:
+        row = known.get(path)
+        return None if force or row is None or row["lang"] is None else row["hash"]
+
+    set_changed = bool(removed)
+    changed_ids: set[int] = set()
+    parsed_count = 0
+    if removed:
+        with _transaction(conn):
+            for i in range(0, len(removed), 500):
+                chunk = removed[i : i + 500]
+                conn.execute(f"DELETE FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+    show = (progress if progress is not None else sys.stderr.isatty()) and len(todo) >= PROGRESS_MIN_FILES
+    with _progress(show, root.name, len(todo)) as advance:
+        for i in range(0, len(todo), BATCH_FILES):
+            batch = []
+            for p, m, s in todo[i : i + BATCH_FILES]:
+                batch.append(_parse_file(root, p, m, s, old_hash(p)))
+                advance()
+            with _transaction(conn):
+                for p in batch:
+                    row = known.get(p.path)
+                    if p.note == "unchanged":  # touched, same content: remember the new stat only
+                        conn.execute(
+                            "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (p.mtime_ns, p.size, p.path)
+                        )
+                        continue
+                    parsed_count += 1
+                    new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
+                    if row is None or row["lang"] != p.lang or row["package"] != new_package:
+                        set_changed = True
+                    changed_ids.add(_write_parsed(conn, p))
+    return set_changed, changed_ids, parsed_count
+
+
+def _finish(conn, root: Path, walked: WalkResult, changed_ids: set[int], everything: bool) -> None:
+    """Module names and import edges: all of them when the file set changed, else the changed files'."""
+    with _transaction(conn):
+        if everything:
+            _refresh_modules(conn, root, walked.manifests)
+            _resolve_edges(conn, root, None)
+        else:
+            _resolve_edges(conn, root, changed_ids)
+        graph.set_meta(conn, "indexed_at", str(time.time()))
+        graph.set_meta(conn, "root", str(root))
+        graph.set_meta(conn, "dirty", "0")
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
+def _progress(show: bool, name: str, total: int) -> Iterator[Callable[[], None]]:
+    """A rich progress bar on stderr when `show`, else a no-op advance()."""
+    if not show:
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("indexing {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(name, total=total)
+        yield lambda: bar.advance(task)
+
+
+def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
+    stats.files = conn.execute("SELECT count(*) FROM files WHERE lang IS NOT NULL").fetchone()[0]
+    stats.skipped = conn.execute("SELECT count(*) FROM files WHERE lang IS NULL").fetchone()[0]
+    stats.symbols = conn.execute("SELECT count(*) FROM symbols").fetchone()[0]
+    stats.edges = conn.execute("SELECT count(*) FROM edges").fetchone()[0]
+    stats.calls = conn.execute("SELECT count(*) FROM calls").fetchone()[0]
+    stats.languages = dict(
+        conn.execute("SELECT lang, count(*) FROM files WHERE lang IS NOT NULL GROUP BY lang ORDER BY 2 DESC")
+    )
+    stats.syntax_errors_by_lang = dict(
+        conn.execute(
+            "SELECT lang, count(*) FROM files WHERE note LIKE 'syntax errors%' GROUP BY lang ORDER BY 2 DESC"
+        )
+    )
+    stats.syntax_errors = sum(stats.syntax_errors_by_lang.values())
+    for path, note in conn.execute(
+        "SELECT path, note FROM files WHERE note != '' ORDER BY lang IS NOT NULL, path LIMIT 20"
+    ):
+        stats.notes.append(f"{path}: {note}")
+
+
+def open_index(
+    repo_path: str | Path, *, progress: bool | None = None, summary: bool = True
+) -> tuple[sqlite3.Connection, IndexStats]:
+    """Open (creating or refreshing as needed) the index of the repository containing `repo_path`."""
+    root = find_repo_root(repo_path)
+    conn = graph.connect(graph.store_path(root))
+    return conn, update(conn, root, progress=progress, summary=summary)

@@ -1,0 +1,219 @@
+"""Markdown blocks for architecture answers: short, ranked, ready to sit under a `**Content:**` line.
+
+Each block starts with a one-line headline (what, where, the counts that matter), then at most a few
+capped lists. Lists end with "(+N more)" rather than growing with the repository.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from recall_agent.architecture.concepts import Hit
+from recall_agent.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent
+from recall_agent.architecture.target import Target
+
+LIST_CAP = 8
+
+
+def _cap(items: list[str], cap: int = LIST_CAP) -> str:
+    shown = ", ".join(items[:cap])
+    return shown + (f" (+{len(items) - cap} more)" if len(items) > cap else "")
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"{n} {word}"
+    if word.endswith(("s", "sh", "ch")):
+        return f"{n} {word}es"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
+
+
+def where(t: Target) -> str:
+    if t.is_file:
+        return f"{t.path} ({t.lines} lines)" if t.lines else t.path
+    span = f"{t.line}-{t.end_line}" if t.end_line > t.line else str(t.line)
+    return f"{t.path}:{span}"
+
+
+def headline(t: Target) -> str:
+    kind = (
+        f"{t.lang} module" if t.is_file and t.lang == "python" else f"{t.lang} file" if t.is_file else t.kind
+    )
+    return f"{_code(t.display)} — {kind}, {where(t)}"
+
+
+def depth_counts(radius: list[Dependent]) -> str:
+    counts = Counter(d.depth for d in radius)
+    return " · ".join(f"depth {d}: {counts[d]}" for d in sorted(counts))
+
+
+def dependent_label(d: Dependent) -> str:
+    mark = " [TYPE_CHECKING only]" if d.typing_only else ""
+    if d.names and d.names not in ("*", "calls") and d.depth == 1:
+        names = d.names.split(",")
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        return f"{d.path} ({shown}){mark}"
+    return d.path + mark
+
+
+def card(
+    t: Target,
+    *,
+    defines: list[tuple[str, str]],
+    imports: int,
+    direct: list[Dependent],
+    radius: list[Dependent],
+    tests: list[Dependent],
+    call_sites: list[CallHit] | None = None,
+) -> str:
+    """What a file or symbol is, with its dependency counts and top dependents (repowise answers)."""
+    lines = [headline(t)]
+    if not t.is_file and t.signature:
+        lines.append(_code(t.signature))
+    if t.doc:
+        lines.append(f"> {t.doc}")
+    if defines:
+        kinds = Counter(kind for _, kind in defines)
+        summary = ", ".join(_plural(n, k) for k, n in kinds.most_common(3))
+        lines.append(f"Defines {summary}: {_cap([name for name, _ in defines], 6)}")
+    counts = []
+    if t.is_file:
+        counts.append(f"imports {_plural(imports, 'repo file')}")
+    counts.append(f"{len(direct)} direct dependents")
+    if call_sites is not None:
+        sure = [c for c in call_sites if c.confidence >= 0.5]
+        counts.append(f"{_plural(len(sure), 'call site')} in {len({c.path for c in sure})} files")
+    counts.append(f"blast radius {_plural(len(radius), 'file')}")
+    counts.append(_plural(len(tests), "test file"))
+    lines.append(" · ".join(counts))
+    if direct:
+        lines.append("Top dependents: " + _cap([dependent_label(d) for d in direct], 6))
+    return "\n".join(lines)
+
+
+def blast(t: Target, radius: list[Dependent], tests: list[Dependent], depth_limit: int | None) -> str:
+    direct = [d for d in radius if d.depth == 1]
+    limit = f" (depth ≤ {depth_limit})" if depth_limit else ""
+    lines = [
+        f"Blast radius of {_code(t.display)} ({t.location}): {len(direct)} direct dependents, "
+        f"{_plural(len(radius), 'file')} in total{limit}; {_plural(len(tests), 'test file')}",
+    ]
+    if radius:
+        lines.append(depth_counts(radius))
+    if direct:
+        lines.append("Direct: " + _cap([dependent_label(d) for d in direct], 12))
+    deeper = [d for d in radius if d.depth > 1 and not d.is_test]
+    if deeper:
+        lines.append("Indirect: " + _cap([f"{d.path} (via {d.via.rsplit('/', 1)[-1]})" for d in deeper], 6))
+    if tests:
+        lines.append("Tests: " + _cap([d.path for d in tests], 6))
+    if not radius:
+        lines.append("Nothing in the repository depends on it.")
+    return "\n".join(lines)
+
+
+def dependents(t: Target, direct: list[Dependent], radius_size: int) -> str:
+    lines = [
+        f"{_code(t.display)} ({t.location}) has {len(direct)} direct dependents"
+        f" ({_plural(radius_size, 'file')} transitively)"
+    ]
+    if direct:
+        lines.append(_cap([dependent_label(d) for d in direct], 12))
+    return "\n".join(lines)
+
+
+def dependencies(t: Target, internal: list[tuple[str, str]], external: list[str]) -> str:
+    lines = [
+        f"{_code(t.display)} ({t.location}) imports {_plural(len(internal), 'repo file')}"
+        f" and {len(external)} external modules"
+    ]
+    if internal:
+        shown = [f"{p} ({n.replace(',', ', ')})" if n and len(n) < 60 else p for p, n in internal]
+        lines.append("Repo: " + _cap(shown, 12))
+    if external:
+        lines.append("External: " + _cap(external, 12))
+    return "\n".join(lines)
+
+
+def callers(t: Target, hits: list[CallHit]) -> str:
+    files = {h.path for h in hits}
+    sure = sum(1 for h in hits if h.confidence >= 0.5)
+    lines = [
+        f"{_code(t.display)} ({t.location}) — {_plural(len(hits), 'call site')} in "
+        f"{_plural(len(files), 'file')} ({sure} resolved with confidence ≥ 0.5)"
+    ]
+    confident = [h for h in hits if h.confidence >= 0.5]
+    shown = [f"{h.path}:{h.line} in {h.caller or '<module>'} ({h.confidence:.2f})" for h in confident or hits]
+    if shown:
+        lines.append(_cap(shown, 10))
+        if confident and len(hits) > len(confident):
+            lines.append(f"(+{len(hits) - len(confident)} more calls of the same name, confidence < 0.5)")
+    else:
+        lines.append("No call sites found (it may be used only through references or dynamic dispatch).")
+    return "\n".join(lines)
+
+
+def callees(t: Target, hits: list[CallHit]) -> str:
+    inside = [h for h in hits if h.target]
+    outside = [h.name for h in hits if not h.target]
+    lines = [
+        f"{_code(t.display)} ({t.location}) calls {_plural(len(inside), 'repo definition')}"
+        f" and {len(outside)} external names"
+    ]
+    if inside:
+        lines.append(_cap([f"{h.caller} → {h.target} ({h.confidence:.2f})" for h in inside], 10))
+    if outside:
+        lines.append("External: " + _cap(outside, 10))
+    return "\n".join(lines)
+
+
+def cycles(cycles_found: list[list[str]], total: int, scope: str) -> str:
+    if not cycles_found:
+        return f"No import cycles among the indexed files of {scope}."
+    lines = [f"{_plural(total, 'import cycle')} (strongly connected groups of files) in {scope}:"]
+    for i, cyc in enumerate(cycles_found, 1):
+        *path, note = cyc
+        shown = path if len(path) <= 8 else path[:7] + ["…", path[-1]]
+        lines.append(f"{i}. {' → '.join(shown)} {note}")
+    return "\n".join(lines)
+
+
+def tests(t: Target, found: list[Dependent]) -> str:
+    """Test files, most direct first, with how many touch it in each way."""
+    if not found:
+        return f"No test file depends on {_code(t.display)} ({t.location})."
+    ways = Counter(d.how for d in found)
+    counted = ", ".join(f"{ways[w]} {w}" for w in TEST_ORDER if ways[w])
+    head = f"{_plural(len(found), 'test file')} touch {_code(t.display)} ({t.location}): {counted}"
+    labels = [f"{d.path} ({d.how if d.how != TEST_TRANSITIVE else f'depth {d.depth}'})" for d in found]
+    return head + "\n" + _cap(labels, 10)
+
+
+def unknown(subject: str, closest: list[str], repo: str) -> str:
+    hint = f" Closest names: {', '.join(_code(c) for c in closest)}." if closest else ""
+    return f"No file or symbol named {_code(subject)} in the index of {repo}.{hint}"
+
+
+def other_matches(subject: str, targets: list[Target]) -> str:
+    """The other definitions an ambiguous name could mean, one line each at most."""
+    shown = [f"{_code(t.display)} ({t.kind}, {t.location})" for t in targets]
+    return f"{_plural(len(targets), 'other match')} for {_code(subject)}: " + _cap(shown, 8)
+
+
+def concepts(question: str, hits: list[Hit]) -> str:
+    """Files about a question asked in words, best first, one line each on why."""
+    lines = [f"Code about “{' '.join(question.split())[:120]}”, best match first:"]
+    for i, h in enumerate(hits, 1):
+        why = []
+        if h.symbols:
+            why.append(", ".join(_code(s) for s in h.symbols))
+        if h.matched:
+            why.append("mentions " + ", ".join(h.matched))
+        if h.doc:
+            why.append(f"“{h.doc}”")
+        lines.append(f"{i}. {h.path}" + (" — " + " · ".join(why) if why else ""))
+    return "\n".join(lines)

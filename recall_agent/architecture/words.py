@@ -1,0 +1,89 @@
+"""Words for concept search: identifiers split into words, a file's comments and docstrings.
+
+`SecureCookieSessionInterface` → secure cookie session interface (and the joined `securecookiesessioninterface`
+so a query naming the identifier still matches); `send_static_file` → send static file; `HTTPServer` → http
+server. Every pattern here is linear in its input.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Query
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_COMMENT_TYPES = ("comment", "line_comment", "block_comment", "multiline_comment")
+DOCS_MAX = 40_000  # characters of comments / docstrings kept per file
+IDENTS_MAX = 4_000  # distinct identifier words kept per file
+
+
+def split_identifier(name: str) -> list[str]:
+    """Lower-case words of one identifier (plus the whole identifier when it has several parts)."""
+    parts = [p.lower() for p in _PART.findall(name)]
+    words = [p for p in parts if len(p) > 1 or p.isdigit()]
+    whole = name.strip("_$").lower()
+    if len(parts) > 1 and whole.isidentifier():
+        words.append(whole.replace("_", ""))
+    return words
+
+
+def text_words(text: str) -> list[str]:
+    """Every identifier-aware word of a free text (a question, a path), in order."""
+    out: list[str] = []
+    for m in _IDENTIFIER.finditer(text):
+        out.extend(split_identifier(m.group(0)))
+    return out
+
+
+def path_words(path: str) -> str:
+    """`src/flask/json/tag.py` → "src flask json tag" (the suffix is not a word about the file)."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return " ".join(text_words(stem.replace("/", " ")))
+
+
+def identifier_words(source: str) -> str:
+    """The distinct words of every identifier in a file (each once: how often a local is used says little)."""
+    seen: dict[str, None] = {}
+    for m in _IDENTIFIER.finditer(source):
+        for word in split_identifier(m.group(0)):
+            seen.setdefault(word, None)
+            if len(seen) >= IDENTS_MAX:
+                return " ".join(seen)
+    return " ".join(seen)
+
+
+@cache
+def _comments_query(lang: str) -> Query | None:
+    from tree_sitter import Query
+
+    from recall_agent.architecture.languages import grammar
+
+    language = grammar(lang)
+    kinds = [k for k in _COMMENT_TYPES if language.id_for_node_kind(k, True)]
+    patterns = [f"({k}) @doc" for k in kinds]
+    if lang == "python":
+        patterns.append("(expression_statement (string) @doc)")
+    return Query(language, "\n".join(patterns)) if patterns else None
+
+
+def comments(lang: str, source: bytes, root: Node) -> str:
+    """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters."""
+    from tree_sitter import QueryCursor
+
+    query = _comments_query(lang)
+    if query is None:
+        return ""
+    nodes = QueryCursor(query).captures(root).get("doc", [])
+    out: list[str] = []
+    size = 0
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        out.append(text)
+        size += len(text)
+        if size >= DOCS_MAX:
+            break
+    return "\n".join(out)[:DOCS_MAX]

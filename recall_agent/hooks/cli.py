@@ -1,0 +1,142 @@
+"""`recall hook <Event>`, `recall install [--project|--user]`, `recall uninstall [--project|--user]`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart")
+_BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
+
+HOOK_HELP = """usage: recall hook <Event>
+
+Claude Code hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
+Events: PostToolUseFailure (recall prior fixes for the error), PostToolUse (record successes and edits;
+failures from older Claude Code versions are treated as PostToolUseFailure), Stop and SessionEnd (capture
+resolved errors as learnings). Problems go to $RECALL_HOME/logs/hooks.log, never to the agent.
+
+Environment: AGENT_LEARNING_RETRIEVAL_URL (query a server), RECALL_SERVER_URL + RECALL_TOKEN (store
+captured learnings on a team server), RECALL_HOOK_MIN_SIMILARITY (default 0.85), RECALL_HOOK_MAX_INJECT
+(default 2), RECALL_TICKET_PATTERN (regex for the ticket id in the branch name; default ABC-123 forms).
+"""
+
+
+def canonical_event(name: str) -> str:
+    return _BY_FOLDED.get(name.replace("-", "").replace("_", "").lower(), name)
+
+
+def hook_main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        sys.stdout.write(HOOK_HELP)
+        return 0
+    import os
+
+    # pydantic would scan every installed package's entry points for plugins: ~50 ms a hook can't spare
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from recall_agent.hooks import runtime
+
+    if not argv:
+        runtime.log("hook", "`recall hook` called without an event name; nothing done")
+        return 0
+    event = canonical_event(argv[0])
+
+    def work() -> dict[str, object] | None:
+        payload = runtime.read_payload()
+        if runtime.nothing_to_do(event, payload):
+            return None
+        from recall_agent.hooks.handlers import handle
+
+        return handle(event, payload)
+
+    return runtime.run(event, work)
+
+
+def _scope_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--project", action="store_true", help="the project's .claude/settings.json (default)")
+    scope.add_argument("--user", action="store_true", help="your ~/.claude/settings.json (all projects)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="project folder (default: the git top-level of the current folder, else the current folder)",
+    )
+    return parser
+
+
+def _target(args: argparse.Namespace) -> Path:
+    from recall_agent import repo
+    from recall_agent.hooks.install import settings_path
+
+    cwd = repo.current_dir()  # $PWD when the folder was deleted under us (Path.cwd() raises)
+    project = args.dir or repo.toplevel(cwd) or cwd
+    return settings_path("user" if args.user else "project", Path(project).resolve())
+
+
+def install_main(argv: list[str]) -> int:
+    parser = _scope_parser(
+        "recall install",
+        "Add recall's Claude Code hooks (auto-recall on failed tool calls, capture of resolved errors) to "
+        "settings.json. Idempotent; other hooks and settings are kept.",
+    )
+    args = parser.parse_args(argv)
+    code = _change_settings(
+        "recall install",
+        args,
+        "install",
+        lambda count, path: f"recall hooks installed for {count} events in {path}",
+    )
+    if code == 0:
+        _offer_import(args)
+    return code
+
+
+def _offer_import(args: argparse.Namespace) -> None:
+    """One line about the sessions already on disk and how to learn from them; never imports."""
+    from recall_agent import repo
+    from recall_agent.hooks.import_cli import install_offer
+
+    here = repo.current_dir()  # $PWD when the folder was deleted under us (Path.cwd() raises)
+    project = None if args.user else (args.dir or repo.toplevel(here) or here)
+    try:
+        line = install_offer(Path(project).resolve() if project else None)
+    except OSError:
+        return
+    if line:
+        print(line)
+
+
+def uninstall_main(argv: list[str]) -> int:
+    parser = _scope_parser(
+        "recall uninstall", "Remove recall's hooks from settings.json; everything else is kept."
+    )
+    return _change_settings(
+        "recall uninstall",
+        parser.parse_args(argv),
+        "uninstall",
+        lambda n, path: f"removed {n} recall hook(s) from {path}" if n else f"no recall hooks in {path}",
+    )
+
+
+def _change_settings(
+    command: str, args: argparse.Namespace, action: str, report: Callable[[int, Path], str]
+) -> int:
+    """Run install.install / install.uninstall on the chosen settings.json: one line out, one on error."""
+    from recall_agent.hooks import install as settings
+
+    path = _target(args)
+    try:
+        count = getattr(settings, action)(path)
+    except settings.SettingsError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 1
+    print(report(count, path))
+    return 0

@@ -1,0 +1,177 @@
+"""One function per Claude Code hook event. Each returns the hook's JSON output, or None for silence.
+
+- PostToolUseFailure (and PostToolUse carrying a failure): record the error, look up learnings, inject a
+  few lines when a match clears the threshold and was not shown for this error in this session. If the
+  same failure repeats after an injection, the injected learnings lose confidence.
+- PostToolUse (success): Bash runs may resolve recorded errors (the injected learnings that helped are
+  rewarded at the next capture); edits are recorded as files touched. Skipped cheaply while the session has
+  no open error.
+- Stop / SessionEnd: capture resolved errors as learnings, apply due rewards. Never blocks (no `decision`
+  in the output).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from recall_agent import repo, session
+from recall_agent.hooks import events, retrieve, runtime, state
+from recall_agent.redact import redact
+
+REWARD = 0.1
+PENALTY = -0.1
+REWARD_DUE = "reward_due"  # session key: injected learning ids that helped, rewarded at the next capture
+NO_SESSION = "no-session"
+
+
+def handle(event: str, payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    if payload is None:
+        runtime.log(event, "empty or malformed hook JSON on stdin; ignored")
+        return None
+    if event in ("PostToolUseFailure", "PostToolUse"):
+        return on_tool(event, payload)
+    if event in ("Stop", "SessionEnd"):
+        on_stop(event, payload)
+        return None
+    if event == "SessionStart":
+        return None
+    runtime.log(event, "unknown hook event; ignored")
+    return None
+
+
+def _session_id(payload: dict[str, Any]) -> str:
+    sid = payload.get("session_id")
+    return sid if isinstance(sid, str) and sid.strip() else NO_SESSION
+
+
+def _cwd(payload: dict[str, Any]) -> str:
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else os.getcwd()
+
+
+def on_tool(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    ev = events.from_payload(payload, event)
+    if ev is None:
+        runtime.log(event, "no tool_name in the hook JSON; ignored")
+        return None
+    if ev.failed:
+        return on_failure(event, payload, ev)
+    on_success(payload, ev)
+    return None
+
+
+def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dict[str, Any] | None:
+    if not events.learns_from_failure(ev) or not ev.error_text:
+        return None
+    sid, cwd = _session_id(payload), _cwd(payload)
+    text = redact(ev.error_text)
+    ident = events.error_ident(ev.key or ev.tool, text)
+    shown: set[str] = set()
+    penalize: list[str] = []
+    root = repo.toplevel(Path(cwd))
+    try:
+        with session.update(sid, cwd) as st:
+            _entry, earlier = state.add_error(st, ev, text)
+            shown = state.already_injected(st, ident)
+            penalize = _take_feedback(earlier)
+    except (OSError, TimeoutError) as exc:
+        runtime.log(event, f"session state not written ({exc}); answering without it")
+    if penalize:
+        _adjust(penalize, PENALTY, event)
+
+    budget = min(runtime.deadline(event), 5.0) - runtime.elapsed() - 0.15
+    if budget <= 0.05:
+        runtime.log(event, "no time left for the learnings lookup")
+        return None
+    try:
+        matches = retrieve.query(text, repo.name(Path(cwd), root), budget)
+    except Exception as exc:  # store broken, server down: the agent carries on without recall
+        runtime.log(event, f"learnings lookup failed: {type(exc).__name__}: {exc}")
+        return None
+    picked = retrieve.select(matches, shown)
+    if not picked:
+        return None
+    ids = [str(m["learning_id"]) for m in picked]
+    try:
+        with session.update(sid, cwd) as st:
+            state.mark_injected(st, ident, ids)
+    except (OSError, TimeoutError) as exc:
+        runtime.log(event, f"could not record injected learnings ({exc})")
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "additionalContext": retrieve.format_context(picked),
+        }
+    }
+
+
+def _take_feedback(entries: list[dict[str, Any]]) -> list[str]:
+    """Injected learning ids of `entries` not yet judged; marks them judged (each judged once)."""
+    ids: list[str] = []
+    for entry in entries:
+        judged = set(entry.get("feedback") or [])
+        fresh = [i for i in entry.get("injected") or [] if i not in judged]
+        entry["feedback"] = sorted(judged | set(fresh))
+        ids.extend(fresh)
+    return list(dict.fromkeys(ids))
+
+
+def on_success(payload: dict[str, Any], ev: events.ToolEvent) -> None:
+    if ev.tool != "Bash" and ev.tool not in events.FILE_TOOLS:
+        return
+    sid, cwd = _session_id(payload), _cwd(payload)
+    current = session.load(sid)
+    if not current or not any(
+        isinstance(e, dict) and not e.get("resolved_ts") for e in current.get("errors", [])
+    ):
+        return  # nothing open to resolve: keep the hook on every tool call nearly free
+    with session.update(sid, cwd) as st:
+        if ev.tool in events.FILE_TOOLS:
+            if ev.file_path:
+                state.add_file(st, ev.file_path, cwd)
+        elif ev.command:
+            # the reward is applied with the capture that this resolution makes due (Stop): opening the
+            # store here would load pydantic on the tool call that resolves the error
+            reward = _take_feedback(state.add_success(st, ev))
+            if reward:
+                due = st.get(REWARD_DUE) if isinstance(st.get(REWARD_DUE), list) else []
+                st[REWARD_DUE] = list(dict.fromkeys(due + reward))
+
+
+def _adjust(ids: list[str], delta: float, event: str) -> None:
+    """Feedback on injected learnings, in the local store (the server has no confidence endpoint)."""
+    if os.environ.get("AGENT_LEARNING_RETRIEVAL_URL"):
+        runtime.log(event, f"confidence feedback {delta:+.2f} for {len(ids)} remote learning(s) not sent")
+        return
+    from recall_agent.config import learnings_db
+
+    if not learnings_db().exists():
+        return
+    from recall_agent.learnings.store import open_store
+
+    with open_store() as st:
+        for lid in ids:
+            st.adjust_confidence(lid, delta)
+
+
+def on_stop(event: str, payload: dict[str, Any]) -> None:
+    from recall_agent.hooks import capture
+
+    sid = _session_id(payload)
+    if session.load(sid) is None:
+        return
+    reward: list[str] = []
+    try:
+        with session.update(sid, _cwd(payload), lock_timeout_s=1.0) as st:
+            learnings = capture.capture(st, payload)
+            if learnings:
+                capture.store(learnings)  # inside the lock: marked captured only once stored
+            due = st.pop(REWARD_DUE, None)
+            reward = [str(i) for i in due] if isinstance(due, list) else []
+    except (OSError, TimeoutError) as exc:
+        runtime.log(event, f"capture skipped: {exc}")
+    if reward:
+        _adjust(reward, REWARD, event)
+    session.prune()  # the entry script starts Python at Stop/SessionEnd only when there is a capture

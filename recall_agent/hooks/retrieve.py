@@ -1,0 +1,110 @@
+"""Learnings lookup for a failed tool call, and the few compact lines injected into the agent's context.
+
+In-process (default): `recall_agent.learnings.execute_sync` over the SQLite store under `$RECALL_HOME`, skipped
+without importing anything when no store exists yet. Over HTTP when `AGENT_LEARNING_RETRIEVAL_URL` is set
+(the seed's endpoint, `RECALL_TOKEN` as Bearer), with the time left before the hook's deadline as timeout.
+
+Only error-signature matches at or above `RECALL_HOOK_MIN_SIMILARITY` (default 0.85, the wire default) are
+injected, at most `RECALL_HOOK_MAX_INJECT` (default 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+DEFAULT_MIN_SIMILARITY = 0.85
+DEFAULT_MAX_INJECT = 2
+SUMMARY_MAX = 280
+
+
+def min_similarity() -> float:
+    return _env_float("RECALL_HOOK_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, 0.0, 1.0)
+
+
+def max_inject() -> int:
+    return int(_env_float("RECALL_HOOK_MAX_INJECT", DEFAULT_MAX_INJECT, 1, 5))
+
+
+def _env_float(name: str, default: float, low: float, high: float) -> float:
+    try:
+        return min(high, max(low, float(os.environ[name])))
+    except (KeyError, ValueError):
+        return default
+
+
+def query(error_text: str, repo: str, timeout_s: float) -> list[dict[str, Any]]:
+    """Error-signature matches for `error_text` as plain dicts (wire field names), best first."""
+    request = {
+        "match_type": "error_signature",
+        "error_text": error_text[:4000],
+        "repo": repo[:128] or "unknown",
+        "max_results": 5,
+        "min_similarity_error": min_similarity(),
+    }
+    url = os.environ.get("AGENT_LEARNING_RETRIEVAL_URL")
+    if url:
+        return _query_http(url, request, timeout_s)
+    return _query_local(request)
+
+
+def _query_local(request: dict[str, Any]) -> list[dict[str, Any]]:
+    from recall_agent.config import learnings_db
+
+    if not learnings_db().exists():  # nothing learned yet: no import, no file created
+        return []
+    from recall_agent.learnings import RetrievalRequest, execute_sync
+
+    response = execute_sync(RetrievalRequest(**request))  # our own values: no wire-model validation
+    return [m.to_wire() for m in response.matches]
+
+
+def _query_http(url: str, request: dict[str, Any], timeout_s: float) -> list[dict[str, Any]]:
+    import urllib.request
+
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    token = os.environ.get("RECALL_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=json.dumps(request).encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=max(0.05, timeout_s)) as resp:
+        body = json.loads(resp.read(4 * 1024 * 1024))
+    matches = body.get("matches") if isinstance(body, dict) else None
+    return [m for m in matches if isinstance(m, dict)] if isinstance(matches, list) else []
+
+
+def select(matches: list[dict[str, Any]], shown: set[str]) -> list[dict[str, Any]]:
+    """Matches worth injecting: error matches over the threshold, not yet shown for this error."""
+    floor = min_similarity()
+    picked = []
+    for m in matches:
+        lid = str(m.get("learning_id", ""))
+        if not lid or lid in shown or m.get("match_type") != "error_signature":
+            continue
+        if float(m.get("similarity") or 0.0) < floor:
+            continue
+        picked.append(m)
+    return picked[: max_inject()]
+
+
+def format_context(matches: list[dict[str, Any]]) -> str:
+    """A header line and one line per learning; short enough never to crowd the context window."""
+    noun = "a prior fix" if len(matches) == 1 else f"{len(matches)} prior fixes"
+    lines = [f"recall: {noun} for this error (from learnings of earlier sessions):"]
+    for m in matches:
+        summary = " ".join(str(m.get("resolution_summary", "")).split())
+        if len(summary) > SUMMARY_MAX:
+            summary = summary[: SUMMARY_MAX - 1].rstrip() + "…"
+        facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]
+        files = [str(f) for f in m.get("file_paths_touched") or []][:3]
+        if files:
+            facts.append("files: " + ", ".join(files))
+        if m.get("ticket_id"):
+            facts.append(f"ticket {m['ticket_id']}")
+        age = m.get("age_days")
+        if isinstance(age, int):
+            facts.append("today" if age == 0 else f"{age}d ago")
+        facts.append(f"id {str(m.get('learning_id'))[:8]}")
+        lines.append(f"- {summary} ({'; '.join(facts)})")
+    return "\n".join(lines)

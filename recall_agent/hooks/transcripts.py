@@ -1,0 +1,401 @@
+"""Claude Code session transcripts, read as a stream of tool calls, tool results and agent words.
+
+A transcript (`~/.claude/projects/<folder>/<session>.jsonl`) is JSON Lines: `user` entries (prompts, and
+`tool_result` blocks), `assistant` entries (`text`, `thinking` and `tool_use` blocks; one reply is written
+as several lines sharing `message.id`), and entries recall has no use for (`system`, `summary`,
+`attachment`, `progress`, `file-history-snapshot`, `queue-operation`, titles, and whatever types newer
+clients add). Subagents write their own files (`agent-*.jsonl` beside the sessions in older versions,
+`<session>/subagents/*.jsonl` in newer ones) or sidechain entries (`isSidechain`), which are read as
+streams of their own.
+
+What real files hold and how it is met:
+- very large files (tool results carry whole files, images as base64): read line by line, never whole;
+  lines of tools whose results do not matter (Read, Grep, ...) and successful edits are decided from
+  their bytes without being parsed; a line over `MAX_LINE` bytes is skipped;
+- a partial last line (a session still being written, a crash), lines that are not JSON objects: skipped
+  and counted;
+- `/compact` re-appending earlier messages (same `uuid`), a resumed session repeating its history:
+  entries and tool results already seen are skipped;
+- tool results that are images or structured objects: their text blocks are the text;
+- results the harness wrote rather than the tool (the user declined or interrupted, a permission was
+  missing, a `<tool_use_error>` about the call itself): neither a failure nor a success.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from recall_agent.config import claude_project_dir_names, claude_projects_dir
+
+MAX_LINE = 64 * 1024 * 1024
+# tools whose results never matter to the capture rules: their failures are about using the tool and
+# their successes resolve nothing (see recall_agent.hooks.events)
+_QUIET_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"})
+_FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_RESULT_IDS = re.compile(rb'"tool_use_id":\s*"([^"\\]{1,200})"')
+_IS_ERROR = re.compile(rb'"is_error":\s*true')
+_CONVERSATION = (b'{"type":"user"', b'{"type":"assistant"')
+_NOT_TOOL_OUTPUT = (
+    "The user doesn't want to",
+    "[Request interrupted by user",
+    "Permission to use ",
+    "Claude requested permissions",
+    "This command requires approval",
+    "<tool_use_error>",
+    "Cancelled: parallel tool call",
+)
+
+
+@dataclass
+class Call:
+    """A `tool_use` block: what the agent asked for."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    stream: str
+
+
+@dataclass
+class Result:
+    """The `tool_result` of a call (`text` None when the line was decided without parsing it)."""
+
+    call: Call
+    is_error: bool
+    text: str | None = None
+    response: dict[str, Any] | None = None  # the entry's `toolUseResult` when it is an object
+    interrupted: bool = False
+    ts: float | None = None
+    cwd: str | None = None
+
+
+@dataclass
+class Said:
+    """Agent text of one transcript line (a reply may span several lines with the same `message_id`)."""
+
+    stream: str
+    message_id: str | None
+    text: str
+    ts: float | None
+
+
+@dataclass
+class Prompt:
+    """A prompt the user typed: the previous turn has ended (the hooks' Stop fired there)."""
+
+    stream: str
+
+
+Step = Call | Result | Said | Prompt
+
+
+@dataclass
+class Stats:
+    lines: int = 0
+    parsed: int = 0
+    bad_lines: int = 0  # not JSON, not an object, cut off, or too long
+    duplicates: int = 0
+    session_id: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    first_ts: float | None = None
+    last_ts: float | None = None
+
+
+@dataclass
+class Transcript:
+    """One transcript file read as steps; `stats` fills while `steps()` runs."""
+
+    path: Path
+    stats: Stats = field(default_factory=Stats)
+    _calls: dict[str, Call] = field(default_factory=dict)
+    _answered: set[str] = field(default_factory=set)
+    _uuids: set[str] = field(default_factory=set)
+
+    def steps(self) -> Iterator[Step]:
+        """Steps in file order. Raises OSError when the file cannot be read."""
+        with open(self.path, "rb") as fh:
+            for line in _lines(fh, self.stats):
+                yield from self._line(line)
+
+    def _line(self, line: bytes) -> Iterator[Step]:
+        if line.startswith(b'{"type":"') and not line.startswith(_CONVERSATION):
+            return  # bookkeeping entries written type-first (api-request-blob, snapshots, queue, costs)
+        has_result = b'"tool_result"' in line
+        if has_result:
+            settled = self._settled_unparsed(line)
+            if settled is not None:
+                yield from settled
+                return
+        if not (has_result or b'"tool_use"' in line or b'"text"' in line or b'"user"' in line):
+            return  # snapshots, progress, attachments, summaries: nothing recall uses
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON, cut off, or nested past the parser's depth
+            self.stats.bad_lines += 1
+            return
+        if not isinstance(entry, dict):
+            self.stats.bad_lines += 1
+            return
+        self.stats.parsed += 1
+        yield from self._entry(entry)
+
+    def _settled_unparsed(self, line: bytes) -> list[Result] | None:
+        """Results of quiet tools, and successful edits, are settled from the raw line: parsing a line that
+        carries a whole file (Read's content, Edit's `originalFile`) is most of the cost of a transcript.
+        None: the line must be parsed."""
+        ids = [m.decode("utf-8", "replace") for m in _RESULT_IDS.findall(line)]
+        calls = [self._calls.get(i) for i in ids]
+        if not ids or any(c is None or c.id in self._answered for c in calls):
+            return None
+        names = {c.name for c in calls if c}
+        if names <= _QUIET_TOOLS:
+            self._answered.update(ids)
+            return []
+        if names <= _FILE_TOOLS and not _IS_ERROR.search(line):
+            self._answered.update(ids)
+            return [Result(call=c, is_error=False) for c in calls if c]
+        return None
+
+    def _entry(self, entry: dict[str, Any]) -> Iterator[Step]:
+        uuid = entry.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self._uuids:
+                self.stats.duplicates += 1
+                return
+            self._uuids.add(uuid)
+        kind = entry.get("type")
+        if kind not in ("user", "assistant"):
+            return
+        self._note_context(entry)
+        stream = _stream(entry)
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "assistant":
+            yield from self._assistant(entry, content, stream)
+        else:
+            yield from self._user(entry, content, stream)
+
+    def _note_context(self, entry: dict[str, Any]) -> None:
+        st = self.stats
+        sid, cwd, branch = entry.get("sessionId"), entry.get("cwd"), entry.get("gitBranch")
+        if isinstance(sid, str) and sid and not st.session_id:
+            st.session_id = sid
+        if isinstance(cwd, str) and cwd and not st.cwd:
+            st.cwd = cwd
+        if isinstance(branch, str) and branch:
+            st.branch = None if branch == "HEAD" else branch  # detached, or not a repository
+        ts = parse_time(entry.get("timestamp"))
+        if ts is not None:
+            st.first_ts = ts if st.first_ts is None else min(st.first_ts, ts)
+            st.last_ts = ts if st.last_ts is None else max(st.last_ts, ts)
+
+    def _assistant(self, entry: dict[str, Any], content: object, stream: str) -> Iterator[Step]:
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return
+        message = entry.get("message")
+        message_id = message.get("id") if isinstance(message, dict) else None
+        texts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                name = block.get("name")
+                tool_input = block.get("input")
+                call = Call(
+                    block["id"],
+                    name if isinstance(name, str) else "",
+                    tool_input if isinstance(tool_input, dict) else {},
+                    stream,
+                )
+                self._calls.setdefault(call.id, call)
+                yield call
+        text = "\n".join(t for t in texts if t.strip())
+        synthetic = entry.get("isApiErrorMessage") is True or (
+            isinstance(message, dict) and message.get("model") == "<synthetic>"
+        )
+        if text and not synthetic:
+            mid = message_id if isinstance(message_id, str) else None
+            yield Said(stream, mid, text, parse_time(entry.get("timestamp")))
+
+    def _user(self, entry: dict[str, Any], content: object, stream: str) -> Iterator[Step]:
+        if isinstance(content, str):
+            if not entry.get("isMeta") and not entry.get("isCompactSummary"):
+                yield Prompt(stream)
+            return
+        if not isinstance(content, list):
+            return
+        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if not results:
+            if not entry.get("isMeta") and not entry.get("isCompactSummary"):
+                yield Prompt(stream)
+            return
+        response = entry.get("toolUseResult")
+        for block in results:
+            result = self._result(block, response if len(results) == 1 else None, entry)
+            if result:
+                yield result
+
+    def _result(self, block: dict[str, Any], response: object, entry: dict[str, Any]) -> Result | None:
+        tid = block.get("tool_use_id")
+        call = self._calls.get(tid) if isinstance(tid, str) else None
+        if call is None or call.id in self._answered:
+            return None  # a result without its call (cut off), or one already read (a replayed copy)
+        self._answered.add(call.id)
+        text = result_text(block.get("content"))
+        interrupted = isinstance(response, dict) and response.get("interrupted") is True
+        if text.lstrip().startswith(_NOT_TOOL_OUTPUT) or "<tool_use_error>" in text[:200]:
+            return None
+        return Result(
+            call=call,
+            is_error=block.get("is_error") is True,
+            text=text,
+            response=response if isinstance(response, dict) else None,
+            interrupted=interrupted,
+            ts=parse_time(entry.get("timestamp")),
+            cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
+        )
+
+
+def _lines(fh: BinaryIO, stats: Stats) -> Iterator[bytes]:
+    while True:
+        line = fh.readline(MAX_LINE)
+        if not line:
+            return
+        if len(line) >= MAX_LINE and not line.endswith(b"\n"):
+            while (more := fh.readline(MAX_LINE)) and not more.endswith(b"\n"):
+                pass  # the rest of an oversized line
+            stats.lines += 1
+            stats.bad_lines += 1
+            continue
+        stats.lines += 1
+        if line.strip():
+            yield line
+
+
+def _stream(entry: dict[str, Any]) -> str:
+    if entry.get("isSidechain") is True:
+        agent = entry.get("agentId")
+        return f"side:{agent}" if isinstance(agent, str) else "side"
+    return "main"
+
+
+def result_text(content: object) -> str:
+    """The text of a tool result: a string, or the text blocks of a list (images and objects skipped)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"]
+        ]
+        return "\n".join(parts)
+    return ""
+
+
+def parse_time(value: object) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------- where transcripts are
+
+
+@dataclass
+class SessionFiles:
+    """One session's transcript and its subagents' transcripts."""
+
+    main: Path
+    subagents: list[Path] = field(default_factory=list)
+
+    def paths(self) -> list[Path]:
+        return [self.main, *self.subagents]
+
+    def _stats(self) -> list[os.stat_result]:
+        found = []
+        for path in self.paths():
+            try:
+                found.append(path.stat())
+            except OSError:
+                continue
+        return found
+
+    def size(self) -> int:
+        return sum(st.st_size for st in self._stats())
+
+    def mtime(self) -> float:
+        return max((st.st_mtime for st in self._stats()), default=0.0)
+
+
+def project_folders(cwd: Path, projects: Path | None = None) -> list[Path]:
+    """Transcript folders of the project at `cwd`: its own folder and, inside git, the top-level's."""
+    from recall_agent import repo
+
+    projects = projects or claude_projects_dir()
+    places = [cwd]
+    root = repo.toplevel(cwd)
+    if root and root != cwd:
+        places.append(root)
+    folders = [projects / name for place in places for name in claude_project_dir_names(place)]
+    return [f for f in dict.fromkeys(folders) if f.is_dir()]
+
+
+def all_project_folders(projects: Path | None = None) -> list[Path]:
+    projects = projects or claude_projects_dir()
+    try:
+        return sorted(p for p in projects.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
+def sessions_in(paths: list[Path]) -> list[SessionFiles]:
+    """Sessions under `paths` (transcript files or folders); subagent files join their session."""
+    found: list[Path] = []
+    for path in paths:
+        found.extend([path] if path.is_file() else sorted(_walk(path)))
+    sessions: dict[Path, SessionFiles] = {}
+    loose: list[Path] = []
+    for path in sorted(found, key=_is_subagent):  # sessions first, so their subagents find them
+        _add(sessions, loose, path)
+    for path in loose:  # a subagent file whose session is not among the paths: a session of its own
+        sessions.setdefault(path, SessionFiles(path))
+    return list(sessions.values())
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.endswith(".jsonl"):
+                yield Path(dirpath) / name
+
+
+def _is_subagent(path: Path) -> bool:
+    return path.parent.name == "subagents" or path.name.startswith("agent-")
+
+
+def _add(sessions: dict[Path, SessionFiles], loose: list[Path], path: Path) -> None:
+    if path.parent.name == "subagents":
+        owner = path.parent.parent.with_suffix(".jsonl")
+        if owner in sessions:
+            sessions[owner].subagents.append(path)
+        else:
+            loose.append(path)
+    elif path.name.startswith("agent-"):
+        loose.append(path)
+    else:
+        sessions.setdefault(path, SessionFiles(path))

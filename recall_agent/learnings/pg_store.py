@@ -1,0 +1,584 @@
+"""Team storage: the learnings store in PostgreSQL (psycopg 3 + psycopg_pool).
+
+`PgStore` is the PostgreSQL adapter of `core.StoreCore`, as `store.LearningStore` is SQLite's: merging,
+candidate generation and its caches are written once in core.py, this module only holds PostgreSQL's SQL.
+`recall_agent.learnings.retrieval` ranks over either exactly the same way (every score is computed there).
+
+Schema (migrations below, applied once under an advisory lock, recorded in `recall_schema`):
+- `learnings` — the wire record + `resolution_key` for merging (same rule as store.py).
+- `signatures` — one row per error signature; `tsv` = the signature's tokens (signatures.tokens, the same
+  tokenizer the SQLite FTS index sees) as a tsvector with a GIN index; a pg_trgm GIN index on `normalized`.
+- `files` — paths touched (path + lowercased basename) for context matching.
+- `signature_terms` — document frequency per token, so a full-text query asks only the rarest terms of
+  the query (the ones that discriminate) and stays fast at 100k+ learnings.
+- `recall_generation` — counters every write bumps ('index' when signatures change, 'data' always), so the
+  caches of every server worker drop what another worker's commit made stale.
+
+PostgreSQL unreachable → `DatabaseUnavailable` (the server answers 503); the pool reconnects by itself when
+the database returns. A write is acknowledged only after its transaction committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from uuid import UUID
+
+import psycopg
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from recall_agent.learnings import signatures as sigs
+from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
+from recall_agent.learnings.records import dedupe, parse_id, path_basename, resolution_key, signature_rows
+from recall_agent.learnings.types import SignatureRow, StoreError
+from recall_agent.models import Learning
+
+log = logging.getLogger("recall_agent.server")
+POOL_MAX = 16
+CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
+
+MIGRATIONS: list[str] = [
+    # 1: the learnings schema with full-text (tsvector) and trigram indexes
+    """
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    CREATE TABLE learnings (
+        id uuid PRIMARY KEY,
+        session_id text,
+        repo text NOT NULL,
+        file_paths_touched jsonb NOT NULL DEFAULT '[]',
+        resolution_summary text NOT NULL,
+        resolution_key text NOT NULL,
+        ticket_id text,
+        task_type text NOT NULL DEFAULT 'unknown',
+        confidence double precision NOT NULL DEFAULT 0.8,
+        access_count integer NOT NULL DEFAULT 0,
+        last_accessed_at timestamptz,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+    );
+    CREATE INDEX learnings_repo_task ON learnings (repo, task_type, created_at DESC);
+    CREATE INDEX learnings_merge ON learnings (repo, resolution_key);
+    CREATE INDEX learnings_created ON learnings (created_at, id);
+    CREATE TABLE signatures (
+        id bigserial PRIMARY KEY,
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        position integer NOT NULL,
+        text text NOT NULL,
+        normalized text NOT NULL,
+        fingerprint text NOT NULL,
+        tsv tsvector NOT NULL,
+        embedding bytea,
+        embedding_model text
+    );
+    CREATE INDEX signatures_fp ON signatures (fingerprint);
+    CREATE INDEX signatures_learning ON signatures (learning_id, position);
+    CREATE INDEX signatures_tsv ON signatures USING gin (tsv);
+    CREATE INDEX signatures_trgm ON signatures USING gin (normalized gin_trgm_ops);
+    CREATE TABLE files (
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        path text NOT NULL,
+        basename text NOT NULL
+    );
+    CREATE INDEX files_path ON files (path);
+    CREATE INDEX files_basename ON files (basename);
+    CREATE INDEX files_learning ON files (learning_id);
+    CREATE TABLE signature_terms (term text PRIMARY KEY, df bigint NOT NULL);
+    """,
+    # 2: generations every write bumps, so each server worker's caches see other workers' commits
+    """
+    CREATE TABLE recall_generation (name text PRIMARY KEY, n bigint NOT NULL);
+    INSERT INTO recall_generation (name, n) VALUES ('index', 0), ('data', 0);
+    """,
+    # 3: long values are indexed by their md5, not whole (a btree row holds ~2700 bytes: a resolution or a
+    # path of 1000 CJK characters was refused, forever); access_count as wide as the wire model allows
+    """
+    ALTER TABLE learnings ALTER COLUMN access_count TYPE bigint;
+    DROP INDEX IF EXISTS learnings_merge;
+    CREATE INDEX learnings_merge ON learnings (repo, md5(resolution_key));
+    DROP INDEX IF EXISTS files_path;
+    CREATE INDEX files_path ON files (md5(path));
+    DROP INDEX IF EXISTS files_basename;
+    CREATE INDEX files_basename ON files (md5(basename));
+    """,
+]
+TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
+_MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
+
+
+class DatabaseUnavailable(StoreError):
+    """PostgreSQL cannot be reached (down, restarting, network). Served as 503; retry later."""
+
+
+class PoolExhausted(DatabaseUnavailable):
+    """Every pooled connection is busy (PostgreSQL itself is up). Served as 503 with a short Retry-After."""
+
+
+class ValueRefused(StoreError):
+    """PostgreSQL refused a value (a limit, a data error): a bad input, not an outage. Served as 422."""
+
+
+# SQLSTATE classes of a connection that is gone or a server that is not serving (others are about the data)
+_OUTAGE_STATES = ("08", "57", "53", "58", "XX")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password (for logs, health and error messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PgStore(StoreCore):
+    """PostgreSQL adapter of StoreCore; thread-safe (a connection pool). Implements CandidateStore."""
+
+    def __init__(self, url: str, *, max_size: int = POOL_MAX, timeout: float = CONNECT_TIMEOUT) -> None:
+        super().__init__()
+        self.url = url
+        self.safe_url = safe_url(url)
+        self.read_only = False
+        self._timeout = timeout
+        self._schema_ready = False
+        self._schema_lock = threading.Lock()
+        self._local = threading.local()  # .conn: the connection pinned by this thread's session()
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            timeout=timeout,
+            open=False,
+            check=ConnectionPool.check_connection,  # a connection that died with the server is replaced
+            kwargs={"connect_timeout": max(1, int(timeout)), "application_name": "recall"},
+        )
+        self._pool.open(wait=False)  # the server starts even while PostgreSQL is down
+
+    # ------------------------------------------------------------------ connections
+
+    def _conn(self, timeout: float | None = None) -> Any:
+        """A pooled connection (context manager) with the schema migrated; DatabaseUnavailable if unreachable."""
+        self._ensure_schema(timeout or self._timeout)
+        return _Guarded(self, timeout or self._timeout)
+
+    def _reading(self, action: str) -> Any:
+        pinned = getattr(self._local, "conn", None)  # inside a session(): its connection
+        return nullcontext(pinned) if pinned is not None else self._conn()
+
+    @contextmanager
+    def _writing(self, action: str, *, changes: Changes = "index") -> Iterator[psycopg.Connection]:
+        with self._conn() as conn, conn.transaction():
+            yield conn
+            # every process's caches see this commit by the generation it bumps (module docstring of core.py)
+            if changes != "access":
+                conn.execute(
+                    "UPDATE recall_generation SET n = n + 1 WHERE name = ANY(%s)",
+                    (["data", "index"] if changes == "index" else ["data"],),
+                )
+
+    @contextmanager
+    def _pinned(self) -> Iterator[None]:
+        with self._conn() as conn:
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+
+    def _generations(self, conn: psycopg.Connection) -> tuple[int, int]:
+        gens = dict(conn.execute("SELECT name, n FROM recall_generation").fetchall())
+        return gens.get("index", 0), gens.get("data", 0)
+
+    def _ensure_schema(self, timeout: float) -> None:
+        if self._schema_ready:
+            return
+        # waiting callers give up after `timeout` instead of queueing behind a migrator stuck on a dead server
+        if not self._schema_lock.acquire(timeout=timeout):
+            raise DatabaseUnavailable(f"PostgreSQL at {self.safe_url} is unreachable (schema check pending)")
+        try:
+            if not self._schema_ready:
+                with _Guarded(self, timeout) as conn:
+                    migrate(conn)
+                self._schema_ready = True
+        finally:
+            self._schema_lock.release()
+
+    def check_schema(self, timeout: float) -> None:
+        """Migrate now (the server's start): StoreError when the schema is newer than this code; a database
+        that is down is DatabaseUnavailable (the server starts anyway and answers 503 until it is back)."""
+        self._ensure_schema(timeout)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PgStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ plain SQL
+
+    def bulk_load(self, learnings: Sequence[Learning]) -> int:
+        """Insert learnings known to be new (an import into a fresh team store, a benchmark's setup) with
+        COPY, ~50x faster than add_many: no merging. An id already stored raises ValueError and nothing
+        is written."""
+        now = _now()
+        with self._writing("load learnings") as conn:
+            conn.execute(
+                "CREATE TEMP TABLE sig_stage (learning_id uuid, position integer, text text, normalized text,"
+                " fingerprint text, tokens text[]) ON COMMIT DROP"
+            )
+            cur = conn.cursor()
+            try:
+                with cur.copy(
+                    "COPY learnings (id, session_id, repo, file_paths_touched, resolution_summary, resolution_key,"
+                    " ticket_id, task_type, confidence, access_count, last_accessed_at, created_at, updated_at)"
+                    " FROM STDIN"
+                ) as copy:
+                    for item in learnings:
+                        copy.write_row(_learning_row(item, now))
+            except psycopg.errors.UniqueViolation as exc:
+                raise ValueError(f"bulk_load: a learning id is already stored ({_first_line(exc)})") from exc
+            with cur.copy("COPY sig_stage FROM STDIN") as copy:
+                for item in learnings:
+                    for i, row in enumerate(signature_rows(item.error_signatures)):
+                        copy.write_row(
+                            (item.id, i, row.text, row.normalized, row.fingerprint, _terms(row.normalized))
+                        )
+            with cur.copy("COPY files (learning_id, path, basename) FROM STDIN") as copy:
+                for item in learnings:
+                    for path in dedupe(item.file_paths_touched):
+                        copy.write_row((item.id, path, path_basename(path)))
+            conn.execute(
+                "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv)"
+                " SELECT learning_id, position, text, normalized, fingerprint, array_to_tsvector(tokens) FROM sig_stage"
+            )
+            conn.execute(
+                "INSERT INTO signature_terms (term, df) SELECT t, count(*) FROM sig_stage, unnest(tokens) AS t"
+                " GROUP BY t ORDER BY t ON CONFLICT (term) DO UPDATE SET df = signature_terms.df + EXCLUDED.df"
+            )
+        return len(learnings)
+
+    def delete(self, learning_id: UUID | str) -> bool:
+        lid = parse_id(learning_id)
+        with self._writing("delete a learning") as conn:
+            terms = [
+                r[0] for r in conn.execute("SELECT normalized FROM signatures WHERE learning_id = %s", (lid,))
+            ]
+            _count_terms(conn, terms, -1)
+            return conn.execute("DELETE FROM learnings WHERE id = %s", (lid,)).rowcount > 0
+
+    def count(self, timeout: float | None = None) -> int:
+        with self._conn(timeout) as conn:
+            return int(conn.execute("SELECT count(*) FROM learnings").fetchone()[0])
+
+    def adjust_confidence(self, learning_id: UUID | str, delta: float) -> float | None:
+        lid = parse_id(learning_id)
+        with self._writing("adjust confidence", changes="data") as conn:
+            row = conn.execute(
+                "UPDATE learnings SET confidence = least(1.0, greatest(0.0, confidence + %s)), updated_at = now()"
+                " WHERE id = %s RETURNING confidence",
+                (delta, lid),
+            ).fetchone()
+        return float(row[0]) if row else None
+
+    def record_access(self, ids: Sequence[UUID]) -> None:
+        if not ids:
+            return
+        with self._writing("record access", changes="access") as conn:
+            conn.execute(
+                "UPDATE learnings SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
+                (list(ids),),
+            )
+
+    def cache_embeddings(self, items: Sequence[tuple[int, bytes]], model: str) -> None:
+        """Keep embeddings retrieval computed (by signature row id) so later queries reuse them."""
+        if not items:
+            return
+        with self._writing("cache embeddings", changes="data") as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE signatures SET embedding = %s, embedding_model = %s WHERE id = %s",
+                [(blob, model, rid) for rid, blob in items],
+            )
+
+    # ------------------------------------------------------------------ StoreCore hooks
+
+    def _lock_resolution(self, conn: psycopg.Connection, repo: str, key: str) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{repo}\n{key}",))
+
+    def _merge_target(self, conn: psycopg.Connection, repo: str, key: str, fps: list[str]) -> UUID | None:
+        if fps:
+            row = conn.execute(
+                "SELECT l.id FROM learnings l JOIN signatures s ON s.learning_id = l.id"
+                " WHERE l.repo = %s AND md5(l.resolution_key) = md5(%s) AND l.resolution_key = %s"
+                " AND s.fingerprint = ANY(%s) ORDER BY l.created_at LIMIT 1",
+                (repo, key, key, fps),
+            ).fetchone()
+        else:
+            row = conn.execute(
+                "SELECT id FROM learnings l WHERE repo = %s AND md5(resolution_key) = md5(%s)"
+                " AND resolution_key = %s AND NOT EXISTS (SELECT 1 FROM signatures s WHERE s.learning_id = l.id)"
+                " ORDER BY created_at LIMIT 1",
+                (repo, key, key),
+            ).fetchone()
+        return row[0] if row else None
+
+    def _merge_state(self, conn: psycopg.Connection, lid: UUID) -> MergeState:
+        paths, confidence, ticket = conn.execute(
+            "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = %s FOR UPDATE", (lid,)
+        ).fetchone()
+        fps = {
+            r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = %s", (lid,))
+        }
+        start = conn.execute(
+            "SELECT coalesce(max(position) + 1, 0) FROM signatures WHERE learning_id = %s", (lid,)
+        ).fetchone()[0]
+        return MergeState(list(paths), float(confidence), ticket, fps, int(start))
+
+    def _update_merged(
+        self, conn: psycopg.Connection, lid: UUID, paths: list[str], confidence: float, ticket: str | None
+    ) -> None:
+        conn.execute(
+            "UPDATE learnings SET file_paths_touched = %s, confidence = %s, ticket_id = %s, updated_at = now()"
+            " WHERE id = %s",
+            (Jsonb(paths), confidence, ticket, lid),
+        )
+
+    def _exists(self, conn: psycopg.Connection, lid: UUID) -> bool:
+        return conn.execute("SELECT 1 FROM learnings WHERE id = %s", (lid,)).fetchone() is not None
+
+    def _insert_learning(
+        self, conn: psycopg.Connection, learning: Learning, key: str, paths: list[str]
+    ) -> None:
+        conn.execute(
+            "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
+            " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
+            " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            _learning_row(learning, _now()),
+        )
+
+    def _insert_signatures(
+        self, conn: psycopg.Connection, lid: UUID, rows: list[SignatureRow], start: int
+    ) -> None:
+        if not rows:
+            return
+        _count_terms(conn, [r.normalized for r in rows], 1)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv, embedding,"
+                " embedding_model) VALUES (%s,%s,%s,%s,%s, array_to_tsvector(%s::text[]), %s,%s)",
+                [
+                    (lid, start + i, r.text, r.normalized, r.fingerprint, _terms(r.normalized), r.embedding,
+                     r.embedding_model)
+                    for i, r in enumerate(rows)
+                ],
+            )  # fmt: skip
+
+    def _insert_files(self, conn: psycopg.Connection, lid: UUID, paths: list[str]) -> None:
+        if not paths:
+            return
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO files (learning_id, path, basename) VALUES (%s,%s,%s)",
+                [(lid, p, path_basename(p)) for p in paths],
+            )
+
+    def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
+        for r in conn.execute(
+            "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
+            " confidence, access_count, last_accessed_at, created_at FROM learnings WHERE id = ANY(%s)",
+            (ids,),
+        ):
+            yield LearningRow(
+                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10]
+            )
+
+    def _signature_rows(
+        self, conn: psycopg.Connection, ids: list[UUID]
+    ) -> Iterator[tuple[UUID, SignatureRow]]:
+        for r in conn.execute(
+            "SELECT learning_id, text, normalized, fingerprint, embedding, embedding_model, id"
+            " FROM signatures WHERE learning_id = ANY(%s) ORDER BY learning_id, position",
+            (ids,),
+        ):
+            blob = bytes(r[4]) if r[4] is not None else None
+            yield r[0], SignatureRow(r[1], r[2], r[3], blob, r[5], r[6])
+
+    def _page(
+        self, conn: psycopg.Connection, after: tuple[datetime, UUID] | None, batch: int
+    ) -> list[tuple[datetime, UUID]]:
+        if after is None:
+            return conn.execute(
+                "SELECT created_at, id FROM learnings ORDER BY created_at, id LIMIT %s", (batch,)
+            ).fetchall()
+        return conn.execute(
+            "SELECT created_at, id FROM learnings WHERE (created_at, id) > (%s, %s) ORDER BY created_at, id LIMIT %s",
+            (*after, batch),
+        ).fetchall()
+
+    def _ids_by_fingerprint(self, conn: psycopg.Connection, fps: list[str], limit: int) -> list[UUID]:
+        sql = "SELECT learning_id FROM signatures WHERE fingerprint = ANY(%s) GROUP BY learning_id LIMIT %s"
+        return [r[0] for r in conn.execute(sql, (fps, limit))]
+
+    def _doc_counts_of(self, conn: psycopg.Connection, terms: list[str]) -> dict[str, int]:
+        return dict(
+            conn.execute("SELECT term, df FROM signature_terms WHERE term = ANY(%s)", (terms,)).fetchall()
+        )
+
+    def _ranked_ids(
+        self, conn: psycopg.Connection, terms: list[str], require_all: bool, limit: int
+    ) -> list[UUID]:
+        lexemes = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
+        query = (" & " if require_all else " | ").join(lexemes)
+        rows = conn.execute(
+            "SELECT learning_id FROM signatures WHERE tsv @@ %s::tsquery"
+            " ORDER BY ts_rank(tsv, %s::tsquery) DESC, id LIMIT %s",
+            (query, query, limit),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def _ids_by_paths(
+        self, conn: psycopg.Connection, repo: str, paths: list[str], bases: list[str], limit: int
+    ) -> list[UUID]:
+        sql = (
+            "SELECT id FROM learnings WHERE repo = %s AND id IN (SELECT learning_id FROM files WHERE"
+            " (md5(path) = ANY(%s) AND path = ANY(%s)) OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
+            " ORDER BY created_at DESC LIMIT %s"
+        )
+        return [r[0] for r in conn.execute(sql, (repo, _md5s(paths), paths, _md5s(bases), bases, limit))]
+
+    def _ids_by_task(self, conn: psycopg.Connection, repo: str, task_type: str, limit: int) -> list[UUID]:
+        sql = "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s"
+        return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
+
+
+class _Guarded:
+    """`with` a pooled connection; connection failures become DatabaseUnavailable with a readable message."""
+
+    def __init__(self, store: PgStore, timeout: float) -> None:
+        self.store = store
+        self.timeout = timeout
+        self._cm: Any = None
+
+    def __enter__(self) -> psycopg.Connection:
+        self._cm = self.store._pool.connection(timeout=self.timeout)
+        try:
+            return self._cm.__enter__()
+        except PoolTimeout as exc:
+            stats = self.store._pool.get_stats()
+            if stats.get("pool_size", 0) >= self.store._pool.max_size and not stats.get("pool_available", 0):
+                raise PoolExhausted(
+                    f"all {self.store._pool.max_size} PostgreSQL connections are busy"
+                    f" (none free within {self.timeout:g}s); retry shortly"
+                ) from exc
+            raise DatabaseUnavailable(
+                f"PostgreSQL at {self.store.safe_url} is unreachable (no connection within {self.timeout:g}s)"
+            ) from exc
+        except psycopg.OperationalError as exc:
+            raise _translated(self.store, exc) from exc
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        try:
+            self._cm.__exit__(exc_type, exc, tb)
+        except psycopg.Error as err:  # the commit itself failed: nothing was acknowledged
+            raise _translated(self.store, err) from err
+        if isinstance(exc, psycopg.Error) and not isinstance(exc, StoreError):
+            raise _translated(self.store, exc) from exc
+        return False
+
+
+def _translated(store: PgStore, exc: BaseException) -> StoreError:
+    """A psycopg error as the store's own: an outage (503) or a refused value (422). PostgreSQL's own text
+    (index names, values) is logged, never put in the message a client sees."""
+    state = getattr(exc, "sqlstate", None) or ""
+    log.warning("postgresql error", extra={"fields": {"sqlstate": state, "error": _first_line(exc)[:300]}})
+    if not state or state.startswith(_OUTAGE_STATES):
+        return DatabaseUnavailable(
+            f"PostgreSQL at {store.safe_url} is unreachable or failing ({type(exc).__name__})"
+        )
+    return ValueRefused(f"the learnings store cannot hold this value (PostgreSQL SQLSTATE {state})")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+# ---------------------------------------------------------------------- schema
+
+
+def migrate(conn: psycopg.Connection) -> int:
+    """Apply pending MIGRATIONS (append-only). Returns the schema version now in place."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS recall_schema (version integer NOT NULL, applied_at timestamptz NOT NULL)"
+        )
+        current = conn.execute("SELECT coalesce(max(version), 0) FROM recall_schema").fetchone()[0]
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"the PostgreSQL learnings schema is version {current}, newer than this recall supports"
+                f" ({len(MIGRATIONS)}); upgrade recall"
+            )
+        for version in range(current + 1, len(MIGRATIONS) + 1):
+            conn.execute(MIGRATIONS[version - 1])
+            conn.execute("INSERT INTO recall_schema (version, applied_at) VALUES (%s, now())", (version,))
+    return len(MIGRATIONS)
+
+
+# ---------------------------------------------------------------------- internals
+
+
+def _aware(dt: datetime | None) -> datetime | None:
+    if dt is None:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _terms(normalized: str) -> list[str]:
+    return sorted({t for t in sigs.tokens(normalized) if len(t) <= TERM_MAX})
+
+
+def _md5s(values: list[str]) -> list[str]:
+    """PostgreSQL's md5() of each value (hex of the UTF-8 bytes), computed here so the index is used."""
+    return [hashlib.md5(v.encode("utf-8")).hexdigest() for v in values]
+
+
+def _count_terms(conn: psycopg.Connection, normalized_texts: list[str], delta: int) -> None:
+    """signature_terms.df += delta for each distinct token (sorted: concurrent writers lock in one order)."""
+    terms = sorted({t for text in normalized_texts for t in _terms(text)})
+    if not terms:
+        return
+    conn.execute(
+        "INSERT INTO signature_terms (term, df) SELECT t, %s FROM unnest(%s::text[]) AS t ORDER BY t"
+        " ON CONFLICT (term) DO UPDATE SET df = signature_terms.df + EXCLUDED.df",
+        (delta, terms),
+    )
+
+
+def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
+    return (
+        learning.id,
+        learning.session_id,
+        learning.repo,
+        Jsonb(dedupe(learning.file_paths_touched)),
+        learning.resolution_summary,
+        resolution_key(learning.resolution_summary),
+        learning.ticket_id,
+        learning.task_type.value,
+        learning.confidence,
+        learning.access_count,
+        _aware(learning.last_accessed_at),
+        _aware(learning.created_at) or now,
+        now,
+    )

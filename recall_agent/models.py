@@ -1,0 +1,225 @@
+"""Every wire model recall speaks, once (their enums and limits: `recall_agent/protocol.py`).
+
+Field names, enums and ranges follow ../shared/docs/wire-protocol.md (the origin's omnimemory/omnimarket
+models). Any client written against those models works against recall unchanged, so changing a name or a
+range here is a protocol change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Annotated
+from uuid import UUID, uuid4
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+
+from recall_agent.protocol import (  # noqa: F401  (the vocabulary is part of this module's API)
+    COUNTER_MAX,
+    DEFAULT_MAX_RESULTS,
+    DEFAULT_MIN_SIMILARITY_CONTEXT,
+    DEFAULT_MIN_SIMILARITY_ERROR,
+    ERROR_TEXT_MAX,
+    MAX_RESULTS_RANGE,
+    PATH_MAX,
+    PATHS_MAX,
+    REPO_MAX,
+    RESOLUTION_MAX,
+    SIGNATURES_MAX,
+    TASK_TYPE_MAX,
+    TICKET_MAX,
+    BackendRole,
+    MatchType,
+    TaskType,
+)
+
+# "has a character that is not white space" as a schema pattern, so the published OpenAPI says what the
+# validator enforces: Python's str.isspace() is Unicode White_Space plus the separators U+001C-U+001F
+# and no NUL anywhere (PostgreSQL text cannot hold it; both stores refuse it alike)
+NOT_BLANK = r"^[^\x00]*[^\s\x1c-\x1f\x00][^\x00]*$"
+NO_NUL = r"^[^\x00]*$"
+
+
+def _storable(model: BaseModel) -> BaseModel:
+    """Every string of the model can be stored by both stores: no NUL (PostgreSQL text refuses it) and no
+    lone surrogate (not UTF-8). A ValueError naming the field is a 422, never a 409 or a 500."""
+    for name in model.__class__.model_fields:
+        value = getattr(model, name)
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            if "\x00" in text:
+                raise ValueError(f"{name}: must not contain a NUL character")
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{name}: must be valid Unicode (a lone surrogate is not)") from None
+    return model
+
+
+class WireModel(BaseModel):
+    """Base of every wire model. Schemas are built on first use, not at import: the CLI's cold path
+    imports this module and touches only one or two of the models."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- learnings node
+
+
+class LearningRetrievalRequest(WireModel):
+    """POST /v1/nodes/node_agent_learning_retrieval_effect/execute"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    match_type: MatchType = MatchType.AUTO
+    error_text: str | None = Field(default=None, max_length=ERROR_TEXT_MAX, pattern=NO_NUL)
+    repo: str = Field(min_length=1, max_length=REPO_MAX, pattern=NO_NUL)
+    file_paths: list[Annotated[str, Field(max_length=PATH_MAX, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=PATHS_MAX
+    )
+    task_type: str | None = Field(default=None, max_length=TASK_TYPE_MAX, pattern=NO_NUL)
+    max_results: int = Field(default=DEFAULT_MAX_RESULTS, ge=MAX_RESULTS_RANGE[0], le=MAX_RESULTS_RANGE[1])
+    min_similarity_error: float = Field(default=DEFAULT_MIN_SIMILARITY_ERROR, ge=0.0, le=1.0)
+    min_similarity_context: float = Field(default=DEFAULT_MIN_SIMILARITY_CONTEXT, ge=0.0, le=1.0)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class MatchReason(WireModel):
+    """Why an error match matched (recall extra): the components both errors share, so an agent can judge
+    the fix before applying it. Empty fields mean "not part of the evidence"."""
+
+    kind: str = Field(
+        default="", max_length=200
+    )  # exception type or tool/code: "ModuleNotFoundError", "TS7016"
+    template: str = Field(default="", max_length=400)  # the matched message line, instance values folded
+    subjects: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=8)
+    frame: str = Field(default="", max_length=200)  # innermost application frame both share, if any
+    exact: bool = False  # same fingerprint: the same cause lines after folding
+
+
+class LearningMatch(WireModel):
+    learning_id: UUID
+    match_type: MatchType
+    similarity: float = Field(ge=0.0, le=1.0)
+    freshness_score: float = Field(ge=0.0, le=1.0)
+    combined_score: float = Field(ge=0.0, le=1.0)
+    repo: str
+    resolution_summary: str
+    error_signatures: list[str] = Field(default_factory=list)
+    file_paths_touched: list[str] = Field(default_factory=list)
+    ticket_id: str | None = None
+    task_type: str = TaskType.UNKNOWN.value
+    age_days: int = Field(ge=0)
+    created_at: datetime
+    # recall extras (allowed by the contract): the stored confidence that entered ranking
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    why: MatchReason | None = None  # error matches: the shared components that made the match
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def score(self) -> float:
+        """Alias of combined_score for origin clients that read match["score"] (wire doc, known bug)."""
+        return self.combined_score
+
+
+class LearningRetrievalResponse(WireModel):
+    matches: list[LearningMatch] = Field(default_factory=list)
+    query_ms: int = Field(ge=0)
+    error_matches_count: int = Field(default=0, ge=0)
+    context_matches_count: int = Field(default=0, ge=0)
+
+
+class Learning(WireModel):
+    """The stored learning record (origin design), also the body of POST /v1/learnings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID = Field(default_factory=uuid4)
+    session_id: str | None = Field(default=None, max_length=128, pattern=NO_NUL)
+    repo: str = Field(min_length=1, max_length=REPO_MAX, pattern=NO_NUL)
+    file_paths_touched: list[Annotated[str, Field(max_length=PATH_MAX, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=PATHS_MAX
+    )
+    error_signatures: list[Annotated[str, Field(max_length=ERROR_TEXT_MAX, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=SIGNATURES_MAX
+    )
+    resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX, pattern=NOT_BLANK)
+    ticket_id: str | None = Field(default=None, max_length=TICKET_MAX, pattern=NO_NUL)
+    task_type: TaskType = TaskType.UNKNOWN
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    access_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
+    last_accessed_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("resolution_summary")
+    @classmethod
+    def _resolution_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("resolution_summary must not be blank")
+        return v.strip()
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+# --------------------------------------------------------------------------- federation node
+
+
+class FederationRequest(WireModel):
+    """POST /v1/nodes/node_knowledge_query_federation_orchestrator/execute"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=ERROR_TEXT_MAX, pattern=NO_NUL)
+    force_backends: list[BackendRole] | None = None
+    correlation_id: UUID | None = None
+    # recall extension (optional, documented in docs/wire.md): the repository the architecture and
+    # antipattern engines look at. Absent: the server's configured repositories / the client's cwd.
+    repo_path: str | None = Field(default=None, max_length=4096, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FederationResult(WireModel):
+    model_config = ConfigDict(extra="allow")  # extra fields are allowed by the contract
+
+    content: str
+    source: BackendRole
+    rank: int = Field(ge=0)
+    content_hash: str
+    # recall extras: which engine really produced this (e.g. "recall-index", "recall-antipatterns")
+    engine: str | None = None
+
+
+class FederationResponse(WireModel):
+    query: str
+    results: list[FederationResult] = Field(default_factory=list)
+    backends_queried: list[str] = Field(default_factory=list)
+    error_message: str | None = None
+
+
+class AntipatternMatch(WireModel):
+    """Antipattern match fields of the origin design; carried as extras on qdrant FederationResults."""
+
+    model_config = ConfigDict(extra="allow")
+
+    antipattern_name: str
+    similarity_score: float = Field(ge=0.0, le=1.0)
+    adjusted_score: float = Field(ge=0.0, le=1.0)
+    severity: str
+    enforcement: str
+    category: str
+    description: str
+    rationale: str
+    explanation: str
+    source_ticket: str | None = None
+    registry_version: str

@@ -1,0 +1,273 @@
+"""The FastAPI app of `recall serve`: the two node routes, learning writes, health, OpenAPI, and the MCP
+tools at /mcp (`recall_agent.mcp.http`).
+
+The routes only wrap the nodes (`recall_agent.learnings` retrieval over the configured store,
+`recall_agent.federation.execute`) and add what a shared server needs: repository access checks per token,
+redaction before storing, and error answers that name the problem (4xx) or the unavailable store (503).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import anyio.to_thread
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, create_model, model_validator
+
+import recall_agent
+from recall_agent.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall_agent.models import (
+    NO_NUL,
+    NOT_BLANK,
+    FederationRequest,
+    FederationResponse,
+    LearningRetrievalRequest,
+    LearningRetrievalResponse,
+)
+from recall_agent.server.answers import (
+    LearningPaste,
+    Settings,
+    federation_answer,
+    stored_form,
+    visible_matches,
+)
+from recall_agent.server.auth import Principal
+from recall_agent.server.http import LEARNINGS_PATH, MCP_PATH, AccessLog, Guard
+from recall_agent.server.scope import ScopeError
+from recall_agent.server.store import StoreRefused, StoreUnavailable
+
+log = logging.getLogger("recall_agent.server")
+
+_NUMBER = (int, float)
+_STRING = (datetime, datetime | None, UUID, UUID | None)
+
+
+def _strict_json_types(model: type[BaseModel]) -> Any:
+    """`model`, except that numbers must be JSON numbers and timestamps/ids JSON strings: pydantic's lax
+    mode would read `false` or `"5"` as a number and `0` as a date, and a wrong type must be a 422 that
+    names the field."""
+    numbers = sorted(n for n, f in model.model_fields.items() if f.annotation in _NUMBER)
+    strings = sorted(n for n, f in model.model_fields.items() if f.annotation in _STRING)
+
+    def json_types(cls: type, data: Any) -> Any:
+        if isinstance(data, dict):
+            bad = [
+                n
+                for n in numbers
+                if n in data and (isinstance(data[n], bool) or not isinstance(data[n], _NUMBER))
+            ]
+            bad += [n for n in strings if data.get(n) is not None and not isinstance(data[n], str)]
+            if bad:
+                raise ValueError(
+                    "; ".join(f"{n}: must be a JSON {'number' if n in numbers else 'string'}" for n in bad)
+                )
+        return data
+
+    strict = create_model(
+        model.__name__,
+        __base__=model,
+        __validators__={"json_types": model_validator(mode="before")(classmethod(json_types))},
+    )
+    strict.__doc__ = model.__doc__
+    return strict
+
+
+RetrievalBody = _strict_json_types(LearningRetrievalRequest)
+
+
+LearningBody = _strict_json_types(LearningPaste)
+FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
+
+
+class LearningWritten(BaseModel):
+    id: UUID
+    merged: bool
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+def create_app(settings: Settings) -> Any:
+    """The ASGI application: FastAPI and the MCP endpoint (`/mcp`), wrapped in the guard (auth, body
+    limits) and the access log."""
+    from recall_agent.mcp.http import mount
+
+    mcp = mount(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp.running:
+            yield
+        # graceful shutdown (also in each --workers process): flush access counts, close the store
+        await anyio.to_thread.run_sync(settings.backend.close)
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="recall",
+        version=recall_agent.__version__,
+        description="Prior fixes, architecture and antipatterns for coding agents (docs/server.md).",
+    )
+    app.state.settings = settings
+    _install_error_handlers(app)
+    _install_routes(app, settings)
+    guarded = Guard(
+        _by_path(app, MCP_PATH, mcp.app),
+        principals=settings.principals,
+        require_auth=settings.require_auth,
+        max_body=settings.max_body,
+        body_timeout=settings.body_timeout,
+    )
+    return AccessLog(guarded)
+
+
+def _by_path(app: Any, path: str, other: Any) -> Any:
+    """`other` answers `path` (and below it), `app` everything else."""
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        here = scope["type"] == "http" and (scope["path"] == path or scope["path"].startswith(path + "/"))
+        await (other if here else app)(scope, receive, send)
+
+    return dispatch
+
+
+# --------------------------------------------------------------------------- routes
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "description": text}
+    for code, text in {
+        400: "Malformed JSON",
+        401: "Missing or invalid bearer token",
+        403: "Token lacks the scope or the repository",
+        408: "Body not received in time",
+        413: "Body too large",
+        422: "A field is missing, unknown, of the wrong type or out of range",
+        503: "The learnings store is unavailable",
+    }.items()
+}
+
+
+def _install_routes(app: FastAPI, settings: Settings) -> None:
+    backend = settings.backend
+
+    @app.post(
+        DEFAULT_RETRIEVAL_PATH,
+        response_model=LearningRetrievalResponse,
+        responses=_ERRORS,
+        summary="Learnings node: prior fixes for an error or a task context",
+    )
+    async def retrieval_execute(body: RetrievalBody, request: Request) -> Response:
+        principal = _principal(request)
+        if principal and not principal.may_see_repo(body.repo):
+            raise HTTPException(403, f"forbidden: token '{principal.name}' may not read repo '{body.repo}'")
+        result = await backend.retrieve(body)
+        if principal and not principal.unrestricted:
+            result = visible_matches(result, principal)
+        return Response(result.to_json(), media_type="application/json")
+
+    @app.post(
+        DEFAULT_FEDERATION_PATH,
+        response_model=FederationResponse,
+        responses=_ERRORS,
+        summary="Federation node: architecture and antipattern answers, routed by keyword",
+    )
+    async def federation_execute(body: FederationBody, request: Request) -> Response:
+        try:
+            result = await federation_answer(body, settings.repos, _principal(request))
+        except ScopeError as exc:
+            raise HTTPException(exc.status, exc.detail) from exc
+        return Response(result.model_dump_json(), media_type="application/json")
+
+    @app.post(
+        LEARNINGS_PATH,
+        response_model=LearningWritten,
+        status_code=201,
+        responses=_ERRORS | {409: {"model": Problem, "description": "Id already used by another learning"}},
+        summary="Record a learning (redacted before it is stored; merged into an identical one)",
+    )
+    async def learnings_add(body: LearningBody, request: Request) -> Response:
+        principal = _principal(request)
+        if principal and not principal.may_see_repo(body.repo):
+            raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
+        try:
+            learning = await anyio.to_thread.run_sync(stored_form, body)  # CPU work off the event loop
+            learning_id, merged = await backend.add(learning)
+        except ValueError as exc:  # the store refuses an id that names a different learning
+            raise HTTPException(409, str(exc)) from exc
+        written = LearningWritten(id=learning_id, merged=merged)
+        return Response(written.model_dump_json(), status_code=201, media_type="application/json")
+
+    @app.get("/health", summary="Liveness and store status (503 while the store is unavailable)")
+    async def health() -> JSONResponse:
+        try:
+            store = await backend.health()
+        except StoreUnavailable as exc:
+            return JSONResponse({"status": "unavailable", "store": backend.name, "detail": str(exc)}, 503)
+        return JSONResponse({"status": "ok", "version": recall_agent.__version__, **store})
+
+
+def _principal(request: Request) -> Principal | None:
+    return request.scope.get("state", {}).get("principal")
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            err = next(e for e in errors if e.get("type") == "json_invalid")
+            reason = (err.get("ctx") or {}).get("error", "invalid JSON")
+            pos = err["loc"][-1] if len(err.get("loc", ())) > 1 else "?"
+            return JSONResponse({"detail": f"malformed JSON body: {reason} (at character {pos})"}, 400)
+        problems = [_describe(e) for e in errors]
+        return JSONResponse(
+            {
+                "detail": "invalid request: " + "; ".join(problems[:5]),
+                "errors": [
+                    {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
+                    for e in errors
+                ],
+            },
+            422,
+        )
+
+    @app.exception_handler(StoreUnavailable)
+    async def unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
+        return JSONResponse(
+            {"detail": f"learnings store unavailable: {exc}"},
+            503,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+
+    @app.exception_handler(StoreRefused)
+    async def refused(_: Request, exc: StoreRefused) -> JSONResponse:
+        return JSONResponse({"detail": f"invalid request: {exc}"}, 422)
+
+
+def _describe(error: dict[str, Any]) -> str:
+    """One readable phrase naming the field: `max_results: Input should be less than or equal to 20`."""
+    loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+    where = ".".join(loc) or "body"
+    if error.get("type") == "extra_forbidden":
+        return f"{where}: unknown field"
+    if error.get("type") == "value_error" and not loc:
+        return str(error.get("msg", "")).removeprefix("Value error, ")
+    if error.get("type") in ("model_attributes_type", "dict_type") and not loc:
+        return "body: expected a JSON object"
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern")
+        if pattern == NOT_BLANK:
+            return f"{where}: must not be blank nor contain a NUL character"
+        if pattern == NO_NUL:
+            return f"{where}: must not contain a NUL character"
+    return f"{where}: {error.get('msg')}"

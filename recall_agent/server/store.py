@@ -1,0 +1,286 @@
+"""Where `recall serve` keeps learnings: the embedded SQLite store, or PostgreSQL for a team.
+
+Both backends answer through the learnings package's own retrieval (one ranking everywhere); they differ
+only in the store underneath. Store calls are blocking, so they run in worker threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from typing import Any, Protocol
+from uuid import UUID
+
+import anyio.to_thread
+
+from recall_agent.config import ENV_DATABASE_URL
+from recall_agent.learnings.wire import RetrievalRequest, RetrievalResponse
+from recall_agent.models import Learning, LearningRetrievalRequest
+
+log = logging.getLogger("recall_agent.server")
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot answer right now (PostgreSQL down, SQLite locked/corrupt). Served as 503."""
+
+    retry_after = 5
+
+
+class StoreBusy(StoreUnavailable):
+    """Every store connection is busy (the database itself is up). Served as 503 with Retry-After: 1."""
+
+    retry_after = 1
+
+
+class StoreRefused(RuntimeError):
+    """The store cannot hold a value of the request. Served as 422."""
+
+
+HEALTH_TIMEOUT = 1.0  # /health answers within this, whatever the request workers are doing
+_health_threads = anyio.CapacityLimiter(2)  # its own threads: never queued behind busy requests
+
+
+class LearningsBackend(Protocol):
+    name: str
+
+    async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse: ...
+
+    async def add(self, learning: Learning) -> tuple[UUID, bool]: ...
+
+    async def health(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    from recall_agent.learnings.types import StoreError
+
+    return (StoreError,)
+
+
+class AccessRecorder:
+    """Access counts (access_count, last_accessed_at) written in batches off the request path: one write a
+    second instead of one per query (a SQLite write holds the store's lock through its fsync). Pending
+    counts are flushed at shutdown; a crash loses at most ~1 s of access counts, never a learning.
+
+    `store` should not be the one requests read through when that store serializes its callers (SQLite:
+    one connection behind a lock): a flush of a second's counts takes tens of ms at 100k learnings, and
+    every request of the worker would wait for it (bench/bench_server.py's p99). `owned` stores are
+    closed with the recorder."""
+
+    def __init__(self, store: Any, interval: float = 1.0, *, owned: bool = False) -> None:
+        self.store, self.interval, self.owned = store, interval, owned
+        self._pending: Counter[UUID] = Counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="recall-access-counts", daemon=True)
+        self._thread.start()
+
+    def note(self, ids: list[UUID]) -> None:
+        with self._lock:
+            self._pending.update(ids)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, Counter()
+        try:
+            for round_ in range(max(batch.values(), default=0)):  # record_access adds 1 per id per call
+                self.store.record_access([i for i, n in batch.items() if n > round_])
+        except Exception as exc:  # store down: keep the counts for the next flush (bounded)
+            log.warning("access counts not recorded yet", extra={"fields": {"error": str(exc)[:200]}})
+            with self._lock:
+                if len(self._pending) < 100_000:
+                    self._pending.update(batch)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.flush()
+        if self.owned:
+            self.store.close()
+
+
+def answer(
+    store: Any, request: LearningRetrievalRequest, access: AccessRecorder | None = None
+) -> RetrievalResponse:
+    """The learnings node over a given store (`recall_agent.learnings.answer`); with an AccessRecorder the access
+    counts are written in batches off the request path instead of per query."""
+    from recall_agent.learnings import answer as node_answer
+
+    response = node_answer(store, request, record_access=access is None)
+    if access is not None:
+        access.note([m.learning_id for m in response.matches])
+    return response
+
+
+_PROBE = RetrievalRequest(
+    repo="recall-health-probe",
+    error_text="HealthProbeError: store self-check",
+    file_paths=["health/probe.py"],
+)
+
+
+INTEGRITY_INTERVAL = 10.0
+
+
+def quick_check(path: Any) -> str | None:
+    """SQLite's own consistency check of the file (read-only connection); None when it is sound."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as conn:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    except sqlite3.Error:  # locked, unreadable right now: not a verdict on the file
+        return None
+    return None if rows == ["ok"] else "; ".join(rows)[:300]
+
+
+def _probe(store: Any) -> int:
+    from recall_agent.learnings import answer as node_answer
+
+    count = store.count()
+    node_answer(store, _PROBE, record_access=False)
+    return count
+
+
+class _StoreBackend:
+    """What both backends share: a store and the recorder that batches its access counts."""
+
+    store: Any
+    access: AccessRecorder
+    closed = False
+
+    def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
+        if not self.closed:
+            self.closed = True
+            self.access.close()
+            self.store.close()
+
+
+class SqliteBackend(_StoreBackend):
+    """The embedded store under $RECALL_HOME, shared by every request of this process."""
+
+    name = "sqlite"
+
+    def __init__(self) -> None:
+        from recall_agent.learnings.store import open_store
+
+        try:
+            self.store = open_store()
+            # access counts through a connection of their own: WAL lets requests read while it writes
+            self.access = AccessRecorder(open_store(path=self.store.path), owned=True)
+        except _store_errors() as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        self.broken: str | None = None  # a corrupt file does not heal: /health stays 503 once seen
+        self._checked_at = 0.0
+        self._checking = threading.Lock()
+
+    async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse:
+        return await self._call(answer, self.store, request, self.access)
+
+    async def add(self, learning: Learning) -> tuple[UUID, bool]:
+        return await self._call(self.store.add, learning)
+
+    async def health(self) -> dict[str, Any]:
+        """Ok only when the store really answers: a count and a retrieval (full-text index, candidate rows)
+        through the same code as requests; a count alone reads pages a corrupt file may still have intact."""
+        self._check_integrity_soon()
+        if self.broken:
+            raise StoreUnavailable(self.broken)
+        with anyio.move_on_after(HEALTH_TIMEOUT):
+            count = await self._call(_probe, self.store, limiter=_health_threads)
+            return {"store": self.name, "path": str(self.store.path), "learnings": count}
+        raise StoreUnavailable(f"learnings store {self.store.path} did not answer within {HEALTH_TIMEOUT:g}s")
+
+    def _check_integrity_soon(self) -> None:
+        """`PRAGMA quick_check` in a background thread at most every INTEGRITY_INTERVAL seconds (it reads the
+        whole file: never on the request path); a failure marks the store broken."""
+        if time.monotonic() - self._checked_at < INTEGRITY_INTERVAL or not self._checking.acquire(
+            blocking=False
+        ):
+            return
+        self._checked_at = time.monotonic()
+
+        def check() -> None:
+            try:
+                problem = quick_check(self.store.path)
+                if problem:
+                    self.broken = f"learnings store {self.store.path} is corrupt ({problem}); move it aside"
+            finally:
+                self._checking.release()
+
+        threading.Thread(target=check, name="recall-integrity-check", daemon=True).start()
+
+    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+        try:
+            return await anyio.to_thread.run_sync(
+                func, *args, limiter=limiter, abandon_on_cancel=limiter is not None
+            )
+        except _store_errors() as exc:
+            if "corrupt" in str(exc):
+                self.broken = str(exc)
+            raise StoreUnavailable(str(exc)) from exc
+
+
+class PostgresBackend(_StoreBackend):
+    """PostgreSQL through a connection pool (recall_agent/learnings/pg_store.py)."""
+
+    name = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        from recall_agent.learnings.pg_store import DatabaseUnavailable, PgStore
+        from recall_agent.learnings.types import StoreError
+
+        self.store = PgStore(url)
+        try:
+            self.store.check_schema(3.0)  # a newer schema stops the server here, with one line
+        except DatabaseUnavailable:
+            pass  # down at start: serve 503 until it is back
+        except StoreError as exc:
+            self.store.close()
+            raise StoreUnavailable(str(exc)) from exc
+        self.access = AccessRecorder(self.store)
+
+    async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse:
+        return await self._call(answer, self.store, request, self.access)
+
+    async def add(self, learning: Learning) -> tuple[UUID, bool]:
+        return await self._call(self.store.add, learning)
+
+    async def health(self) -> dict[str, Any]:
+        with anyio.move_on_after(HEALTH_TIMEOUT):
+            count = await self._call(self.store.count, HEALTH_TIMEOUT, limiter=_health_threads)
+            return {"store": self.name, "database": self.store.safe_url, "learnings": count}
+        raise StoreUnavailable(
+            f"PostgreSQL at {self.store.safe_url} did not answer within {HEALTH_TIMEOUT:g}s"
+        )
+
+    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+        from recall_agent.learnings.pg_store import DatabaseUnavailable, PoolExhausted, ValueRefused
+        from recall_agent.learnings.types import StoreError
+
+        try:
+            return await anyio.to_thread.run_sync(
+                func, *args, limiter=limiter, abandon_on_cancel=limiter is not None
+            )
+        except PoolExhausted as exc:
+            raise StoreBusy(str(exc)) from exc
+        except ValueRefused as exc:
+            raise StoreRefused(str(exc)) from exc
+        except (DatabaseUnavailable, StoreError) as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+
+def backend_from_env() -> LearningsBackend:
+    url = os.environ.get(ENV_DATABASE_URL, "").strip()
+    return PostgresBackend(url) if url else SqliteBackend()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Literal
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
@@ -139,6 +139,56 @@ class LearningRetrievalResponse(WireModel):
     context_matches_count: int = Field(default=0, ge=0)
 
 
+class FixFile(WireModel):
+    """A file the fix changed: the functions or classes around the change, and the change, shortened."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=PATH_MAX, pattern=NO_NUL)
+    symbols: list[Annotated[str, Field(max_length=200, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=10
+    )
+    change: str | None = Field(default=None, max_length=400, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FixCommand(WireModel):
+    """A fix that was a changed command: the one that failed and the one that worked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    before: str = Field(max_length=1000, pattern=NO_NUL)
+    after: str = Field(max_length=1000, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FixPackage(WireModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
+    version: str | None = Field(default=None, max_length=64, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FixEvidence(WireModel):
+    """What a learning's fix touched, as data (recall extension; optional on POST /v1/learnings):
+    `source` says who wrote it — `transcript` (captured from a session), `agent` (the agent's own
+    `recall learn`), `manual` (a person)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["transcript", "agent", "manual"] = "manual"
+    files: list[FixFile] = Field(default_factory=list, max_length=50)
+    command: FixCommand | None = None
+    packages: list[FixPackage] = Field(default_factory=list, max_length=20)
+    verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
 class Learning(WireModel):
     """The stored learning record (origin design), also the body of POST /v1/learnings."""
 
@@ -160,6 +210,7 @@ class Learning(WireModel):
     access_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
     last_accessed_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    fix: FixEvidence | None = None  # recall extension: what the fix touched
 
     @field_validator("resolution_summary")
     @classmethod

@@ -454,7 +454,10 @@ def redact_obj(value: object) -> object:
 
 def redact_learning(learning: Any) -> Any:
     """A `recall_agent.models.Learning` with every free-text field redacted: error signatures, resolution, file
-    paths, ticket id and session id (the one rule for every path that stores a learning)."""
+    paths, ticket id, session id and the fix evidence (the one rule for every path that stores a learning)."""
+    fix = learning.fix
+    if fix is not None:
+        fix = type(fix).model_validate(redact_obj(fix.model_dump(mode="json")))
     return learning.model_copy(
         update={
             "resolution_summary": redact(learning.resolution_summary),
@@ -462,5 +465,6 @@ def redact_learning(learning: Any) -> Any:
             "file_paths_touched": [redact(p) for p in learning.file_paths_touched],
             "ticket_id": redact(learning.ticket_id) if learning.ticket_id else learning.ticket_id,
             "session_id": redact(learning.session_id) if learning.session_id else learning.session_id,
+            "fix": fix,
         }
     )

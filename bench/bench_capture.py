@@ -1,0 +1,235 @@
+"""Capture on real Claude Code sessions, judged against hand labels (issue 22; bench/sessions/README.md).
+
+For each half of each labelled corpus, the sessions are imported the way a user imports them — a real
+`python -m recall_agent import-sessions` process over a Claude config folder holding just those
+transcripts, into a fresh store — and the stored learnings (`recall export`) are judged against the labels:
+
+- precision: stored learnings that hold a labelled, useful fix's error (its `error` line is in a signature);
+- recall: labelled useful fixes whose error some stored learning of that session holds;
+- right resolution: of those matched, the share whose resolution says what fixed it (`labels.says_the_fix`:
+  the file and function for an edit, the new part of a changed command, the package);
+- right files: of matched edit fixes, the share whose stored files are exactly the labelled files (by name);
+- noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
+- speed: the import's wall time and MB/s.
+
+The previous release (`--release`, default 32014ad: main before this work; package `recall`) imports the
+same sessions in the same run. `--inprocess` runs the engine in this process instead (fast, for tuning;
+not reported). Transcripts come from bench/sessions/fetch.py's cache.
+
+    python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH / "sessions"))
+sys.path.insert(0, str(ROOT))
+
+import labels as L  # noqa: E402
+from release import package_in, release_tree  # noqa: E402
+
+RESULTS = BENCH / "results" / "capture.json"
+RELEASE = "32014ad"
+
+
+def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:
+    """Run the real import over these transcripts; the exported learnings and the wall time."""
+    config = work / "claude"
+    project = config / "projects" / "-bench-project"
+    if config.exists():
+        shutil.rmtree(config)
+    project.mkdir(parents=True)
+    for label in sessions:
+        shutil.copy(label.path, project / label.path.name)
+    home = work / "home"
+    if home.exists():
+        shutil.rmtree(home)
+    package = package_in(None if pythonpath == ROOT else pythonpath)
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config), RECALL_HOME=str(home), PYTHONPATH=str(pythonpath))
+    env.pop("RECALL_SERVER_URL", None)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", package, "import-sessions", "--all", "-q"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"import failed ({package}): {done.stderr[-2000:]}")
+    out = subprocess.run(
+        [sys.executable, "-m", package, "export"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()], seconds
+
+
+def inprocess_learnings(sessions: list[L.Label]) -> tuple[list[dict], float]:
+    from recall_agent.capture import learning
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    out = []
+    start = time.perf_counter()
+    for label in sessions:
+        t = Transcript(label.path)
+        engine = Engine()
+        engine.feed(t.steps())
+        engine.end_turn()
+        ctx = learning.Context(
+            session_id=t.stats.session_id or label.session, root=t.stats.cwd, branch=None, repo="r"
+        )
+        for ep in engine.episodes():
+            built = learning.build(ep, ctx)
+            if built:
+                out.append(built)
+    return out, time.perf_counter() - start
+
+
+def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
+    by_session = {s.session: s for s in sessions}
+    useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if e.get("useful")}
+    found: set[tuple[str, int]] = set()
+    real = right = files_ok = files_n = noise = 0
+    misses_fix: list[dict] = []
+    for lr in stored:
+        sid = str(lr.get("session_id") or "")
+        label = next((s for k, s in by_session.items() if sid.startswith(k)), None)
+        if label is None:
+            continue
+        sigs = [str(x) for x in lr.get("error_signatures") or []]
+        hit = next(
+            (i for i, e in enumerate(label.episodes) if e.get("useful") and L.keyed_on_error(sigs, e)), None
+        )
+        if hit is not None:
+            real += 1
+            found.add((label.session, hit))
+            ep = label.episodes[hit]
+            if L.says_the_fix(str(lr.get("resolution_summary") or ""), ep):
+                right += 1
+            else:
+                misses_fix.append(
+                    {
+                        "session": label.session,
+                        "label": (ep.get("fix") or {}).get("what"),
+                        "stored": lr.get("resolution_summary"),
+                    }
+                )
+            want = {f.rsplit("/", 1)[-1] for f in (ep.get("fix") or {}).get("files") or []}
+            if (ep.get("fix") or {}).get("kind") == "edit" and want:
+                files_n += 1
+                files_ok += {f.rsplit("/", 1)[-1] for f in lr.get("file_paths_touched") or []} == want
+            continue
+        failures = [*label.episodes, *label.unfixed]
+        if L.keyed_on_background(sigs, label) or not any(L.keyed_on_error(sigs, e) for e in failures):
+            noise += 1
+    n = len(stored)
+    missed = [
+        {
+            "session": s.session,
+            "failed": e.get("failed"),
+            "kind": e.get("kind"),
+            "error": str(e.get("error"))[:120],
+        }
+        for s in sessions
+        for i, e in enumerate(s.episodes)
+        if e.get("useful") and (s.session, i) not in found
+    ]
+    return {
+        "sessions": len(sessions),
+        "stored": n,
+        "useful_labelled": len(useful),
+        "precision": round(real / n, 3) if n else None,
+        "recall": round(len(found) / len(useful), 3) if useful else None,
+        "right_resolution": round(right / real, 3) if real else None,
+        "right_files": round(files_ok / files_n, 3) if files_n else None,
+        "noise": round(noise / n, 3) if n else None,
+        "sessions_with_useful_learning": len({s for s, _ in found}),
+        "wrong_resolutions": misses_fix[:15],
+        "missed": missed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--halves", nargs="+", default=["tune", "heldout"])
+    ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
+    ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
+    ap.add_argument("--show", action="store_true", help="print the wrong resolutions")
+    args = ap.parse_args(argv)
+    report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
+    with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
+        work = Path(tmp)
+        rel = release_tree(work, args.release) if args.release and not args.inprocess else None
+        for half in args.halves:
+            sessions = L.load((half,))
+            if not sessions:
+                continue
+            mb = sum(s.path.stat().st_size for s in sessions) / 1e6
+            row: dict[str, Any] = {"mb": round(mb, 1)}
+            systems = (
+                [("inprocess", None)]
+                if args.inprocess
+                else [("recall", ROOT)] + ([(f"release {args.release}", rel)] if rel else [])
+            )
+            for name, path in systems:
+                stored, secs = (
+                    inprocess_learnings(sessions) if path is None else import_learnings(sessions, path, work)
+                )
+                row[name] = judge(sessions, stored) | {
+                    "seconds": round(secs, 2),
+                    "mb_per_s": round(mb / secs, 1),
+                }
+            report["halves"][half] = row
+    cols = [
+        "sessions",
+        "stored",
+        "useful_labelled",
+        "precision",
+        "recall",
+        "right_resolution",
+        "right_files",
+        "noise",
+        "sessions_with_useful_learning",
+        "seconds",
+    ]
+    print(f"{'half':<9}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
+    for half, row in report["halves"].items():
+        for name, r in row.items():
+            if isinstance(r, dict):
+                print(f"{half:<9}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
+                if args.show:
+                    for m in r["missed"]:
+                        print("   MISSED", m)
+                    for m in r["wrong_resolutions"]:
+                        print(
+                            "   label:",
+                            m["label"],
+                            "\n   stored:",
+                            str(m["stored"]).replace("\n", " | ")[:300],
+                        )
+    if not args.inprocess:
+        RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     for label in tune:
         failing = label.failed_ids()
         engine = replay(label, decide_run=lambda run, f, failing=failing: L.suffix(run.id) in failing)
-        for run, features, failed in engine.judged_runs:
+        for _run, features, failed in engine.judged_runs:
             rows.append(features)
             ys.append(1.0 if failed else 0.0)
     names = sorted({k for r in rows for k in r})

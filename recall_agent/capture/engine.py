@@ -18,13 +18,13 @@ where the last read stopped, with the engine's state kept in the session file) a
    recorded the fix itself (`recall learn` / the MCP tool `recall_learn`) in that turn supersedes them.
 
 The state kept between reads holds no secret: failures' output, commands, edits and the agent's words are
-redacted before they are kept.
+redacted before they are kept (`Stream.to_state`); a learning is redacted when it is built.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ OUTPUT_MAX = 12_000  # characters of a run's output kept (head and tail)
 MAX_OPEN = 30  # errors kept open per stream
 MAX_ERRORS = 20  # texts kept per open error (repeats that differ)
 MAX_EDITS = 400  # edits kept while groups are open
-MAX_BACKGROUND = 6000
+MAX_BACKGROUND = 20_000
 MAX_SAID = 30
 SAID_MAX = 2000
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -91,29 +91,45 @@ class Stream:
     edits: list[dict[str, Any]] = field(default_factory=list)  # {"seq", "change": FileChange state}
     runs: list[dict[str, Any]] = field(default_factory=list)  # passing non-probe runs while groups are open
     said: list[dict[str, Any]] = field(default_factory=list)
-    background: list[int] = field(default_factory=list)
+    background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
     created: list[str] = field(default_factory=list)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
 
     def to_state(self) -> dict[str, Any]:
+        """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
+        an import that keeps no state never pays for it on runs that resolve nothing)."""
+        for err in self.open:
+            for entry in err["errors"]:
+                _seal(entry, "text")
+        for said in self.said:
+            _seal(said, "text")
+        for edit in self.edits:
+            if not edit.get("sealed"):
+                for key in ("old", "new"):
+                    if edit["change"].get(key):
+                        edit["change"][key] = redact(edit["change"][key])
+                edit["sealed"] = True
         return {
             "seq": self.seq,
             "open": self.open,
             "edits": self.edits,
             "runs": self.runs,
             "said": self.said,
-            "background": self.background,
+            "background": list(self.background),
             "created": self.created,
         }
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "open", "edits", "runs", "said", "background", "created"):
+        for name in ("seq", "open", "edits", "runs", "said", "created"):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
+        marks = data.get("background")
+        if isinstance(marks, list):
+            st.background = dict.fromkeys(m for m in marks if isinstance(m, int))
         return st
 
 
@@ -186,7 +202,7 @@ class Engine:
         st = self.stream(said.stream)
         if not st.open and not st.ready:
             return
-        text = redact(said.text[:SAID_MAX])
+        text = said.text[:SAID_MAX]
         if st.open:
             st.said.append({"seq": st.seq, "text": text})
             del st.said[:-MAX_SAID]
@@ -209,7 +225,7 @@ class Engine:
             return
         if self._agent_learned(st, run, res):
             return
-        background = set(st.background)
+        background = st.background.keys()
         features = output.run_features(
             run.text, run.flagged, run.command.probe, run.command.masked, background
         )
@@ -238,7 +254,7 @@ class Engine:
 
     # ------------------------------------------------------------------ failures and fixes
 
-    def _failed(self, st: Stream, run: Run, background: set[int]) -> None:
+    def _failed(self, st: Stream, run: Run, background: Collection[int]) -> None:
         """Record the failure; errors of the same check that this run no longer shows are resolved by it."""
         self.failures += 1
         lines = output.lines_of(run.text)
@@ -249,7 +265,7 @@ class Engine:
         self._resolve_matching(st, run, failing_folds=set(folds))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
-        entry = {"id": run.id, "text": redact(run.text), "ts": run.ts}
+        entry = {"id": run.id, "text": run.text, "ts": run.ts}
         for err in st.open:
             same = err["command"] == run.command.text or commands.same_check(
                 commands.parse(err["command"]), run.command
@@ -276,10 +292,11 @@ class Engine:
         del st.open[:-MAX_OPEN]
 
     def _passed(self, st: Stream, run: Run) -> None:
-        lines = output.lines_of(run.text)
-        marks = [output.fold(ln) for ln in lines if output.is_error_line(ln)]
-        if marks:
-            st.background = list(dict.fromkeys([*st.background, *marks]))[-MAX_BACKGROUND:]
+        for mark in (output.fold(ln) for ln in output.lines_of(run.text)):  # all of it is background now
+            st.background.pop(mark, None)
+            st.background[mark] = None
+        while len(st.background) > MAX_BACKGROUND:
+            del st.background[next(iter(st.background))]
         if not st.open:
             return
         self._resolve_matching(st, run, failing_folds=None)
@@ -369,7 +386,6 @@ class Engine:
             return
         change = edits.change_of(call.name, call.input, details, path)
         change.created = change.created or path in st.created
-        change.old, change.new = redact(change.old), redact(change.new)
         st.edits.append({"seq": st.seq, "change": change.to_state()})
         del st.edits[:-MAX_EDITS]
 
@@ -399,6 +415,13 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     else:
         command = commands.tool_command(call.name, call.input)
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _seal(item: dict[str, Any], key: str) -> None:
+    """Redact item[key] once (a sealed item was redacted by an earlier read)."""
+    if not item.get("sealed"):
+        item[key] = redact(str(item.get(key) or ""))
+        item["sealed"] = True
 
 
 @functools.lru_cache(maxsize=2048)

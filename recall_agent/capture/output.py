@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Collection
 
 # the decisive lines of failures: exception lines, test runners' failure lines, tools' error lines
 _EXCEPTION = re.compile(
@@ -97,7 +98,7 @@ def is_error_line(line: str) -> bool:
     return bool(_EXCEPTION.match(line) or _TOOL_ERROR.search(line)) and not _EXIT_CODE.match(line.strip())
 
 
-def error_lines(lines: list[str], background: set[int]) -> list[str]:
+def error_lines(lines: list[str], background: Collection[int]) -> list[str]:
     """The lines that say what failed, background left out."""
     return [ln for ln in lines if is_error_line(ln) and fold(ln) not in background]
 

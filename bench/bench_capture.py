@@ -105,20 +105,33 @@ def inprocess_learnings(sessions: list[L.Label]) -> tuple[list[dict], float]:
 
 
 def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
-    by_session = {s.session: s for s in sessions}
+    by_session: dict[str, list[L.Label]] = {}
+    for s in sessions:
+        for sid in s.session_ids():
+            by_session.setdefault(sid, []).append(s)
     useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if e.get("useful")}
     found: set[tuple[str, int]] = set()
     real = right = files_ok = files_n = noise = 0
     misses_fix: list[dict] = []
+    wrong: list[dict] = []  # stored, but no labelled useful fix
     for lr in stored:
         sid = str(lr.get("session_id") or "")
-        label = next((s for k, s in by_session.items() if sid.startswith(k)), None)
-        if label is None:
+        candidates = by_session.get(sid) or [s for k, v in by_session.items() if sid.startswith(k) for s in v]
+        if not candidates:
             continue
+        calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
+        # a continued session's files share its id: the one whose labels cite these calls
+        label = next((c for c in candidates if c.failed_ids() & calls), candidates[0])
         sigs = [str(x) for x in lr.get("error_signatures") or []]
-        hit = next(
-            (i for i, e in enumerate(label.episodes) if e.get("useful") and L.keyed_on_error(sigs, e)), None
-        )
+        # the labelled fix this learning holds; one learning per labelled episode (a session often meets the
+        # same error line more than once, each time fixed on its own)
+        by_call = [
+            i for i, e in enumerate(label.episodes) if e.get("useful") and label.episode_ids(e) & calls
+        ]
+        keyed = by_call or [
+            i for i, e in enumerate(label.episodes) if e.get("useful") and L.keyed_on_error(sigs, e)
+        ]
+        hit = next((i for i in keyed if (label.session, i) not in found), keyed[0] if keyed else None)
         if hit is not None:
             real += 1
             found.add((label.session, hit))
@@ -139,8 +152,10 @@ def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
                 files_ok += {f.rsplit("/", 1)[-1] for f in lr.get("file_paths_touched") or []} == want
             continue
         failures = [*label.episodes, *label.unfixed]
-        if L.keyed_on_background(sigs, label) or not any(L.keyed_on_error(sigs, e) for e in failures):
-            noise += 1
+        noisy = L.keyed_on_background(sigs, label) or not any(L.keyed_on_error(sigs, e) for e in failures)
+        noise += noisy
+        wrong.append({"session": label.session, "noise": noisy, "error": sigs[-1].strip().splitlines()[-1][:140],
+                      "stored": str(lr.get("resolution_summary"))[:200]})  # fmt: skip
     n = len(stored)
     missed = [
         {
@@ -165,6 +180,7 @@ def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
         "sessions_with_useful_learning": len({s for s, _ in found}),
         "wrong_resolutions": misses_fix[:15],
         "missed": missed,
+        "not_useful": wrong,
     }
 
 
@@ -219,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.show:
                     for m in r["missed"]:
                         print("   MISSED", m)
+                    for m in r["not_useful"]:
+                        print("   STORED-NOT-USEFUL", m)
                     for m in r["wrong_resolutions"]:
                         print(
                             "   label:",

@@ -185,6 +185,10 @@ class FixEvidence(WireModel):
     command: FixCommand | None = None
     packages: list[FixPackage] = Field(default_factory=list, max_length=20)
     verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
+    # where in the session it came from: the failing tool calls and the call that showed it fixed
+    calls: list[Annotated[str, Field(max_length=200, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=21
+    )
 
     _storable = model_validator(mode="after")(_storable)
 

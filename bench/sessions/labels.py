@@ -37,12 +37,26 @@ class Label:
     def background(self) -> list[str]:
         return [str(b) for b in self.data.get("background") or []]
 
+    def session_ids(self) -> set[str]:
+        """The session ids the transcript carries (a continued session has its first session's id too)."""
+        found = {self.session}
+        with self.path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                m = _SESSION_ID.search(line)
+                if m:
+                    found.add(m.group(1))
+        return found
+
     def failed_ids(self) -> set[str]:
         ids = set()
         for e in [*self.episodes, *self.unfixed]:
             ids.add(str(e.get("failed")))
             ids.update(str(a) for a in e.get("also") or [])
         return ids
+
+    @staticmethod
+    def episode_ids(episode: dict[str, Any]) -> set[str]:
+        return {str(episode.get("failed"))} | {str(a) for a in episode.get("also") or []}
 
     def episode_for(self, ids: set[str]) -> dict[str, Any] | None:
         """The labelled episode whose failing calls include one of `ids` (8-character id suffixes)."""
@@ -75,6 +89,7 @@ def suffix(tool_use_id: str) -> str:
 
 # ---------------------------------------------------------------------- judging a learning against a label
 
+_SESSION_ID = re.compile(r'"sessionId":\s*"([^"]{1,200})"')
 _WORD = re.compile(r"[A-Za-z0-9_][\w.\-/]*")
 
 

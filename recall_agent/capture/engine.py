@@ -80,6 +80,7 @@ class Episode:
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
+    listening: bool = True  # the agent's words right after the fix (until its next tool call) join `said`
 
 
 @dataclass
@@ -207,13 +208,15 @@ class Engine:
             st.said.append({"seq": st.seq, "text": text})
             del st.said[:-MAX_SAID]
         for episode in st.ready:
-            if len(episode.said) < MAX_SAID:
+            if episode.listening and len(episode.said) < MAX_SAID:
                 episode.said.append(text)
 
     def _result(self, res: Result) -> None:
         call = res.call
         st = self.stream(call.stream)
         st.seq += 1
+        for episode in st.ready:
+            episode.listening = False
         if call.name in _FILE_TOOLS:
             if not res.is_error:
                 self._edit(st, call, res)

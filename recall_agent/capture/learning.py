@@ -89,6 +89,43 @@ _FILLER = re.compile(
 _FIX_WORDS = re.compile(
     r"(?i)\b(?:chang|replac|add|instal|pin|renam|mov|remov|correct|switch|updat|fix|us(?:e|ed|ing) )\w*"
 )
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{3,}")
+_COMMON = frozenset(
+    [
+        "error",
+        "errors",
+        "failed",
+        "fails",
+        "test",
+        "tests",
+        "this",
+        "that",
+        "with",
+        "from",
+        "file",
+        "files",
+        "line",
+        "none",
+        "true",
+        "false",
+        "self",
+        "return",
+        "python",
+        "python3",
+        "pytest",
+        "exit",
+        "code",
+        "traceback",
+        "most",
+        "recent",
+        "call",
+        "last",
+        "module",
+        "named",
+        "print",
+        "import",
+    ]
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 _PACKAGE = re.compile(r"^@?[A-Za-z0-9][\w.\-\[\],/]*(?:(?:[=<>~!]=?|@)[\w.*+\-^]+)?$")
 
@@ -148,7 +185,7 @@ def summarize(episode: Episode, files: list[str]) -> str:
     if not fix:
         return ""
     rows = [fix]
-    cause = cause_sentence(episode.said)
+    cause = cause_sentence(episode.said, _subject_words(episode, files))
     if cause:
         rows.append(f"Cause (agent): {cause}")
     verified = _shown(episode.passed.command)
@@ -183,16 +220,34 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
     return " ".join(parts)
 
 
-def cause_sentence(said: list[str]) -> str | None:
+def _subject_words(episode: Episode, files: list[str]) -> set[str]:
+    """Words that tie a sentence to this episode: identifiers of the error lines, the files and
+    functions changed, the commands."""
+    text = " ".join(
+        [
+            *[ln for e in episode.errors for ln in output.error_lines(output.lines_of(e["text"]), ())][-6:],
+            *(f.rsplit("/", 1)[-1] for f in files),
+            *(s for c in episode.changes for s in c.symbols),
+            episode.failed.command.text,
+            episode.passed.command.text,
+        ]
+    )
+    return {w.lower() for w in _IDENT.findall(text)} - _COMMON
+
+
+def cause_sentence(said: list[str], subject: set[str] | None = None) -> str | None:
     """The agent's sentence that best says why it failed (said before the fix, if at all), and the next
-    one when it says more about it; filler skipped."""
+    one when it says more about it; filler skipped, and with `subject`, only sentences that name something
+    of this episode (an identifier of its error, a changed file or function, its command)."""
     sentences: list[tuple[int, str]] = []
     for text in said:
         clean = re.sub(r"```.*?```", " ", text, flags=re.S).replace("**", "")
         for sentence in _SENTENCE.split(" ".join(clean.split())):
             sentence = sentence.strip(" -*#:")
-            if len(sentence) >= 20 and not _FILLER.match(sentence):
-                sentences.append((len(_CAUSE.findall(sentence)), sentence))
+            if len(sentence) < 20 or _FILLER.match(sentence):
+                continue
+            related = subject is None or bool({w.lower() for w in _IDENT.findall(sentence)} & subject)
+            sentences.append((len(_CAUSE.findall(sentence)) if related else 0, sentence))
     scored = [(score, -i, i) for i, (score, _) in enumerate(sentences) if score]
     if not scored:
         return None
@@ -236,6 +291,7 @@ def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]
     if packages:
         out["packages"] = [_package(p) for p in packages[:20]]
     out["verified_by"] = redact(episode.passed.command.text)[:1000]
+    out["calls"] = [*(e["id"] for e in episode.errors[-20:]), episode.passed.id]
     return out
 
 

@@ -277,6 +277,48 @@ def _stems(check: Check) -> set[str]:
     return stems
 
 
+def moved(shell: list[str], command: Command) -> list[str]:
+    """The shell's folder after a command that ran: its `cd`s followed (relative ones stack, `..` pops, an
+    absolute or home one starts over)."""
+    out = list(shell)
+    targets = ([command.cwd] if command.cwd else []) + [
+        c.targets[0] if c.targets else "~" for c in command.checks if c.family == "cd"
+    ]
+    for target in targets:
+        if target.startswith(("/", "~")):
+            out = [p for p in target.split("/") if p not in ("", "~")][-1:]  # its last part is what names it
+            continue
+        for part in target.split("/"):
+            if part == "..":
+                out = out[:-1]
+            elif part not in ("", "."):
+                out.append(part)
+    return out
+
+
+def inside(shell: list[str], path: str) -> bool:
+    """Does a relative path start with the folder the shell is already in (`testbed/x` inside testbed)?"""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return bool(shell and parts) and not path.startswith(("/", "~")) and parts[0] == shell[-1]
+
+
+def uses_inner(command: Command, failure: Command, missing: list[str], folder: str) -> bool:
+    """Does a command that ran use a missing `folder/x` path as `x` (the shell was already in folder), or
+    rerun the failing program from where it is (`ls testbed/` -> `ls`)?"""
+    inner = [m.removeprefix("./").split("/", 1)[1] if "/" in m.removeprefix("./") else "" for m in missing]
+    want = failure.checks[-1] if failure.checks else None
+    for check in command.checks:
+        if check.setup:
+            continue
+        for target in check.targets:
+            t = target.rstrip("/").removeprefix("./")
+            if t and any(i.rstrip("/").startswith(t) or t.startswith(i.rstrip("/")) for i in inner if i):
+                return True
+        if want is not None and check.program == want.program and not any(folder in t for t in check.targets):
+            return True
+    return False
+
+
 def change(before: Command, after: Command) -> str | None:
     """How `after` differs from `before` when the difference is the fix (another program version, flags,
     arguments, working folder); None when they are the same command."""
@@ -294,14 +336,17 @@ def change(before: Command, after: Command) -> str | None:
         if dropped:
             return f"ran it without `{'; '.join(dropped)}` (the shell was already there)"
         return None
-    return f"`{_shown(after)}` instead of `{_shown(before)}`"
+    moved = before.cwd != after.cwd
+    return f"`{_shown(after, moved)}` instead of `{_shown(before, moved)}`"
 
 
 def _real(cmd: Command) -> tuple[str, ...]:
     return tuple(c.key for c in cmd.checks if not c.setup and not c.probe)
 
 
-def _shown(cmd: Command, limit: int = 160) -> str:
+def _shown(cmd: Command, with_folder: bool = False, limit: int = 160) -> str:
     main = cmd.main
     text = main.key if main else cmd.text
+    if with_folder and cmd.cwd:
+        text = f"cd {cmd.cwd} && {text}"
     return text if len(text) <= limit else text[: limit - 1] + "…"

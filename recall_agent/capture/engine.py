@@ -42,6 +42,8 @@ SAID_MAX = 2000
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
 _TOOL_USAGE = _FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"}
+# tools that read or stop a background shell: their result is the shell's, not a check of their own
+_TOOL_USAGE |= {"BashOutput", "KillShell", "KillBash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch"}
 _LEARN_TOOLS = frozenset(
     {"mcp__recall__recall_learn", "recall_learn", "mcp__plugin_recall_recall__recall_learn"}
 )
@@ -76,6 +78,7 @@ class Episode:
     background: set[int] = field(default_factory=set)  # lines passing runs printed, as of the fix
     missing: list[str] = field(default_factory=list)  # paths the error said do not exist
     created_by: str | None = None  # the command that created the missing path
+    inside: str | None = None  # the missing path began with the folder the shell was already in
     by_failing_run: bool = False  # the run that showed it fixed failed otherwise (the next failing test)
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
@@ -96,6 +99,9 @@ class Stream:
     created: list[str] = field(default_factory=list)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
+    # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
+    # the folders entered from the session's start, relative; reset by an absolute `cd`
+    shell: list[str] = field(default_factory=list)
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -113,6 +119,7 @@ class Stream:
                 edit["sealed"] = True
         return {
             "seq": self.seq,
+            "shell": self.shell,
             "open": self.open,
             "edits": self.edits,
             "runs": self.runs,
@@ -124,7 +131,7 @@ class Stream:
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "open", "edits", "runs", "said", "created"):
+        for name in ("seq", "shell", "open", "edits", "runs", "said", "created"):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
@@ -258,24 +265,38 @@ class Engine:
     # ------------------------------------------------------------------ failures and fixes
 
     def _failed(self, st: Stream, run: Run, background: Collection[int]) -> None:
-        """Record the failure; errors of the same check that this run no longer shows are resolved by it."""
+        """Record the failure; errors of the same check that this run no longer shows are resolved by it.
+        A test run that reports several failing tests opens one error per test."""
         self.failures += 1
         lines = output.lines_of(run.text)
         errs = output.error_lines(lines, background)
-        folds = output.identity(errs) or [output.fold(run.text[-400:])]
         missing = output.missing_paths(errs or lines)
         check = run.command.main or (run.command.checks[-1] if missing and run.command.checks else None)
-        self._resolve_matching(st, run, failing_folds=set(folds))
+        tests = output.failing_tests(errs)
+        parts = (
+            [(output.test_identity(t), "\n".join(output.test_section(lines, t))) for t in tests]
+            if len(tests) > 1
+            else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text)]
+        )
+        failing = {f for folds, _ in parts for f in folds}
+        self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
-        entry = {"id": run.id, "text": run.text, "ts": run.ts}
+        for folds, text in parts:
+            self._open(st, run, folds, text or run.text, missing, test=len(tests) > 1)
+
+    def _open(
+        self, st: Stream, run: Run, folds: list[int], text: str, missing: list[str], test: bool = False
+    ) -> None:
+        entry = {"id": run.id, "text": text, "ts": run.ts}
+        inside = next((m for m in missing if commands.inside(st.shell, m)), None)
         for err in st.open:
             same = err["command"] == run.command.text or commands.same_check(
                 commands.parse(err["command"]), run.command
             )
             if same and set(err["folds"]) & set(folds):
                 self.verdicts.setdefault(str(err["last"]["id"]), "hurt")
-                if not any(e["text"] == entry["text"] for e in err["errors"]):
+                if not any(e["text"] == text for e in err["errors"]):
                     err["errors"] = [*err["errors"], entry][-MAX_ERRORS:]
                 err.update(
                     folds=sorted(set(err["folds"]) | set(folds)), last_seq=run.seq, last=_run_state(run)
@@ -290,11 +311,15 @@ class Engine:
                 "missing": missing,
                 "last_seq": run.seq,
                 "last": _run_state(run),
+                "test": test,  # one failing test of a run that reported several
+                # the missing path begins with the folder the shell is already in (`testbed/x` from testbed)
+                "inside": st.shell[-1] if inside else None,
             }
         )
         del st.open[:-MAX_OPEN]
 
     def _passed(self, st: Stream, run: Run) -> None:
+        st.shell = commands.moved(st.shell, run.command)[-20:]
         for mark in (output.fold(ln) for ln in output.lines_of(run.text)):  # all of it is background now
             st.background.pop(mark, None)
             st.background[mark] = None
@@ -308,12 +333,17 @@ class Engine:
             del st.runs[:-MAX_EDITS]
         self._trim(st)
 
-    def _resolve_matching(self, st: Stream, run: Run, failing_folds: set[int] | None) -> None:
+    def _resolve_matching(
+        self, st: Stream, run: Run, failing_folds: set[int] | None, complete: bool = True
+    ) -> None:
         """Resolve the open errors that `run` shows fixed: a run of the same check that passed, or that
-        failed without that error; or, for an error naming a missing path, a passing run that creates it."""
+        failed without that error (a test run that stopped early says nothing of the tests it did not
+        reach); or, for an error naming a missing path, a passing run that creates it."""
         still = []
         for err in st.open:
-            if self._resolves(err, run, failing_folds):
+            if failing_folds is not None and not complete and err.get("test"):
+                still.append(err)
+            elif self._resolves(err, run, failing_folds):
                 self._resolve(st, err, run, by_failing_run=failing_folds is not None)
             else:
                 still.append(err)
@@ -336,6 +366,8 @@ class Engine:
             return same and not (set(err["folds"]) & failing_folds)
         if same:
             return True
+        if err.get("inside") and commands.uses_inner(run.command, failure, err["missing"], err["inside"]):
+            return True
         return bool(err.get("missing")) and commands.creates(run.command, err["missing"])
 
     def _resolve(self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool) -> None:
@@ -349,6 +381,7 @@ class Engine:
             if err.get("missing")
             and failure is not None
             and not commands.same_check(failure, run.command, probes=True)
+            and commands.creates(run.command, err["missing"])
             else None
         )
         since = int(err["last_seq"])
@@ -364,6 +397,7 @@ class Engine:
             changes=changes,
             command_change=None if created_by else commands.change(failed.command, run.command),
             created_by=created_by,
+            inside=err.get("inside"),
             installs=installs,
             said=[s["text"] for s in st.said if since <= s["seq"] <= run.seq],
             created=set(st.created),

@@ -215,7 +215,12 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
         parts.append(
             f"{missing or 'The missing path'} did not exist: created it with `{_cut(episode.created_by)}`."
         )
-    if episode.command_change and not episode.changes:
+    if episode.inside and not episode.changes:
+        parts.append(
+            f"The shell was already in `{episode.inside}` (the folder carries over between calls)"
+            + (f": {episode.command_change}." if episode.command_change else ".")
+        )
+    elif episode.command_change and not episode.changes:
         parts.append(f"Fixed by the command: {episode.command_change}.")
     return " ".join(parts)
 

@@ -28,7 +28,9 @@ _TOOL_ERROR = re.compile(
     r"|::\S+ (?:FAILED|ERROR)\b"  # pytest -v: tests/test_a.py::test_x FAILED
     r"|(?i:\bno such file or directory\b|\bcommand not found\b|\bpermission denied\b|\bnot recognized as\b"
     r"|\bno module named\b|\bcannot find module\b|\bcan't open file\b|\bunrecognized arguments?\b"
-    r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b)"
+    r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b"
+    r"|\bno matches found\b|\bbug (?:is )?(?:found|confirmed|reproduced|still exists)\b|\btest failed\b)"
+    r"|^\s*(?:✗|❌|FAIL\b)"
 )
 # lines every failing test run prints whatever failed: not what identifies the error
 _GENERIC = re.compile(
@@ -55,6 +57,8 @@ _MISSING = [
     re.compile(r"cd:(?:\d+:)? no such file or directory: (\S{1,300})"),  # zsh
     re.compile(r"cd: (\S{1,300}): No such file or directory"),  # bash
     re.compile(r"file or directory not found: (\S{1,300})|ERROR: file not found: (\S{1,300})"),
+    re.compile(r"no matches found: (\S{1,300})"),  # zsh glob
+    re.compile(r"cannot access '([^']{1,300})': No such file"),  # GNU ls
 ]
 
 MAX_LINES = 400  # lines of one output looked at (its head and its tail)
@@ -72,6 +76,10 @@ def fold(line: str) -> int:
     """A line's identity across runs: whitespace and numbers folded, hashed small (kept in session state)."""
     folded = _FOLD.sub("#", _SPACE.sub(" ", line.strip()))
     return zlib.crc32(folded.encode("utf-8", "replace"))
+
+
+def test_identity(test_id: str) -> list[int]:
+    return [fold("test " + test_id)]
 
 
 def missing_paths(lines: list[str]) -> list[str]:
@@ -106,6 +114,47 @@ def error_lines(lines: list[str], background: Collection[int]) -> list[str]:
 _TEST_ID = re.compile(
     r"^\s*(?:FAILED|ERROR)\s+\S+::\S|^\s*\S+::\S+\s+(?:FAILED|ERROR)\b|^(?:FAIL|ERROR): \w+ \("
 )
+
+
+_PYTEST_FAILED_ID = re.compile(r"^\s*(?:FAILED|ERROR)\s+(\S+::\S+)|^\s*(\S+::\S+)\s+(?:FAILED|ERROR)\b")
+_UNITTEST_FAILED_ID = re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))")
+_BANNER = re.compile(r"^_{3,} (\S.*?) _{3,}\s*$|^={5,}\s*$")
+_STOPPED = re.compile(r"stopping after \d+ failures?|!{3,} Interrupted")
+
+
+def stopped_early(text: str) -> bool:
+    """Did a test run stop at its first failures (`-x`, `--maxfail`)? Then a test it did not report is
+    not known to pass."""
+    return _STOPPED.search(text[-4000:]) is not None
+
+
+def failing_tests(lines: list[str]) -> list[str]:
+    """The ids of the tests a run reports failed (pytest's FAILED / verbose lines, unittest's FAIL:)."""
+    ids = []
+    for line in lines:
+        m = _PYTEST_FAILED_ID.match(line) or _UNITTEST_FAILED_ID.match(line)
+        if m:
+            ids.append(next(g for g in m.groups() if g).split(" - ", 1)[0])
+    return list(dict.fromkeys(ids))
+
+
+def test_section(lines: list[str], test_id: str) -> list[str]:
+    """The part of a test run's output about one failing test: its report section (pytest's `___ name ___`
+    banner, unittest's `FAIL: name` block) and the lines that name it."""
+    name = test_id.split("::")[-1].split(" ")[0].split("[")[0]
+    section: list[str] = []
+    inside = False
+    for line in lines:
+        banner = _BANNER.match(line)
+        if banner or _UNITTEST_FAILED_ID.match(line):
+            title = banner.group(1) if banner and banner.group(1) else line
+            inside = bool(title) and name in title
+            if inside:
+                section.append(line)
+            continue
+        if inside or test_id in line or (name in line and failing_tests([line])):
+            section.append(line)
+    return section[-60:]
 
 
 def identity(errors: list[str]) -> list[int]:

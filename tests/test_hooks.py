@@ -382,3 +382,50 @@ def test_deadline_ends_the_process_silently(
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     log = (isolated_recall_env / "logs" / "hooks.log").read_text()
     assert "deadline: gave up" in log or "no time left" in log
+
+
+# ---------------------------------------------------------------------- the agent's own learning
+
+
+def _agent_learns(sid: str, project: Path, env: dict[str, str], recall_cmd: list[str]) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        [*recall_cmd, "learn", "--session", sid, "--error", "ModuleNotFoundError: No module named 'requests_oauth'",
+         "--resolution", "The client imported requests_oauth; the package is requests-oauthlib (renamed import).",
+         "--file", "src/app/client.py"],
+        cwd=project, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_agents_learning_supersedes_the_automatic_one(
+    project: Path, env: dict[str, str], isolated_recall_env: Path, recall_cmd: list[str]
+) -> None:
+    """Captured at an earlier Stop, then written by the agent: only the agent's stays."""
+    _fix_session("sess-a", project, env)
+    (automatic,) = all_learnings(isolated_recall_env)
+    assert automatic.fix is not None and automatic.fix.source == "transcript"
+    kept = _agent_learns("sess-a", project, env, recall_cmd)
+    (only,) = all_learnings(isolated_recall_env)
+    assert str(only.id) == kept and only.fix is not None and only.fix.source == "agent"
+    assert "requests-oauthlib (renamed import)" in only.resolution_summary
+
+
+def test_the_agents_learning_in_the_same_turn_stops_the_automatic_one(
+    project: Path, env: dict[str, str], isolated_recall_env: Path, recall_cmd: list[str]
+) -> None:
+    s = Session("sess-b", project, env)
+    command = PYTEST.format(project=project)
+    s.bash_fails(command, ERROR_TEXT)
+    s.edit("src/app/client.py")
+    s.bash_ok(command)
+    learn = (
+        "recall learn --session sess-b --error=\"ModuleNotFoundError: No module named 'requests_oauth'\""
+        " --resolution='renamed the import to requests_oauthlib' --file src/app/client.py"
+    )
+    kept = _agent_learns("sess-b", project, env, recall_cmd)  # what that call stored
+    s.bash_ok(learn, stdout=kept)  # and the call in the transcript
+    assert s.stop("Done.").returncode == 0
+    (only,) = all_learnings(isolated_recall_env)
+    assert str(only.id) == kept and only.fix is not None and only.fix.source == "agent"

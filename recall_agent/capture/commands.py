@@ -28,6 +28,7 @@ _MULTI = {
     "git", "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "docker", "kubectl", "pip", "pip3", "uv",
     "poetry", "dotnet", "mvn", "gradle", "gradlew", "bundle", "rake", "terraform", "helm", "deno", "just",
     "tox", "nox", "mix", "swift", "rails", "conda", "brew", "apt", "apt-get", "gh", "az", "aws", "gcloud",
+    "recall",
 }  # fmt: skip
 INTERPRETERS = {"python", "node", "ruby", "bash", "sh", "zsh", "perl", "php", "deno", "ts-node", "pypy"}
 # commands that look at things rather than build, run or test them
@@ -190,6 +191,33 @@ def tool_command(tool: str, tool_input: dict[str, object], text: str | None = No
                 parts.append(f"{name}={str(value)[:80]}")
         text = " ".join(" ".join(parts).split())
     return Command(text=text, cwd=None, checks=(Check(key=text, family=tool, program=tool),))
+
+
+def option_values(command: str, option: str) -> list[str]:
+    """The values a command line gives an option (`--error X`, `--error=X`), as the shell would pass them."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    values = []
+    for i, word in enumerate(words):
+        if word == option and i + 1 < len(words):
+            values.append(words[i + 1])
+        elif word.startswith(option + "="):
+            values.append(word.split("=", 1)[1])
+    return [_heredoc_body(v) for v in values]
+
+
+def _heredoc_body(value: str) -> str:
+    """`$(cat <<'MARK' ... MARK)` (how the skill passes text) -> the text between the markers."""
+    lines = value.splitlines()
+    if len(lines) >= 2 and lines[0].startswith("$(cat <<"):
+        mark = lines[0].split("<<", 1)[1].strip().strip("'\"")
+        body = lines[1:]
+        if mark in body:
+            body = body[: body.index(mark)]
+        return "\n".join(body)
+    return value
 
 
 def same_check(failure: Command, later: Command, *, probes: bool = False) -> bool:

@@ -254,11 +254,15 @@ class Engine:
         learned = run.tool in _LEARN_TOOLS or (main is not None and main.family == "recall learn")
         if not learned or res.is_error:
             return learned
-        said = run.command.text if run.tool == "Bash" else str(res.call.input.get("error") or "")
-        folds = {output.fold(ln) for ln in output.lines_of(said) if output.is_error_line(ln)}
+        said = (
+            commands.option_values(res.call.input.get("command") or "", "--error")
+            if run.tool == "Bash"
+            else [str(res.call.input.get("error") or "")]
+        )
+        wanted = [" ".join(t.split()) for t in said if t.strip()]
         for episode in st.ready:
-            mine = {output.fold(ln) for e in episode.errors for ln in output.lines_of(e["text"])}
-            if not folds or folds & mine:
+            texts = [" ".join(e["text"].split()) for e in episode.errors]
+            if not wanted or any(w in t for w in wanted for t in texts):
                 episode.superseded = True
         return True
 

@@ -347,6 +347,9 @@ def uses_inner(command: Command, failure: Command, missing: list[str], folder: s
     return False
 
 
+ALREADY_THERE = " (the shell was already there)"
+
+
 def change(before: Command, after: Command) -> str | None:
     """How `after` differs from `before` when the difference is the fix (another program version, flags,
     arguments, working folder); None when they are the same command."""
@@ -362,7 +365,7 @@ def change(before: Command, after: Command) -> str | None:
         if added:
             return f"ran it after `{'; '.join(added)}`"
         if dropped:
-            return f"ran it without `{'; '.join(dropped)}` (the shell was already there)"
+            return f"ran it without `{'; '.join(dropped)}`{ALREADY_THERE}"
         return None
     moved = before.cwd != after.cwd
     return f"`{_shown(after, moved)}` instead of `{_shown(before, moved)}`"

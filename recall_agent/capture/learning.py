@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from recall_agent.capture import SOURCE_PREFIX, commands, edits, output
+from recall_agent.capture.commands import ALREADY_THERE
 from recall_agent.capture.engine import Episode
 
 CAPTURE_CONFIDENCE = 0.7
@@ -152,8 +153,8 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
     signatures = [s for s in dict.fromkeys(signatures) if s.strip()]
     if not signatures:
         return None
-    changes = episode.changes[:MAX_FILES]
-    files = [_relative(c.path, ctx.root) for c in changes]
+    episode = replace(episode, changes=made_the_difference(episode)[:MAX_FILES])
+    files = [_relative(c.path, ctx.root) for c in episode.changes]
     summary = redact(summarize(episode, files))
     if not summary.strip():
         return None
@@ -169,6 +170,18 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
         "confidence": CAPTURE_CONFIDENCE,
         "fix": _evidence(episode, files, redact),
     }
+
+
+def made_the_difference(episode: Episode) -> list[edits.FileChange]:
+    """The episode's changed files without the agent's own new scripts (a debug script written while
+    fixing), unless the check runs that script or nothing else changed."""
+    ran = {t.rsplit("/", 1)[-1] for cmd in (episode.failed.command, episode.passed.command) for c in cmd.checks
+           for t in (*c.targets, c.family.split(" ", 1)[-1])}  # fmt: skip
+    kept = [
+        c for c in episode.changes
+        if not (c.created or c.path in episode.created) or c.path.rsplit("/", 1)[-1] in ran
+    ]  # fmt: skip
+    return kept or episode.changes
 
 
 def _without_background(text: str, episode: Episode) -> str:
@@ -218,7 +231,7 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
     if episode.inside and not episode.changes:
         parts.append(
             f"The shell was already in `{episode.inside}` (the folder carries over between calls)"
-            + (f": {episode.command_change}." if episode.command_change else ".")
+            + (f": {episode.command_change.removesuffix(ALREADY_THERE)}." if episode.command_change else ".")
         )
     elif episode.command_change and not episode.changes:
         parts.append(f"Fixed by the command: {episode.command_change}.")

@@ -25,11 +25,13 @@ def test_the_inventory_finds_the_patterns_it_must() -> None:
         "recall_agent.learnings.signatures",
         "recall_agent.federation",
         "recall_agent.antipatterns.scan",
+        "recall_agent.capture.output",
+        "recall_agent.capture.commands",
     ):
         assert module in where, module
     assert any(p.where.startswith("catalog:") for p in PATTERNS)
     assert any(
-        p.where.startswith("recall_agent/hooks/capture.py:") for p in PATTERNS
+        p.where.startswith("recall_agent/capture/learning.py:") for p in PATTERNS
     )  # inline re.sub(...) calls
 
 

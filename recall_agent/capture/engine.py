@@ -276,7 +276,7 @@ class Engine:
         errs = output.error_lines(lines, background)
         missing = output.missing_paths(errs or lines)
         check = run.command.main or (run.command.checks[-1] if missing and run.command.checks else None)
-        tests = output.failing_tests(errs)
+        tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
         parts = (
             [(output.test_identity(t), "\n".join(output.test_section(lines, t))) for t in tests]
             if len(tests) > 1

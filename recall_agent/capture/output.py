@@ -23,19 +23,15 @@ _TOOL_ERROR = re.compile(
     r"(?i)^\s*(?:error|fatal|panic|fail(?:ed|ure)?|err!|npm err!|npm error|\[error\]|critical)\b[:\s!]"
     r"|^\s*E\s{2,}\S"
     r"|^\s*(?:FAILED|ERROR)\s+\S"
-    r"|^\S+:\d+(?::\d+)?:\s*(?:error|fatal error)\b"
+    r"|^[^\s:]+:\d+(?::\d+)?:\s*(?:error|fatal error)\b"
     r"|\berror(?:\[\w+\])?:\s"
-    r"|::\S+ (?:FAILED|ERROR)\b"  # pytest -v: tests/test_a.py::test_x FAILED
     r"|(?i:\bno such file or directory\b|\bcommand not found\b|\bpermission denied\b|\bnot recognized as\b"
     r"|\bno module named\b|\bcannot find module\b|\bcan't open file\b|\bunrecognized arguments?\b"
     r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b"
     r"|\bno matches found\b|\bbug (?:is )?(?:found|confirmed|reproduced|still exists)\b|\btest failed\b)"
     r"|^\s*(?:✗|❌|FAIL\b)"
 )
-# lines every failing test run prints whatever failed: not what identifies the error
-_GENERIC = re.compile(
-    r"^\s*(?:={3,}|_{3,}|-{3,}).*(?:={3,}|_{3,}|-{3,})\s*$|^(?:Error: )?Exit code -?\d+$|^FAILED \("
-)
+_RULES = ("===", "___", "---")
 _FAIL_WORDS = re.compile(
     r"(?i)\b(?:error|errors|failed|failure|fatal|traceback|exception|cannot|can't|couldn't|could not|"
     r"unable|denied|refused|not found|no such file|no module named|undefined|unexpected|invalid|segmentation)\b"
@@ -94,6 +90,13 @@ def missing_paths(lines: list[str]) -> list[str]:
     return sorted(set(found))
 
 
+def _generic(line: str) -> bool:
+    """A line every failing run prints whatever failed: a `=== ... ===` rule, `Exit code 1`, `FAILED (`."""
+    text = line.strip()
+    ruled = any(text.startswith(r) and text.endswith(r) for r in _RULES)
+    return ruled or is_exit_code_line(text) or text.startswith("FAILED (")
+
+
 def is_exception_line(line: str) -> bool:
     return bool(_EXCEPTION.match(line)) and not _WARNING.search(line)
 
@@ -111,14 +114,31 @@ def error_lines(lines: list[str], background: Collection[int]) -> list[str]:
     return [ln for ln in lines if is_error_line(ln) and fold(ln) not in background]
 
 
-_TEST_ID = re.compile(
-    r"^\s*(?:FAILED|ERROR)\s+\S+::\S|^\s*\S+::\S+\s+(?:FAILED|ERROR)\b|^(?:FAIL|ERROR): \w+ \("
-)
-
-
-_PYTEST_FAILED_ID = re.compile(r"^\s*(?:FAILED|ERROR)\s+(\S+::\S+)|^\s*(\S+::\S+)\s+(?:FAILED|ERROR)\b")
 _UNITTEST_FAILED_ID = re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))")
-_BANNER = re.compile(r"^_{3,} (\S.*?) _{3,}\s*$|^={5,}\s*$")
+
+
+def _test_id(line: str) -> str | None:
+    """The test a report line says failed: pytest's `FAILED a.py::t - msg` or verbose `a.py::t FAILED`,
+    unittest's `FAIL: t (mod.Class)` (word tests, no pattern that could backtrack)."""
+    words = line.split()
+    if len(words) >= 2 and words[0] in ("FAILED", "ERROR") and "::" in words[1]:
+        return words[1]
+    if len(words) >= 2 and words[1] in ("FAILED", "ERROR") and "::" in words[0]:
+        return words[0]
+    m = _UNITTEST_FAILED_ID.match(line)
+    return m.group(1) if m else None
+
+
+def _banner(line: str) -> str | None:
+    """The title of a report section (`____ Class.test ____`), "" for a `=====` rule, else None."""
+    text = line.strip()
+    if text.startswith("___") and text.endswith("___"):
+        return text.strip("_ ")
+    if len(text) >= 5 and set(text) == {"="}:
+        return ""
+    return None
+
+
 _STOPPED = re.compile(r"stopping after \d+ failures?|!{3,} Interrupted")
 
 
@@ -132,9 +152,9 @@ def failing_tests(lines: list[str]) -> list[str]:
     """The ids of the tests a run reports failed (pytest's FAILED / verbose lines, unittest's FAIL:)."""
     ids = []
     for line in lines:
-        m = _PYTEST_FAILED_ID.match(line) or _UNITTEST_FAILED_ID.match(line)
-        if m:
-            ids.append(next(g for g in m.groups() if g).split(" - ", 1)[0])
+        found = _test_id(line)
+        if found:
+            ids.append(found)
     return list(dict.fromkeys(ids))
 
 
@@ -145,9 +165,9 @@ def test_section(lines: list[str], test_id: str) -> list[str]:
     section: list[str] = []
     inside = False
     for line in lines:
-        banner = _BANNER.match(line)
-        if banner or _UNITTEST_FAILED_ID.match(line):
-            title = banner.group(1) if banner and banner.group(1) else line
+        banner = _banner(line)
+        if banner is not None or _UNITTEST_FAILED_ID.match(line):
+            title = banner or line
             inside = bool(title) and name in title
             if inside:
                 section.append(line)
@@ -160,10 +180,10 @@ def test_section(lines: list[str], test_id: str) -> list[str]:
 def identity(errors: list[str]) -> list[int]:
     """What tells one error from another: the failing tests a runner names (`FAILED tests/a.py::t`), else
     the last exception line, else the last error line; never the summaries every failure prints."""
-    telling = [ln for ln in errors if not _GENERIC.match(ln.strip())]
-    tests = [ln.split(" - ", 1)[0] for ln in telling if _TEST_ID.match(ln)]
+    telling = [ln for ln in errors if not _generic(ln)]
+    tests = failing_tests(telling)
     if tests:
-        return sorted({fold(ln) for ln in tests})
+        return sorted({fold("test " + t) for t in tests})
     exceptions = [ln for ln in telling if is_exception_line(ln) and not ln.startswith((" ", "\t"))]
     last = (
         exceptions[-1:] or [ln for ln in telling if is_exception_line(ln)][-1:] or telling[-1:] or errors[-1:]

@@ -43,6 +43,7 @@ from release import package_in, release_tree  # noqa: E402
 
 RESULTS = BENCH / "results" / "capture.json"
 RELEASE = "32014ad"
+SHOWN = 2  # learnings the on-error hook injects at most (RECALL_HOOK_MAX_INJECT's default)
 
 
 def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:
@@ -111,7 +112,7 @@ def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
             by_session.setdefault(sid, []).append(s)
     useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if e.get("useful")}
     found: set[tuple[str, int]] = set()
-    real = right = files_ok = files_n = noise = 0
+    real = right = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
     for lr in stored:
@@ -156,6 +157,19 @@ def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
         noise += noisy
         wrong.append({"session": label.session, "noise": noisy, "error": sigs[-1].strip().splitlines()[-1][:140],
                       "stored": str(lr.get("resolution_summary"))[:200]})  # fmt: skip
+    # a fix can be in the store without a learning of its own session: the store merges a learning into an
+    # identical one of another session (same repo, same resolution, a shared signature)
+    for s in sessions:
+        for i, e in enumerate(s.episodes):
+            if e.get("useful") and (s.session, i) not in found:
+                for lr in stored:
+                    sigs = [str(x) for x in lr.get("error_signatures") or []]
+                    if L.keyed_on_error(sigs, e) and L.says_the_fix(
+                        str(lr.get("resolution_summary") or ""), e
+                    ):
+                        found.add((s.session, i))
+                        merged_found += 1
+                        break
     n = len(stored)
     missed = [
         {
@@ -178,10 +192,101 @@ def judge(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
         "right_files": round(files_ok / files_n, 3) if files_n else None,
         "noise": round(noise / n, 3) if n else None,
         "sessions_with_useful_learning": len({s for s, _ in found}),
+        "found_in_merged": merged_found,
         "wrong_resolutions": misses_fix[:15],
         "missed": missed,
         "not_useful": wrong,
     }
+
+
+# ---------------------------------------------------------------------- replay in time order
+
+
+def _first_time(label: L.Label) -> str:
+    with label.path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            i = line.find('"timestamp":"')
+            if i >= 0:
+                return line[i + 13 : i + 37]
+    return ""
+
+
+def _call_outputs(label: L.Label) -> dict[str, str]:
+    from recall_agent.capture.transcript import Result, Transcript
+
+    return {
+        L.suffix(step.call.id): step.text or ""
+        for step in Transcript(label.path).steps()
+        if isinstance(step, Result) and step.is_error is not None
+    }
+
+
+def _cause(text: str) -> str:
+    from recall_agent.capture.output import fold
+
+    return str(fold(text))
+
+
+def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
+    """Sessions in time order: before each is imported, every labelled useful fix in it whose error line an
+    earlier session's useful fix had too (the same cause met again) is asked of recall with the failing
+    call's output, as the on-error hook asks; a hit is a top match whose resolution says what fixed it
+    (judged against this episode's label)."""
+    from recall_agent.learnings import execute_sync
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+
+    home = work / "replay-home"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    seen: set[str] = set()
+    met = hits = 0
+    misses: list[dict[str, Any]] = []
+    for label in sorted(sessions, key=_first_time):
+        outputs = _call_outputs(label)
+        built, _ = inprocess_learnings([label])
+        for e in label.episodes:
+            if not e.get("useful"):
+                continue
+            cause = _cause(str(e.get("error") or ""))
+            if cause in seen and L.suffix(str(e.get("failed"))) in outputs:
+                met += 1
+                repo = built[0]["repo"] if built else "r"
+                answer = execute_sync(
+                    {"match_type": "error_signature", "error_text": outputs[L.suffix(str(e["failed"]))][-4000:],
+                     "repo": repo, "max_results": SHOWN},
+                    home=home,
+                )  # fmt: skip
+                shown = [m.resolution_summary for m in answer.matches[:SHOWN]]
+                if any(L.says_the_fix(r, e) for r in shown):
+                    hits += 1
+                else:
+                    misses.append({"session": label.session, "error": str(e.get("error"))[:100],
+                                   "shown": [r[:160] for r in shown]})  # fmt: skip
+        for e in label.episodes:
+            if e.get("useful"):
+                seen.add(_cause(str(e.get("error") or "")))
+        with open_store(home) as store:
+            for lr in built:
+                store.add(Learning.model_validate(lr))
+    return {"recurrences": met, "got_the_fix": hits, "share": round(hits / met, 3) if met else None,
+            "misses": misses[:20]}  # fmt: skip
+
+
+def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
+    """Every transcript of a corpus (labelled or not): how many sessions give at least one learning. The
+    labelled ones say how many of those are useful; the rest are counted as stored only."""
+    cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
+    labelled = {s.session: s for s in L.load(("tune", "heldout"), (corpus,))}
+    with_learning = with_useful = 0
+    for path in cached:
+        label = labelled.get(path.stem) or L.Label(corpus, path.stem, "", {}, path)
+        stored, _ = inprocess_learnings([label])
+        with_learning += bool(stored)
+        if path.stem in labelled and judge([label], stored)["sessions_with_useful_learning"]:
+            with_useful += 1
+    return {"sessions": len(cached), "with_a_learning": with_learning, "labelled": len(labelled),
+            "labelled_with_a_useful_learning": with_useful}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
     ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
     ap.add_argument("--show", action="store_true", help="print the wrong resolutions")
+    ap.add_argument("--replay", action="store_true", help="also replay each half in time order (recurrences)")
+    ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
@@ -214,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(secs, 2),
                     "mb_per_s": round(mb / secs, 1),
                 }
+            if args.replay:
+                row["replay"] = replay(sessions, work)
             report["halves"][half] = row
     cols = [
         "sessions",
@@ -230,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'half':<9}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
     for half, row in report["halves"].items():
         for name, r in row.items():
-            if isinstance(r, dict):
+            if isinstance(r, dict) and name != "replay":
                 print(f"{half:<9}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
                 if args.show:
                     for m in r["missed"]:
@@ -244,6 +353,18 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
+    if args.corpus_wide:
+        report["swecb_all"] = corpus_wide()
+        print("SWE-ContextBench, all transcripts:", report["swecb_all"])
+    for half, row in report["halves"].items():
+        if "replay" in row:
+            r = row["replay"]
+            print(
+                f"replay {half}: {r['got_the_fix']}/{r['recurrences']} recurrences got their earlier fix ({r['share']})"
+            )
+            if args.show:
+                for m in r["misses"]:
+                    print("   REPLAY-MISS", m)
     if not args.inprocess:
         RESULTS.write_text(json.dumps(report, indent=1) + "\n")
     return 0

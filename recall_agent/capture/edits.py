@@ -59,8 +59,12 @@ def change_of(tool: str, tool_input: dict[str, Any], details: dict[str, Any], pa
     created = tool == "Write" and (details.get("type") == "create" or original is None)
     if tool == "Write":
         content = str(tool_input.get("content") or "")
-        symbols = _defined(content) if created else _symbols_at(original or "", _first_line(details), content)
-        return FileChange(path, created=created, symbols=symbols, old="", new=content, edits=1)
+        if created:
+            return FileChange(path, created=True, symbols=_defined(content), old="", new=content, edits=1)
+        # a file written over: the change is between what it held and what it holds now
+        before = original or ""
+        symbols = _symbols_at(before, _line_of_change(before, content), content)
+        return FileChange(path, symbols=symbols, old=before, new=content, edits=1)
     edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
     edits = [e for e in edits or [] if isinstance(e, dict)]
     old = "\n".join(str(e.get("old_string") or "") for e in edits)
@@ -134,6 +138,14 @@ def _first_line(details: dict[str, Any]) -> int | None:
                     if isinstance(ln, str) and ln[:1] in "+-":
                         return start + i
             return start
+    return None
+
+
+def _line_of_change(before: str, after: str) -> int | None:
+    """The first line where two versions of a file differ (1-based)."""
+    for i, (a, b) in enumerate(zip(before.splitlines(), after.splitlines(), strict=False), 1):
+        if a != b:
+            return i
     return None
 
 

@@ -10,7 +10,8 @@
    run model; each episode the engine resolves is positive when it matches a labelled episode marked
    `useful`. Threshold: the highest recall whose tuning precision is at least TARGET_PRECISION.
 
-Only labels with `half: tune` are read. Logistic regression by Newton's method with a small L2 penalty
+Only labels with `half: tune` are read, of both labellers where a session has two (each is a training
+example of its own, so the fit sits between their verdicts). Logistic regression by Newton's method with a small L2 penalty
 (numpy, a dev dependency; the engine evaluates the weights in pure Python).
 """
 
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=model.WEIGHTS)
     args = ap.parse_args(argv)
-    tune = L.load(("tune",))
+    tune = L.load(("tune-all",))  # both labellers of the tuning half: their disagreement is in the fit
     if not tune:
         print("no tuning labels with transcripts (bench/sessions/fetch.py, labels/)", file=sys.stderr)
         return 1

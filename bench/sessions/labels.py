@@ -66,20 +66,29 @@ class Label:
         return None
 
 
+SECOND = "C"  # the labeller who labelled part of the tuning half again, independently (agreement)
+
+
 def load(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = None) -> list[Label]:
-    """Labels of the given halves, with their transcripts in the cache (bench/sessions/fetch.py)."""
+    """Labels of the given halves, with their transcripts in the cache (bench/sessions/fetch.py). The
+    half `tune-second` is the second labeller's labels of tuning sessions, kept out of `tune` so that
+    each session is judged once per labeller; `tune-all` is both (what the fitting script reads)."""
     out = []
     for path in sorted(LABELS.glob("*/*.yaml")):
         data = yaml.safe_load(path.read_text())
         if not isinstance(data, dict):
             continue
         corpus = str(data.get("corpus") or path.parent.name)
-        if data.get("half") not in halves or (corpora and corpus not in corpora):
+        half = str(data.get("half"))
+        if half == "tune" and data.get("labeller") == SECOND:
+            half = "tune-second"
+        wanted = set(halves) | ({"tune", "tune-second"} if "tune-all" in halves else set())
+        if half not in wanted or (corpora and corpus not in corpora):
             continue
         session = str(data.get("session") or path.stem)
         transcript = CACHE / corpus / f"{session}.jsonl"
         if transcript.is_file():
-            out.append(Label(corpus, session, str(data["half"]), data, transcript))
+            out.append(Label(corpus, session, half, data, transcript))
     return out
 
 

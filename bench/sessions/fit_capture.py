@@ -36,7 +36,7 @@ from recall_agent.capture import model  # noqa: E402
 from recall_agent.capture.engine import Engine  # noqa: E402
 from recall_agent.capture.transcript import Transcript  # noqa: E402
 
-TARGET_PRECISION = 0.92
+TARGET_PRECISION = 0.94
 L2 = 1.0
 
 

@@ -275,6 +275,46 @@ def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
             "misses": misses[:20]}  # fmt: skip
 
 
+def curves(sessions: list[L.Label]) -> dict[str, Any]:
+    """The fitted models' precision-recall curves on these sessions' labels (run: did the call fail?;
+    episode: is the resolved error a useful fix?), at thresholds 0.05 apart, the chosen one marked."""
+    from recall_agent.capture import model
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    scored: dict[str, list[tuple[float, bool]]] = {"run": [], "episode": []}
+    for label in sessions:
+        engine = Engine(record=True)
+        engine.feed(Transcript(label.path).steps())
+        engine.end_turn()
+        failing = label.failed_ids()
+        run_model, episode_model = model.load("run"), model.load("episode")
+        scored["run"] += [
+            (run_model.probability(f), L.suffix(r.id) in failing) for r, f, _ in engine.judged_runs
+        ]
+        for ep in engine.judged_episodes:
+            match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
+            scored["episode"].append(
+                (episode_model.probability(ep.features), bool(match and match.get("useful")))
+            )
+    out: dict[str, Any] = {}
+    for name, pairs in scored.items():
+        chosen = model.load(name).threshold
+        points = []
+        for t in [*(i / 20 for i in range(1, 20)), chosen]:
+            tp = sum(s >= t and y for s, y in pairs)
+            fp = sum(s >= t and not y for s, y in pairs)
+            fn = sum(s < t and y for s, y in pairs)
+            points.append({"threshold": round(t, 3), "precision": round(tp / (tp + fp), 3) if tp + fp else 1.0,
+                           "recall": round(tp / (tp + fn), 3) if tp + fn else 1.0, "chosen": t == chosen})  # fmt: skip
+        out[name] = {
+            "n": len(pairs),
+            "positives": sum(y for _, y in pairs),
+            "curve": sorted(points, key=lambda p: p["threshold"]),
+        }
+    return out
+
+
 def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
     """Every transcript of a corpus (labelled or not): how many sessions give at least one learning. The
     labelled ones say how many of those are useful; the rest are counted as stored only."""
@@ -299,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print the wrong resolutions")
     ap.add_argument("--replay", action="store_true", help="also replay each half in time order (recurrences)")
     ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
+    ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
@@ -325,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
                 }
             if args.replay:
                 row["replay"] = replay(sessions, work)
+            if args.curves:
+                row["curves"] = curves(sessions)
             report["halves"][half] = row
     cols = [
         "sessions",
@@ -341,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'half':<9}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
     for half, row in report["halves"].items():
         for name, r in row.items():
-            if isinstance(r, dict) and name != "replay":
+            if isinstance(r, dict) and name not in ("replay", "curves"):
                 print(f"{half:<9}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
                 if args.show:
                     for m in r["missed"]:
@@ -359,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
         report["swecb_all"] = corpus_wide()
         print("SWE-ContextBench, all transcripts:", report["swecb_all"])
     for half, row in report["halves"].items():
+        for name, c in (row.get("curves") or {}).items():
+            chosen = next(p for p in c["curve"] if p["chosen"])
+            print(f"{half} {name} model at its threshold {chosen['threshold']}: P {chosen['precision']} R {chosen['recall']}"
+                  f" (n {c['n']}, {c['positives']} positive)")  # fmt: skip
         if "replay" in row:
             r = row["replay"]
             print(

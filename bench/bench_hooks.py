@@ -348,10 +348,11 @@ def main() -> int:
         )
         # sessions whose resolved error Stop turned into a learning (the store may merge equal learnings,
         # so count on the session side)
-        captured = 0
-        for i in range(args.runs):
-            state = json.loads((home / "sessions" / f"m{i}.json").read_text())
-            captured += any(e.get("resolved_ts") for e in state.get("errors") or [])
+        from recall_agent.learnings.store import open_store
+
+        with open_store(home) as store:
+            sessions = {lr.session_id for lr in store.iter_all()}
+        captured = sum(f"m{i}" in sessions for i in range(args.runs))
 
     big_ok = bool(walls["stop_3mb"])
     results["store_size"] = STORE_SIZE

@@ -65,6 +65,16 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarr
     return w[:-1], float(w[-1])
 
 
+def fit_rows(rows: list[dict[str, float]], ys: list[float]) -> tuple:
+    """Feature dicts and 0/1 labels -> (feature names, weights, bias, labels, the tuning curve)."""
+    names = sorted({k for r in rows for k in r})
+    X = np.array([[r.get(k, 0.0) for k in names] for r in rows])
+    y = np.array(ys)
+    w, b = fit_logistic(X, y)
+    scores = 1 / (1 + np.exp(-(X @ w + b)))
+    return names, w, b, y, curve(scores, y)
+
+
 def curve(scores: np.ndarray, y: np.ndarray) -> list[dict[str, float]]:
     out = []
     for t in sorted(set(np.round(scores, 4)) | {0.5}):
@@ -113,12 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         for _run, features, failed in engine.judged_runs:
             rows.append(features)
             ys.append(1.0 if failed else 0.0)
-    names = sorted({k for r in rows for k in r})
-    X = np.array([[r.get(k, 0.0) for k in names] for r in rows])
-    y = np.array(ys)
-    w, b = fit_logistic(X, y)
-    scores = 1 / (1 + np.exp(-(X @ w + b)))
-    points = curve(scores, y)
+    names, w, b, y, points = fit_rows(rows, ys)
     best = max(points, key=lambda p: 2 * p["precision"] * p["recall"] / (p["precision"] + p["recall"] or 1))
     weights["run"] = to_model(
         names,
@@ -142,12 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             match = label.episode_for(ids)
             rows.append(ep.features)
             ys.append(1.0 if match and match.get("useful") else 0.0)
-    names = sorted({k for r in rows for k in r})
-    X = np.array([[r.get(k, 0.0) for k in names] for r in rows])
-    y = np.array(ys)
-    w, b = fit_logistic(X, y)
-    scores = 1 / (1 + np.exp(-(X @ w + b)))
-    points = curve(scores, y)
+    names, w, b, y, points = fit_rows(rows, ys)
     ok = [p for p in points if p["precision"] >= TARGET_PRECISION and p["tp"] > 0]
     pick = (
         max(ok, key=lambda p: (p["recall"], -p["threshold"]))

@@ -173,7 +173,12 @@ def _mixed_answers(tree: Path | None, questions: list[str], home: Path) -> list[
     env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(tree or ROOT)}
     code = _MIXED_RUNNER.format(pkg=package_in(tree))
     done = subprocess.run(
-        [sys.executable, "-c", code], input=json.dumps(questions), env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        input=json.dumps(questions),
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=str(tree or ROOT),  # `-c` puts the working directory first on sys.path
     )
     if done.returncode:
         raise SystemExit(f"mixed-question runner failed:\n{done.stderr[-2000:]}")
@@ -227,14 +232,18 @@ def bench_mixed(release: str | None) -> dict:
 
 
 def print_mixed(mixed: dict) -> None:
-    print(f"\n## Mixed questions — {mixed['questions']} (code with words, plain descriptions); {mixed['load']}")
+    print(
+        f"\n## Mixed questions — {mixed['questions']} (code with words, plain descriptions); {mixed['load']}"
+    )
     print(f"{'tree':<22}{'half':<6}{'n':>4}{'top-1':>8}{'top-3':>8}{'no result':>11}")
     for name, row in mixed.items():
         if not isinstance(row, dict) or "tune" not in row:
             continue
         for split in ("tune", "held"):
             r = row[split]
-            print(f"{name:<22}{split:<6}{r['questions']:>4}{r['top1']:>8.3f}{r['top3']:>8.3f}{r['no_result']:>11}")
+            print(
+                f"{name:<22}{split:<6}{r['questions']:>4}{r['top1']:>8.3f}{r['top3']:>8.3f}{r['no_result']:>11}"
+            )
     for split in ("tune",):  # misses of the tuning half only: the held-out half is not read while tuning
         for m in mixed["this checkout"][split]["misses"]:
             print(f"  {split} miss: {m}")

@@ -45,10 +45,21 @@ def query(text: str, repo_path: str | None, *, limit: int = 5) -> list[Federatio
     report = scan(catalog, text, repo)
     question = _strip_paths(text, report.query_paths)
     snippet = code_in(text)  # the question as typed: code keeps its line breaks
+    semantic, index = match_text(catalog, question)
     if snippet is not None:
         report.detections[:0] = scan_snippet(catalog, snippet, report.notes)
-    semantic, index = match_text(catalog, question)
+        semantic = [m for m in semantic if in_language(m.entry, snippet.kinds)]
     return build_results(catalog, report, semantic, index, limit)
+
+
+_FAMILIES = {"javascript": "typescript", "typescript": "javascript"}
+
+
+def in_language(entry: Antipattern, kinds: tuple[str, ...]) -> bool:
+    """An entry about the language the question's code is written in (or about no language in particular):
+    a float compared with `==` in Python is not JavaScript's loose equality."""
+    wanted = {"general", *kinds, *(_FAMILIES[k] for k in kinds if k in _FAMILIES)}
+    return bool(wanted & set(entry.languages))
 
 
 def _repo(repo_path: str | None) -> Path | None:
@@ -80,7 +91,7 @@ def _lexical_index(catalog: Catalog) -> LexicalIndex:
     """BM25 statistics of the catalog, built once per catalog version in a process."""
     index = _lexical_indexes.get(catalog.digest)
     if index is None:
-        index = LexicalIndex([catalog.entries[i].search_text() for i in sorted(catalog.entries)])
+        index = LexicalIndex([catalog.entries[i].lexical_text() for i in sorted(catalog.entries)])
         if len(_lexical_indexes) >= 16:  # a server answering for many repositories: forget the oldest
             _lexical_indexes.pop(next(iter(_lexical_indexes)))
         _lexical_indexes[catalog.digest] = index

@@ -39,10 +39,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from release import package_in, release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
+
 from recall_agent.antipatterns.catalog import load_catalog  # noqa: E402
 from recall_agent.antipatterns.engine import MIN_SCORE, rank_entries  # noqa: E402
 from recall_agent.antipatterns.source import ScanContext  # noqa: E402
-from release import package_in, release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
 
 DATA = ROOT / "bench" / "antipatterns_labeled"
 RESULTS = ROOT / "bench" / "results" / "antipatterns.json"

@@ -22,6 +22,7 @@ import re
 
 MAX_WORDS = 60
 MAX_SPAN = 40  # words in one fragment
+MAX_PARSES = 60  # spans tried as Python/JavaScript per question
 _CODE_CHARS = frozenset("()[]{}=<>;:$'\"`*/|&!_")
 _TRAILING = ",?!"
 _PY_KEYWORDS = frozenset(
@@ -139,6 +140,7 @@ def _sql(words: list[str]) -> Found | None:
 
 def _script(words: list[str]) -> Found | None:
     best: tuple[int, int, int, str, tuple[str, ...]] | None = None  # (code words, length, start, code, kinds)
+    budget = MAX_PARSES
     for i in range(len(words)):
         starts = _code_like(words[i]) or words[i] in _SCRIPT_STARTS
         if not starts and not (i + 1 < len(words) and words[i + 1].startswith("=")):
@@ -150,10 +152,28 @@ def _script(words: list[str]) -> Found | None:
             score = sum(_code_like(w) for w in span)
             if best is not None and (score, len(span)) <= best[:2]:
                 continue
-            found = _parses(" ".join(span))
+            code = " ".join(span)
+            if not _balanced(code):
+                continue
+            budget -= 1
+            if budget < 0:
+                return best[2:] if best else None
+            found = _parses(code)
             if found:
                 best = (score, len(span), i, *found)
     return best[2:] if best else None
+
+
+def _balanced(code: str) -> bool:
+    """Brackets that close in order (quotes ignored): a span cutting through a call cannot parse."""
+    closing = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for c in code:
+        if c in "([{":
+            stack.append(c)
+        elif c in closing and (not stack or stack.pop() != closing[c]):
+            return False
+    return not stack
 
 
 def _parses(code: str) -> tuple[str, tuple[str, ...]] | None:
@@ -201,14 +221,13 @@ def _shell(words: list[str]) -> Found | None:
         for j in range(i + 1, min(len(words), i + MAX_SPAN)):
             if words[j] in _CLAUSE_BREAKS:
                 break
-            w = _trim(words[j])
-            if (
-                any(c in _CODE_CHARS for c in w)
-                or w in _SHELL_WORDS
-                or w.startswith("-")
-                or "." in w.strip(".")
-            ):
+            if _shell_like(words[j]) or words[j - 1].endswith((";", "|", "&&")):  # or the next command
                 end = j + 1
-        span = [*words[i : end - 1], _trim(words[end - 1])]
+        span = [*words[i : end - 1], _trim(words[end - 1]).rstrip(";")]
         return i, " ".join(span).replace("; ", "\n"), ("shell",)
     return None
+
+
+def _shell_like(word: str) -> bool:
+    w = _trim(word)
+    return any(c in _CODE_CHARS for c in w) or w in _SHELL_WORDS or w[:1] == "-" or "." in w.strip(".")

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from recall_agent.architecture import values, words
+from recall_agent.architecture import messages, values, words
 from recall_agent.architecture.languages import LanguageSpec, grammar, query, spec_body_types
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class FileFacts:
     embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
     comments: str = ""  # comments and docstrings (concept search)
     idents: str = ""  # distinct identifier words (concept search)
+    sites: list = field(default_factory=list)  # messages.Site: raise / log sites and their literal parts
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -94,6 +95,7 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
+    facts.sites = messages.sites(spec.name, source, root, facts.symbols)
     facts.comments = words.comments(spec.name, source, root)
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts

@@ -33,6 +33,7 @@ import anyio
 import anyio.to_thread
 
 from recall_agent import repo
+from recall_agent.errors import describe
 from recall_agent.models import (
     BackendRole,
     FederationRequest,
@@ -229,7 +230,7 @@ async def _run(outcome: _Outcome, query: str, roles: list[BackendRole], limit: i
         outcome.error = f"{outcome.engine.name} engine unavailable ({exc})"
     except Exception as exc:  # an engine failure is reported, never raised to the caller
         outcome.error = f"{outcome.engine.name} engine failed after {time.perf_counter() - t0:.1f}s: " + (
-            f"{type(exc).__name__}: {exc}"
+            describe(exc)
         )
     outcome.done = True
 

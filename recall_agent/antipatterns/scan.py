@@ -17,6 +17,7 @@ from pathlib import Path
 from recall_agent.antipatterns.catalog import Antipattern, Catalog
 from recall_agent.antipatterns.snippet import Snippet
 from recall_agent.antipatterns.source import Hit, ScanContext, file_kind
+from recall_agent.errors import describe
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
@@ -297,7 +298,7 @@ def detect(catalog: Catalog, ctx: ScanContext, notes: list[str]) -> dict[str, li
             try:
                 hits = det.find(ctx)
             except Exception as exc:  # one broken detector must not hide the others' findings
-                notes.append(f"detector of {entry.id} failed on {ctx.path}: {type(exc).__name__}: {exc}")
+                notes.append(f"detector of {entry.id} failed on {ctx.path}: {describe(exc)}")
                 continue
             if hits:
                 by_entry.setdefault(entry.id, []).extend(hits)

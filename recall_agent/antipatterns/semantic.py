@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recall_agent.antipatterns.catalog import Catalog
+from recall_agent.errors import describe
 
 if TYPE_CHECKING:
     import numpy as np
@@ -158,7 +159,7 @@ def _local_client():  # -> QdrantClient
     except RuntimeError as exc:  # "Storage folder ... is already accessed by another instance"
         raise _IndexUnavailable(f"{path} is locked by another recall process") from exc
     except Exception as exc:  # corrupt storage, permissions: still answer from memory
-        raise _IndexUnavailable(f"cannot open {path}: {type(exc).__name__}: {exc}") from exc
+        raise _IndexUnavailable(f"cannot open {path}: {describe(exc)}") from exc
 
 
 def _score_qdrant(client, catalog: Catalog, query_vec: np.ndarray, *, local: bool) -> dict[str, float]:
@@ -174,7 +175,7 @@ def _score_qdrant(client, catalog: Catalog, query_vec: np.ndarray, *, local: boo
     except _IndexUnavailable:
         raise
     except Exception as exc:  # server down, timeouts, version mismatch
-        raise _IndexUnavailable(f"qdrant failed: {type(exc).__name__}: {str(exc)[:120]}") from exc
+        raise _IndexUnavailable(f"qdrant failed: {describe(exc)[:120]}") from exc
     return {
         h.payload["id"]: max(0.0, min(1.0, float(h.score))) for h in hits if h.payload and "id" in h.payload
     }

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from recall_agent.client import query
 from recall_agent.client.query import UsageError
+from recall_agent.errors import describe
 
 if TYPE_CHECKING:
     from recall_agent.client.context import Context
@@ -184,5 +185,5 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # one readable line, never a traceback
-        print(f"recall: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"recall: internal error: {describe(exc)}", file=sys.stderr)
         return 1

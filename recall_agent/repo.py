@@ -28,6 +28,51 @@ def toplevel(path: Path) -> Path | None:
     return None
 
 
+PROJECT_MANIFESTS = (
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "go.mod",
+    "Cargo.toml",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "Gemfile",
+    "composer.json",
+    "mix.exs",
+    "CMakeLists.txt",
+)
+
+
+def project_root(path: Path) -> Path | None:
+    """The folder code questions are answered for: the git top-level; outside git, the nearest folder at
+    or above `path` that `recall index` has indexed, else the nearest one holding a project manifest
+    (package.json, pyproject.toml, go.mod, …); None when there is neither."""
+    top = toplevel(path)
+    if top is not None:
+        return top
+    try:
+        chain = [f for f in (path.resolve(), *path.resolve().parents) if f.parent != f]  # never / itself
+    except (OSError, RuntimeError):
+        return None
+    from recall_agent.architecture.graph import store_path  # only outside git: keeps this import light
+
+    for folder in chain:
+        try:
+            if store_path(folder).is_file():
+                return folder
+        except OSError:
+            continue
+    for folder in chain:
+        try:
+            if any((folder / m).is_file() for m in PROJECT_MANIFESTS) or any(folder.glob("*.gemspec")):
+                return folder
+        except OSError:
+            continue
+    return None
+
+
 def name(cwd: Path, root: Path | None) -> str:
     """The learnings `repo`: the git top-level folder's name, else the folder's own ("root" for /)."""
     return ((root or cwd).name or "root")[:REPO_NAME_MAX]

@@ -34,6 +34,7 @@ _HOLES = frozenset({"interpolation", "template_substitution"})
 _PLACEHOLDER = re.compile(
     r"%\([A-Za-z_]\w*\)[-#0 +]?\d*[sdrifx]|%[-#0 +]?\d*(?:\.\d+)?[sdifrqvwxXegpTtbco]|\{[^{}\n]{0,40}\}|\x00"
 )
+_CONTINUATION = re.compile(r"\\\n[ \t]*")
 _LAST_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)!?\s*$")
 _RAISE_NODES = frozenset({"raise_statement", "throw_statement", "throw_expression"})
 _RAISE_CALLS = frozenset({"raise", "fail", "panic", "abort", "bail", "throw", "die"})
@@ -57,6 +58,12 @@ _ASSIGN_NODES = frozenset(
         "assignment_expression",
         "lexical_declaration",
         "constant_declaration",
+    }
+    | {
+        "augmented_assignment",
+        "augmented_assignment_expression",
+        "compound_assignment_expr",
+        "operator_assignment",
     }
 )
 _STOP_NODES = frozenset(
@@ -166,6 +173,7 @@ def _unquote(text: str) -> str:
         if len(text) >= 2 * len(quote) and text.startswith(quote) and text.endswith(quote):
             text = text[len(quote) : -len(quote)]
             break
+    text = _CONTINUATION.sub("", text)  # Rust / Python `\` at a line end joins the next line
     return (
         text.replace("\\n", " ")
         .replace("\\t", " ")

@@ -24,6 +24,7 @@ MAX_WORDS = 40
 SHOWN_SITES = 3
 SHOWN_FRAMES = 6
 CODE_MAX = 140
+FRAME_SLACK = 3  # lines between a frame and a site it passes through (a raise spans the lines after it)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 _PY_FRAME = re.compile(r'File "([^"\n]{1,400})", line (\d{1,7})(?:, in ([\w<>.$]{1,200}))?')
@@ -187,7 +188,6 @@ def _sites(conn: sqlite3.Connection, root: Path, text: str, in_repo: list[Frame]
     except sqlite3.OperationalError:  # an index from before sites were kept
         return []
     folded = fold(text)
-    framed = {(f.repo_path, f.line) for f in in_repo}
     framed_files = {f.repo_path for f in in_repo}
     hits = []
     for line, end_line, kind, scope, exc, cond, parts, path, is_test in rows:
@@ -198,8 +198,8 @@ def _sites(conn: sqlite3.Connection, root: Path, text: str, in_repo: list[Frame]
         score = float(chars)
         if exc and re.search(rf"\b{re.escape(exc)}\b", text):
             score += 10  # the error names the type this site raises
-        if any((path, n) in framed for n in range(line, end_line + 1)):
-            score += 50  # the traceback ends on this very site
+        if _on_a_frame(in_repo, path, line, end_line, scope):
+            score += 50  # the traceback passes through this very site
         elif path in framed_files:
             score += 5
         hits.append(SiteHit(path, line, end_line, kind, scope, exc, cond, matched, score, bool(is_test)))
@@ -207,3 +207,15 @@ def _sites(conn: sqlite3.Connection, root: Path, text: str, in_repo: list[Frame]
     for h in hits[:SHOWN_SITES]:
         h.code = _line(root, h.path, h.line)
     return hits
+
+
+def _on_a_frame(in_repo: list[Frame], path: str, line: int, end_line: int, scope: str) -> bool:
+    """A frame of the traceback at the site (a few lines around it) or in the function that holds it."""
+    for f in in_repo:
+        if f.repo_path != path:
+            continue
+        if line - FRAME_SLACK <= f.line <= end_line + FRAME_SLACK:
+            return True
+        if scope and f.func and (scope == f.func or scope.endswith("." + f.func.rsplit(".", 1)[-1])):
+            return True
+    return False

@@ -43,7 +43,9 @@ _LOG_CALLS = frozenset(
     | {"exception", "panicf", "new", "unreachable", "unimplemented", "todo", "expect", "ensure", "anyhow"}
     | {"format_err", "err_msg", "die", "abort_with", "alert"}
 )
-_ERRORISH = re.compile(r"(?:Error|Exception|Err|Failure|Fault)\b|^_?(?:report|raise|throw|fail|handle)[A-Z_]")
+_ERRORISH = re.compile(
+    r"(?:Error|Exception|Err|Failure|Fault)\b|^_?(?:report|raise|throw|handle)[A-Z_]|^_?fail(?:f|ed|ure|[A-Z_]|$)"
+)
 _MESSAGE_NAME = re.compile(r"(?i)(?:^|_)(?:msg|message|err|error|errors|warn|warning)s?(?:_|$)|Message$|Msg$")
 _CALL_NODES = frozenset(
     {"call", "call_expression", "method_invocation", "object_creation_expression", "new_expression"}
@@ -85,6 +87,7 @@ _STOP_NODES = frozenset(
         "closure_expression",
     }
 )
+_RETURN_NODES = frozenset({"return_statement", "return_expression", "return"})
 _IF_NODES = frozenset({"if_statement", "elif_clause", "if_expression", "if", "unless", "if_modifier"})
 MAX_UP = 8  # ancestors looked at above a string
 MAX_SITES = 2_000  # per file
@@ -183,6 +186,10 @@ def _unquote(text: str) -> str:
     )
 
 
+def _text(source: bytes, node: Node) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
 def _callee(source: bytes, node: Node) -> str:
     for name in ("function", "constructor", "name", "type", "macro", "method"):
         child = node.child_by_field_name(name)
@@ -205,6 +212,8 @@ def _site_of(source: bytes, string: Node) -> tuple[Node, str] | None:
             break
         if node.type in _RAISE_NODES:
             return node, "raise"
+        if node.type in _RETURN_NODES and best is None and _PLACEHOLDER.search(_text(source, string)):
+            best = (node, "message")  # a helper returning a formatted message (`return String.format(...)`)
         if node.type in _CALL_NODES and best is None:
             best = _call_kind(source, node)
         elif node.type in _ASSIGN_NODES and best is None:

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +25,12 @@ from recall_agent.antipatterns.snippet import code_in
 from recall_agent.models import AntipatternMatch, BackendRole, FederationResult, content_hash
 
 ENGINE = "recall-antipatterns"
-SEMANTIC_WEIGHT = 0.5  # blended = w * cosine + (1 - w) * lexical
-MIN_SCORE = 0.30  # below this a catalog entry is not "about" the question
+SEMANTIC_WEIGHT = 0.5  # the benchmark's baselines: blended = w * cosine + (1 - w) * lexical
+# the engine's score: sigmoid(a * cosine + b * lexical + c), fitted on labelled questions by
+# bench/fit_antipattern_match.py (weights in match_weights.json); an entry is about the question when the
+# fitted probability reaches MIN_SCORE
+WEIGHTS_FILE = Path(__file__).with_name("match_weights.json")
+MIN_SCORE = 0.5
 MAX_LIMIT = 50  # catalog matches
 MAX_DETECTIONS = 500  # detections are not cut by `limit`: every finding reaches the answer up to this
 
@@ -113,16 +119,36 @@ def rank_entries(catalog: Catalog, text: str, mode: str = "blended") -> tuple[li
         sem = score(catalog, text)
         cosine, index = sem.scores, sem.index
     matches = []
+    weights = match_weights()
     for i in ids:
         sim = cosine.get(i, 0.0)
         blended = {
-            "blended": SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * lexical[i],
+            "blended": _fitted(weights, sim, lexical[i]),
             "lexical": lexical[i],
             "semantic": sim,
         }[mode]
         matches.append(SemanticMatch(catalog.entries[i], sim, lexical[i], blended))
     matches.sort(key=lambda m: (-m.blended, m.entry.id))
     return matches, index
+
+
+_weights: dict[str, float] = {}
+
+
+def match_weights() -> dict[str, float]:
+    """The fitted weights (read once); a missing or broken file falls back to the fit as published."""
+    if not _weights:
+        try:
+            loaded = json.loads(WEIGHTS_FILE.read_text())
+            _weights.update({k: float(loaded[k]) for k in ("cosine", "lexical", "bias")})
+        except (OSError, ValueError, KeyError, TypeError):
+            _weights.update({"cosine": 6.1938, "lexical": 4.8088, "bias": -3.3276})
+    return _weights
+
+
+def _fitted(w: dict[str, float], cosine: float, lexical: float) -> float:
+    z = w["cosine"] * cosine + w["lexical"] * lexical + w["bias"]
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 def build_results(

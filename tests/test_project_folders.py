@@ -81,3 +81,30 @@ def test_no_project_is_said_in_words(
 )
 def test_failures_are_described_without_class_names(exc: BaseException, text: str) -> None:
     assert describe(exc) == text
+
+
+def test_a_checkout_under_a_hidden_folder_of_a_repository_is_its_own_project(
+    tmp_path: Path, recall_cmd: list[str], subprocess_env: dict[str, str]
+) -> None:
+    from conftest import git
+
+    outer = tmp_path / "outer"
+    (outer / "src").mkdir(parents=True)
+    (outer / "src" / "main.js").write_text("function start() {}\n")
+    git(outer, "init", "-q")
+    pkg = outer / ".cache" / "pkg"
+    (pkg / "lib").mkdir(parents=True)
+    (pkg / "package.json").write_text('{"name": "pkg"}\n')
+    (pkg / "lib" / "index.js").write_text(LIB)
+    assert (
+        repo.project_root(pkg / "lib") == pkg.resolve() / "lib"
+    )  # the engine's root rule takes it from there
+    done = _run(recall_cmd, subprocess_env, pkg / "lib", "--scope", "architecture", "where is parse defined")
+    assert done.returncode == 0, done.stderr
+    assert "`parse` — function, index.js:1-3" in done.stdout
+
+
+def test_vendored_names_match_the_indexer() -> None:
+    from recall_agent.architecture.indexer import SKIP_DIRS
+
+    assert repo.VENDORED_DIRS == SKIP_DIRS

@@ -130,7 +130,7 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     payloads = query.build_payloads(args, ctx.repo, error_text)
     _redact_outgoing(payloads, fanout)
     federation = payloads.get("federation")
-    project = ctx.repo_root or (repo.project_root(ctx.cwd) if federation is not None else None)
+    project = repo.project_root(ctx.cwd) if federation is not None else None
     if federation is not None and project and not fanout.backend_url("federation"):
         federation["repo_path"] = str(project)  # in-process only: the wire payload stays the seed's
     # recall installs no pydantic plugins; skipping pydantic's scan of every installed distribution's entry

@@ -153,7 +153,15 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
     signatures = [s for s in dict.fromkeys(signatures) if s.strip()]
     if not signatures:
         return None
-    episode = replace(episode, changes=made_the_difference(episode)[:MAX_FILES])
+    # redacted before anything is folded or cut: a secret's structure (a YAML block, `key = value` lines)
+    # is what the redaction reads
+    episode = replace(
+        episode,
+        changes=[
+            replace(c, old=redact(c.old), new=redact(c.new)) for c in made_the_difference(episode)[:MAX_FILES]
+        ],
+        said=[redact(t) for t in episode.said],
+    )
     files = [_relative(c.path, ctx.root) for c in episode.changes]
     summary = redact(summarize(episode, files))
     if not summary.strip():

@@ -30,6 +30,9 @@ _TOOL_ERROR = re.compile(
     r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b"
     r"|\bno matches found\b|\bbug (?:is )?(?:found|confirmed|reproduced|still exists)\b|\btest failed\b)"
     r"|^\s*(?:✗|❌|FAIL\b)"
+    r"|^\s*--- FAIL: "  # go test
+    r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
+    r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
 )
 _RULES = ("===", "___", "---")
 _FAIL_WORDS = re.compile(

@@ -19,7 +19,8 @@ their `(?i:` group). That prefix only widens the match to the left of the key, n
 a backtracking engine tries its 50 x 50 lengths at every position (250-350 ms on 4000 characters): it is
 dropped.
 Rules are compiled with re.ASCII, as RE2's `\\w`, `\\s`, `\\b` are ASCII. Rules left out are listed in the
-file with the reason: those with no regex (gitleaks matches them by file path), the generic keyword rule
+file with the reason: those with no regex or that apply to one kind of file (gitleaks matches their
+path; redacted text has none), the generic keyword rule
 (recall's structural rules do that job; see recall_agent/redact/structure.py), and any rule whose Python
 form is not linear (tests/test_regex_safety.py is the judge; the list below is kept by hand from its runs).
 """
@@ -147,6 +148,9 @@ def convert(config: dict) -> tuple[list[dict], list[dict]]:
         rid = rule["id"]
         if "regex" not in rule:
             dropped.append({"id": rid, "reason": "no regex: gitleaks matches it by file path"})
+            continue
+        if "path" in rule:
+            dropped.append({"id": rid, "reason": "applies to files of one kind only (a path rule): no path here"})
             continue
         if rid in LEFT_OUT:
             dropped.append({"id": rid, "reason": LEFT_OUT[rid]})

@@ -120,7 +120,7 @@ LOCAL_RULES: tuple[Rule, ...] = (
     _local("twilio-key", r"\bSK[0-9a-f]{32}\b", "SK"),
     _local("mailgun-key", r"\bkey-[0-9a-f]{32}\b", "key-"),
     _local("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", "AGE-SECRET-KEY-1"),
-    _local("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", ":AA"),
+    _local("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,34}\b", ":AA"),
     _local(
         "discord-webhook",
         r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}",

@@ -13,6 +13,7 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _DIGEST_PREFIX = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|h1|blake2b?|xxh\d*)[-_:=~]")
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+._~][0-9A-Za-z]+)*")
+_DESCRIBED = re.compile(r"(?:g|dev\d*g?)[0-9a-f]{7,40}")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}")
 # one piece of a name: a word in one case (or Capitalized), or a number
 _PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -36,8 +37,8 @@ def is_wordy(segment: str) -> bool:
     for part in _PIECE_SPLIT.split(segment):
         if not part:
             continue
-        if is_hex_like(part) and (len(part) >= 7 or part.isdigit()):
-            continue  # a short SHA, a digest, a date stamp inside a name
+        if (is_hex_like(part) and (len(part) >= 7 or part.isdigit())) or _DESCRIBED.fullmatch(part):
+            continue  # a short SHA, a digest, a date stamp, `g7b77fc086` of `git describe` inside a name
         pieces = _PIECE.findall(part)
         if "".join(pieces) != part:
             return False

@@ -29,7 +29,7 @@ _VALUE_MAX = 2000
 _BLOCK_LINES_MAX = 200
 
 # the separator after a name (the closing quote or `]` of the name is matched before it)
-_SEP = re.compile(r"[ \t]*(?:=>|:::=|::=|:=|\?=|\+=|=(?!=)|:(?![:/])|,)[ \t]*")
+_SEP = re.compile(r"[ \t]*(?:=>|:::=|::=|:=|\?=|\+=|={2,3}|!==?|=|:(?![:/])|,)[ \t]*")
 _AFTER_NAME = re.compile(r"(?:\\?[\"'`])?\]?")
 _QUOTED = {
     '"': re.compile(r'"((?:[^"\\\n]|\\.){0,2000})"'),
@@ -46,15 +46,18 @@ _BLOCK_HEADER = re.compile(r"[|>][+-]?\d?[+-]?[ \t]*(?:#[^\n]*)?(?=\n)")
 _MAPPING_LINE = re.compile(r"[ \t]*(?:-[ \t]|[\"']?[\w.-]+[\"']?[ \t]*:(?:[ \t]|$)|#)")
 _NAME_LABEL = re.compile(r"(?i)\b(?:name|key|id|variable)[\"']?[ \t]*[:=][ \t]*\\?[\"']?$")
 _VALUE_LABEL = re.compile(r"(?i)\bvalue\\?[\"']?[ \t]*[:=][ \t]*")
-_AUTH_SCHEME = re.compile(
-    r"(?i)(bearer|basic|token|digest|bot|apikey|api-key|negotiate|ntlm|hmac|sso-key|aws4-hmac-sha256)[ \t]+"
-)
+_AUTH_SCHEME = re.compile(r"([A-Za-z][\w-]{1,24})[ \t]+(?=[^\s\"',;])")  # Bearer, Basic, SSWS, AWS4-HMAC-SHA256
 _XML_OPEN_REST = re.compile(r"(?:[ \t][^<>\n]{0,300})?>")
 _XML_CONTENT = re.compile(r"[^<]{1,2000}")
+_PROSE_IS = re.compile(
+    r"(?:[ \t]+(?:for|of)[ \t]+[^\n\"']{0,40}?[\"']?[\w.@-]{1,64}[\"']?)?[ \t]+(?:is|was|to)[ \t]+"
+    r"([\"'])([^\"'\n]{3,200})\1"
+)
 _WORD_VALUE = re.compile(r"[ \t]+([A-Za-z0-9_+/=.~$!@#%^&*-]{8,500})")
 _BEARER = re.compile(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{12,}=*)")
 _DOTTED_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _FLAG_NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{1,60}[A-Za-z]")  # `-pS3cr3t` is a glued value, not a flag
+_NEXT_PAIR = re.compile(r"[ \t]+[A-Za-z_][\w.-]{0,40}=[^=\s]")
 _SPACES = re.compile(r"[ \t]+")
 _PARAMS_TO_EOL = re.compile(r"[^\n\"']{0,2000}")
 _FLAG_VALUE = re.compile(r"[^\s\"'`;&|<>]{1,500}")
@@ -123,10 +126,16 @@ def _key_value(text: str, lo: int, hi: int, name: str) -> Iterator[Finding]:
         yield from _word_then_value(text, hi, bare_name)
         return
     quoted_name = lo > 0 and text[lo - 1] in "\"'`" and pos > hi
-    if sep.group().strip() == "," and not quoted_name:
-        return
-    if sep.group().strip() == ":" and text.startswith("//", sep.end()):
+    op = sep.group().strip()
+    value_quoted = text[sep.end() : sep.end() + 1] in ("'", '"', "`")
+    if op == "," and not (quoted_name and value_quoted):
+        return  # `define('DB_PASSWORD', '…')`, `setProperty("X_TOKEN", "…")`; not an argument list
+    if op in ("==", "===", "!=", "!==") and not value_quoted:
+        return  # `password == "team10"`: a hard-coded credential; `token == other`: code
+    if op == ":" and text.startswith("//", sep.end()):
         return  # a URL: `auth://`
+    if bare_name.lower() == "pass" and op not in ("=", ":=") and not quoted_name:
+        return  # `PASS: values match`: a test's verdict, not a key
     if env_key:  # `STRIPE_KEY=…`: a literal with a digit in it (`CACHE_KEY=users` is a name)
         bare = _BARE.match(text, sep.end())
         if sep.group().strip() != "=" or not bare or not any(c.isdigit() for c in bare.group()):
@@ -180,7 +189,21 @@ def _value_at(text: str, v: int, name: str, sep: str, *, line_start: int, lo: in
     bare = _BARE.match(text, v)
     if bare:
         follow = text[bare.end() : bare.end() + 1]
-        yield from _emit(v, bare.end(), bare.group(), False, name, kind, follow, rule)
+        config = _in_config(text, lo, bare.end(), line_start)
+        if is_literal_secret(bare.group(), quoted=False, name=name, followed_by=follow, in_config=config):
+            yield Finding(v, bare.end(), kind, rule)
+
+
+def _in_config(text: str, lo: int, end: int, line_start: int) -> bool:
+    """A pair in a config line or a list of pairs: alone on its line (INI, .env, .properties), or beside
+    `;`/`&` or another `key=value` (connection strings, query strings, libpq)."""
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end == -1 else line_end
+    if not text[line_start:lo].strip() and not text[end:line_end].strip():
+        return True
+    before = text[max(line_start, lo - 2) : lo].strip()
+    after = text[end : end + 1]
+    return after in (";", "&") or before.endswith((";", "&", "?")) or bool(_NEXT_PAIR.match(text, end))
 
 
 def words_are_auth_header(name: str) -> bool:
@@ -225,7 +248,7 @@ def _authorization(text: str, v: int, kind: str) -> Iterator[Finding]:
     if PLACEHOLDER_MARK in raw or raw.startswith(("$", "{{", "<")):
         return
     end = value.end()
-    if scheme and scheme.group(1).lower() in ("digest", "aws4-hmac-sha256", "hmac"):
+    if scheme and scheme.group(1).lower() in ("digest", "aws4-hmac-sha256", "hmac", "signature"):
         rest = _PARAMS_TO_EOL.match(text, pos)  # the parameters run to the line's end
         end = rest.end() if rest else end
     label = {"basic": "basic_auth", "bearer": "bearer_token"}.get(
@@ -235,7 +258,12 @@ def _authorization(text: str, v: int, kind: str) -> Iterator[Finding]:
 
 
 def _word_then_value(text: str, hi: int, name: str) -> Iterator[Finding]:
-    """`credential AKIA…`, `token abc123XYZ` in prose: letters and digits together after the word."""
+    """`credential AKIA…`, `token abc123XYZ` in prose: letters and digits together after the word; and
+    `the password is "centipede"`, `password for user 'postgres' is 'admin'`: a quoted word after `is`."""
+    said = _PROSE_IS.match(text, hi)
+    if said and name.lower() in _PROSE_WORDS:
+        yield from _emit(said.start(2), said.end(2), said.group(2), True, name, kind_of(name), "", "prose")
+        return
     m = _WORD_VALUE.match(text, hi)
     if not m:
         return

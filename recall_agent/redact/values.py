@@ -9,6 +9,7 @@ paths (`private_key: ~/.ssh/id_rsa`, `PWD=/home/dev`), URLs without a password, 
 
 from __future__ import annotations
 
+import keyword
 import re
 
 from recall_agent.redact.ordinary import is_path
@@ -20,21 +21,24 @@ _NOT_A_VALUE = re.compile(
     r"required|redacted|changeme|placeholder|example|dummy|hidden|masked|unset|empty|"
     r"\*+|x+|\.\.\.|…|-+|_+|\?+)"
 )
-_TEMPLATE = re.compile(r"\$\{|\{\{|%\(|\$\(|<%|\{%|#\{|\$[A-Za-z_]|%[A-Za-z_][\w]*%")
+_TEMPLATE = re.compile(r"\$\{|\{\{|%\(\w+\)|\$\(|<%|\{%|#\{|\$[A-Za-z_]|%[A-Za-z_][\w]*%")
+_PY_FORMAT = re.compile(r"%\(\w{1,40}\)[-#0 +]?\d*[sdrfixX]")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _TYPE = re.compile(r"(?:Optional|Union|List|Dict|Literal|Annotated|SecretStr)\[|\w+\s*\|\s*None")
 _URL = re.compile(r"[a-z][a-z0-9+.-]{1,20}://[^\s@]*")
 _PASSWORDISH = ("pass", "pwd", "pw", "mdp", "senha", "clave", "kennwort", "parol", "heslo", "haslo")
 
 
-def is_literal_secret(value: str, *, quoted: bool, name: str, followed_by: str = "") -> bool:
+def is_literal_secret(
+    value: str, *, quoted: bool, name: str, followed_by: str = "", in_config: bool = False
+) -> bool:
     """Whether `value`, written after the secret name `name`, is a secret to redact."""
     stripped = value.strip()
     if len(stripped) < 3 or PLACEHOLDER_MARK in value:
         return False
     if _NOT_A_VALUE.fullmatch(stripped) or _TEMPLATE.match(stripped) or stripped.startswith(("<", "#")):
         return False
-    if "%(" in stripped or "${" in stripped or "{{" in stripped or _TYPE.match(stripped):
+    if _PY_FORMAT.search(stripped) or "${" in stripped or "{{" in stripped or _TYPE.match(stripped):
         return False
     if stripped.isdigit() and len(stripped) < 6:
         return False  # `token: 0`, `pass: 3` (counts, flags, ports)
@@ -42,7 +46,7 @@ def is_literal_secret(value: str, *, quoted: bool, name: str, followed_by: str =
         return False
     if quoted:
         return _quoted_literal(stripped, name)
-    return _bare_literal(stripped, name, followed_by)
+    return _bare_literal(stripped, name, followed_by, in_config)
 
 
 def _quoted_literal(value: str, name: str) -> bool:
@@ -57,7 +61,7 @@ def _quoted_literal(value: str, name: str) -> bool:
     return True
 
 
-def _bare_literal(value: str, name: str, followed_by: str) -> bool:
+def _bare_literal(value: str, name: str, followed_by: str, in_config: bool) -> bool:
     if followed_by[:1] in ("(", "[", "."):
         return False  # a call or subscript in code: `token = get_token()`, `pw = env["PW"]`
     if _DOTTED.fullmatch(value):
@@ -65,5 +69,7 @@ def _bare_literal(value: str, name: str, followed_by: str) -> bool:
     # a bare word in code is a variable (`self.token = token`); an UPPER_CASE env-style name
     # (`DB_PASSWORD=hunter`) or a word with digits is a literal
     if value.isidentifier() and not any(c.isdigit() for c in value) and not name.isupper():
-        return False
+        # ... unless the pair stands in a config line or a connection string (`Password=secret;`,
+        # `password = open_sesame` alone on its line), where nothing is a variable
+        return in_config and value.lower() not in name.lower() and not keyword.iskeyword(value)
     return True

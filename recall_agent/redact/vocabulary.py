@@ -103,6 +103,8 @@ KEY_QUALIFIERS: frozenset[str] = frozenset(
         "license",
         "service",
         "subscription",
+        "device",
+        "deploy",
         "webhook",
         "sas",
         "storage",
@@ -153,6 +155,8 @@ def is_secret_name(name: str) -> bool:
         return not (last == "pass" and len(parts) > 1 and parts[-2] in _PASS_NOT_SECRET)
     if last == "key":
         return len(parts) > 1 and parts[-2] in KEY_QUALIFIERS
+    if last == "pat":  # a personal access token: `GITHUB_PAT`, `ado_pat` (`pat` alone is a pattern)
+        return len(parts) > 1
     return len(parts) == 1 and len(last) > 6 and last.endswith(_GLUED_ENDINGS)
 
 

@@ -132,6 +132,8 @@ def _key_value(text: str, lo: int, hi: int, name: str) -> Iterator[Finding]:
         return  # `define('DB_PASSWORD', '…')`, `setProperty("X_TOKEN", "…")`; not an argument list
     if op in ("==", "===", "!=", "!==") and not value_quoted:
         return  # `password == "team10"`: a hard-coded credential; `token == other`: code
+    if op == ":" and lo > 0 and text[lo - 1] == ":":
+        return  # `UAMF:AUTH:7G6W`: a segment of a colon-joined id, not a key
     if op == ":" and text.startswith("//", sep.end()):
         return  # a URL: `auth://`
     if bare_name.lower() == "pass" and op not in ("=", ":=") and not quoted_name:

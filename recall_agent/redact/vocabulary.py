@@ -157,7 +157,8 @@ def is_secret_name(name: str) -> bool:
         return len(parts) > 1 and parts[-2] in KEY_QUALIFIERS
     if last == "pat":  # a personal access token: `GITHUB_PAT`, `ado_pat` (`pat` alone is a pattern)
         return len(parts) > 1
-    return len(parts) == 1 and len(last) > 6 and last.endswith(_GLUED_ENDINGS)
+    glued = "".join(parts)  # `dbPassWord`, `rootpwd`, `githubtoken`
+    return len(glued) > 6 and glued.endswith(_GLUED_ENDINGS)
 
 
 _PASS_NOT_SECRET = frozenset({"by", "first", "second", "single", "multi", "sub", "render", "test", "tests"})

@@ -12,8 +12,8 @@ Translation (three RE2 forms Python's `re` lacks; every other rule compiles as w
 - POSIX classes inside brackets, `[[:alnum:]]`, become their ASCII ranges.
 Two changes of what a rule accepts around the token, both recorded per rule in "go_regex":
 - the semi-generic and unique-token rules end with `(?:[\\x60'"\\s;]|\\\\[nr]|$)`: a token in a file ends
-  at a quote, a space or a semicolon; in error text it also ends at `)`, `,`, `]`, `}`, `>`, `&` and `|`
-  (`(credential dapi…)`, `?key=AIza…&q=1`), which the ending accepts here;
+  at a quote, a space or a semicolon; in error text and paths it also ends at `)`, `,`, `]`, `}`, `>`, `&`,
+  `|` and `/` (`(credential dapi…)`, `?key=AIza…&q=1`, a folder named after it), which the ending accepts;
 - one change for speed: the semi-generic rules open with `[\\w.-]{0,50}?` (twice: once outside, once inside
 their `(?i:` group). That prefix only widens the match to the left of the key, never the secret group, but
 a backtracking engine tries its 50 x 50 lengths at every position (250-350 ms on 4000 characters): it is
@@ -129,7 +129,7 @@ def drop_ignored_prefix(pattern: str) -> str:
 
 
 _GO_END = """(?:[\\x60'"\\s;]|\\\\[nr]|$)"""
-_ERROR_TEXT_END = """(?:[\\x60'"\\s;),\\]}>&|]|\\\\[nr]|$)"""
+_ERROR_TEXT_END = """(?:[\\x60'"\\s;),\\]}>&|/]|\\\\[nr]|$)"""
 
 
 def _allowlist(raw: dict) -> dict:

@@ -43,6 +43,7 @@ _BRACED = re.compile(r"\{([^}\n]{1,500})\}")
 _REST_OF_LINE = re.compile(r"[^\n]{1,500}")
 _YAML_KEY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?[\"']?$")  # what may stand before a YAML key on its line
 _BLOCK_HEADER = re.compile(r"[|>][+-]?\d?[+-]?[ \t]*(?:#[^\n]*)?(?=\n)")
+_FOLDED_BLOCK = re.compile(r"[|>][+-]?\d?[ \t]+([^\s]{1,500})")
 _MAPPING_LINE = re.compile(r"[ \t]*(?:-[ \t]|[\"']?[\w.-]+[\"']?[ \t]*:(?:[ \t]|$)|#)")
 _NAME_LABEL = re.compile(r"(?i)\b(?:name|key|id|variable)[\"']?[ \t]*[:=][ \t]*\\?[\"']?$")
 _VALUE_LABEL = re.compile(r"(?i)\bvalue\\?[\"']?[ \t]*[:=][ \t]*")
@@ -57,6 +58,7 @@ _WORD_VALUE = re.compile(r"[ \t]+([A-Za-z0-9_+/=.~$!@#%^&*-]{8,500})")
 _BEARER = re.compile(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{12,}=*)")
 _DOTTED_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _FLAG_NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{1,60}[A-Za-z]")  # `-pS3cr3t` is a glued value, not a flag
+_PREV_PAIR = re.compile(r"(?<![\w.-])[A-Za-z_][\w.-]{0,40}[ \t]?=[ \t]?[^\s=;&]{1,80}[ \t]+$")
 _NEXT_PAIR = re.compile(r"[ \t]+[A-Za-z_][\w.-]{0,40}=[^=\s]")
 _SPACES = re.compile(r"[ \t]+")
 _PARAMS_TO_EOL = re.compile(r"[^\n\"']{0,2000}")
@@ -168,6 +170,10 @@ def _value_at(text: str, v: int, name: str, sep: str, *, line_start: int, lo: in
     if c in "|>" and sep == ":" and _BLOCK_HEADER.match(text, v):
         yield from _yaml_block(text, v, line_start, kind)
         return
+    folded = _FOLDED_BLOCK.match(text, v) if c in "|>" and sep == ":" else None
+    if folded:  # `password: >- value` once a capture folded the lines into one
+        yield from _emit(folded.start(1), folded.end(1), folded.group(1), True, name, kind, "", "yaml-block")
+        return
     if words_are_auth_header(name):
         yield from _authorization(text, v, kind)
         return
@@ -205,7 +211,9 @@ def _in_config(text: str, lo: int, end: int, line_start: int) -> bool:
         return True
     before = text[max(line_start, lo - 2) : lo].strip()
     after = text[end : end + 1]
-    return after in (";", "&") or before.endswith((";", "&", "?")) or bool(_NEXT_PAIR.match(text, end))
+    if after in (";", "&") or before.endswith((";", "&", "?")) or _NEXT_PAIR.match(text, end):
+        return True
+    return bool(_PREV_PAIR.search(text, max(line_start, lo - 120), lo))  # `user=app password=…` folded
 
 
 def words_are_auth_header(name: str) -> bool:

@@ -11,6 +11,7 @@ the next `|`, `;`, `&`), so every scan stays linear.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -138,20 +139,30 @@ _OPENSSL_PASS = re.compile(r"(?<![\w-])pass:([^\s\"']{1,500})")
 _VAULT_LOGIN = re.compile(r"\bvault[ \t]+login[ \t]+(?!-)([^\s=\"']{8,500})(?=\s|$)")
 
 
+@functools.cache
+def _tool_words(present: frozenset[str]) -> re.Pattern[str]:
+    """The tool-word regex for the tools whose names are in the text (most texts name none or one)."""
+    names = sorted((re.escape(t) for t in present), key=len, reverse=True)
+    return re.compile(r"(?<![\w.-])(" + "|".join(names) + r")(?![\w.-])")
+
+
 def find(text: str) -> Iterator[Finding]:
-    for m in _TOOL_WORD.finditer(text):
+    present = frozenset(t for t in _TOOLS if t in text)
+    for m in (_tool_words(present).finditer(text) if present else ()):
         end = _SEGMENT_END.search(text, m.end(), m.end() + _SEGMENT_MAX)
         segment_end = end.start() if end else min(len(text), m.end() + _SEGMENT_MAX)
         for convention in _TOOLS[m.group(1)]:
             yield from _flags(text, m.end(), segment_end, convention, m.group(1))
     for rule, pattern in (("command:htpasswd", _HTPASSWD), ("command:rabbitmqctl", _RABBIT)):
+        if rule.split(":")[1] not in text:
+            continue
         for m in pattern.finditer(text):
             if _literal(m.group(1)):
                 yield Finding(m.start(1), m.end(1), "password", rule)
-    for m in _OPENSSL_PASS.finditer(text):
+    for m in _OPENSSL_PASS.finditer(text) if "pass:" in text else ():
         if _literal(m.group(1)):
             yield Finding(m.start(1), m.end(1), "password", "command:openssl")
-    for m in _VAULT_LOGIN.finditer(text):
+    for m in _VAULT_LOGIN.finditer(text) if "vault" in text else ():
         if _literal(m.group(1)):
             yield Finding(m.start(1), m.end(1), "token", "command:vault")
     yield from _config_set(text)
@@ -213,6 +224,8 @@ def _value(text: str, at: int, end: int, c: Convention, tool: str) -> Iterator[F
 
 def _config_set(text: str) -> Iterator[Finding]:
     """`aws configure set aws_secret_access_key VALUE`, `npm config set _authToken VALUE`."""
+    if "config" not in text:
+        return
     for m in _CONFIG_SET.finditer(text):
         key = m.group(1).rsplit(":", 1)[-1]
         if not is_secret_name(key):

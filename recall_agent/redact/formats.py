@@ -241,14 +241,42 @@ def _line(text: str, start: int, end: int) -> str:
     return text[text.rfind("\n", 0, start) + 1 : (text.find("\n", end) + 1 or len(text) + 1) - 1]
 
 
-def find(text: str) -> Iterator[Finding]:
-    """Every secret of a known format in `text`."""
-    lowered = text.lower()
+def _trie(words: list[str]) -> str:
+    by_first: dict[str, list[str]] = {}
+    for w in words:
+        by_first.setdefault(w[0], []).append(w[1:])
+    parts = []
+    for first, rests in sorted(by_first.items()):
+        longer = [r for r in rests if r]
+        tail = _trie(longer) if longer else ""
+        if len(longer) > 1 or (longer and "" in rests):
+            tail = f"(?:{tail})"
+        parts.append(re.escape(first) + (tail + "?" if "" in rests and longer else tail))
+    return "|".join(parts)
+
+
+@functools.cache
+def keyword_pattern() -> re.Pattern[str]:
+    """Every rule keyword in one trie-shaped regex (a loop of `keyword in text` was 3x slower)."""
+    return re.compile(_trie(sorted({kw for kw, _ in _keyword_index()})))
+
+
+def _triggered(lowered: str) -> dict[str, Rule]:
+    """The rules one of whose keywords is in the text (a keyword inside a longer one counts too)."""
+    found = set(keyword_pattern().findall(lowered))
     candidates: dict[str, Rule] = {}
+    if not found:
+        return candidates
     for kw, rs in _keyword_index():
-        if kw in lowered:
+        if kw in found or any(kw in f for f in found):
             for rule in rs:
                 candidates.setdefault(rule.id, rule)
+    return candidates
+
+
+def find(text: str) -> Iterator[Finding]:
+    """Every secret of a known format in `text`."""
+    candidates = _triggered(text.lower())
     if not candidates:
         return
     global_allow = _loaded()[1]

@@ -1,6 +1,6 @@
 """Structural rules: the name next to a value says it is secret, whatever the value looks like.
 
-One scan finds every secret-looking name (recall_agent.redact.vocabulary.ANCHOR: `pass`, `token`, `auth`,
+One scan finds every secret-looking name (recall_agent.redact.vocabulary.anchors: `pass`, `token`, `auth`,
 `key`, `пароль`, ...); each hit is widened to the whole name and judged by the structure around it:
 
 - key-value pairs: `KEY=v`, `key: v`, `"key": "v"`, `'key': 'v'` (Python reprs), `:key => 'v'` (Ruby),
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from recall_agent.redact.finding import Finding
 from recall_agent.redact.values import PLACEHOLDER_MARK, is_literal_secret
-from recall_agent.redact.vocabulary import ANCHOR, is_secret_name, kind_of
+from recall_agent.redact.vocabulary import anchors, is_secret_name, kind_of
 
 _NAME_MAX = 80
 _VALUE_MAX = 2000
@@ -91,7 +91,7 @@ def _name_span(text: str, start: int, end: int) -> tuple[int, int]:
 def find(text: str) -> Iterator[Finding]:
     """Every secret the structure of `text` shows (see the module docstring)."""
     done = 0
-    for hit in ANCHOR.finditer(text):
+    for hit in anchors(text):
         if hit.start() < done:
             continue
         lo, hi = _name_span(text, hit.start(), hit.end())
@@ -103,7 +103,8 @@ def find(text: str) -> Iterator[Finding]:
             yield from _xml_element(text, hi, name)
         else:
             yield from _key_value(text, lo, hi, name)
-    yield from _bearer(text)
+    if "earer" in text or "EARER" in text:
+        yield from _bearer(text)
     yield from _kube_secret_data(text)
 
 

@@ -29,11 +29,11 @@ def _is_password(password: str, text: str, at: int) -> bool:
 
 
 def find(text: str) -> Iterator[Finding]:
+    if "@" not in text:
+        return
     for m in _AUTHORITY.finditer(text):
         if _is_password(m.group(2), text, m.end()):
             yield Finding(m.start(2), m.end(2), "password", "url-userinfo")
-    if "@" not in text:
-        return
     for m in _USERINFO.finditer(text):
         user, password = m.group(1), m.group(2)
         if user.lower() in _NOT_USERS or _VERSIONISH.fullmatch(password):

@@ -124,11 +124,44 @@ WHOLE_NAMES: frozenset[str] = frozenset(
     {".dockerconfigjson", ".dockercfg", "_authtoken", "_auth", "_password"}
 )
 
-# the start of any secret name: what the scanner looks for first (a name holds one of these)
-ANCHOR = re.compile(
-    r"(?i)pass|pwd|pw\b|secret|token|auth|cred|key|dsn|sessionid|mdp|contrase|clave|senha|wachtwoord|"
-    r"l[oö]senord|salasana|has[lł]o|heslo|jelsz|parol|[sş]ifre|lozinka|geslo|пароль|密码|口令|パスワード|비밀번호"
+# the start of any secret name: what the scanner looks for first (a name holds one of these). Spelled with
+# character classes rather than (?i): the case-insensitive alternation was 4x slower on ordinary text
+_ANCHOR_WORDS = (
+    "pass", "pwd", "secret", "token", "auth", "cred", "key", "dsn", "sessionid", "mdp", "contrase", "clave",
+    "senha", "wachtwoord", "losenord", "salasana", "haslo", "heslo", "jelsz", "parol", "sifre", "lozinka", "geslo",
 )
+_ANCHOR_OTHER = ("lösenord", "hasło", "şifre", "пароль", "密码", "口令", "パスワード", "비밀번호")
+
+
+def _trie(words: list[str]) -> str:
+    """One alternation per first letter, case by character classes: `[pP](?:[aA][sS][sS]|[wW][dD])|…`
+    (a flat list of 24 words made the regex engine try each at every letter)."""
+    by_first: dict[str, list[str]] = {}
+    for w in words:
+        by_first.setdefault(w[0], []).append(w[1:])
+    parts = []
+    for first, rests in sorted(by_first.items()):
+        head = f"[{first}{first.upper()}]"
+        if "" in rests:
+            parts.append(head)
+            continue
+        parts.append(head + "(?:" + _trie(rests) + ")" if len(rests) > 1 else head + _trie(rests))
+    return "|".join(parts)
+
+
+ANCHOR = re.compile(_trie(list(_ANCHOR_WORDS)) + r"|[pP][wW]\b")
+_OTHER_SPELLINGS = tuple(dict.fromkeys(s for w in _ANCHOR_OTHER for s in (w, w.capitalize(), w.upper())))
+ANCHOR_OTHER = re.compile("|".join(_OTHER_SPELLINGS))
+
+
+def anchors(text: str) -> list[re.Match[str]]:
+    """Every anchor hit in text order (the non-ASCII names only where one of them is in the text)."""
+    hits = list(ANCHOR.finditer(text))
+    if not text.isascii() and any(s in text for s in _OTHER_SPELLINGS):
+        hits.extend(ANCHOR_OTHER.finditer(text))
+        hits.sort(key=lambda m: m.start())
+    return hits
+
 
 _CAMEL = re.compile(r"[A-Z]?[a-z\u00c0-\uffff]+|[A-Z]+(?![a-z])|\d+")
 _SPLIT = re.compile(r"[^0-9A-Za-z\u00c0-\uffff]+")

@@ -27,7 +27,7 @@ CANDIDATE = re.compile(r"(?<![A-Za-z0-9_+/.~$-])[A-Za-z0-9][A-Za-z0-9_+/.~$-]{19
 _CASE_RUN = re.compile(r"[a-z]{3,}|[A-Z]{3,}")
 _DIGEST_LABEL = re.compile(
     r"(?i)(?:\b(?:sha1|sha224|sha256|sha384|sha512|md5|h1|integrity|checksum|digest|hash|fingerprint|"
-    r"etag|commit|revision|rev|nonce|salt|request[_-]?id|trace[_-]?id)[\"']?\s*[:=]?\s*[\"']?|"
+    r"etag|commit|revision|rev)[\"']?\s*[:=]?\s*[\"']?|"
     r"\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+)\s+)$"
 )
 _ALPHABET_RUN = re.compile(r"abcde|bcdef|ABCDE|BCDEF|01234|12345|23456|34567|45678|56789")

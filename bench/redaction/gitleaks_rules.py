@@ -132,11 +132,28 @@ _GO_END = """(?:[\\x60'"\\s;]|\\\\[nr]|$)"""
 _ERROR_TEXT_END = """(?:[\\x60'"\\s;),\\]}>&|/]|\\\\[nr]|$)"""
 
 
+# Allowlist regexes that backtrack under Python's search, and their linear forms (same matches for a
+# search: a run is tried once from its start, `<…>` stops at the next `<`)
+_LINEAR_ALLOW = (
+    (".+EXAMPLE$", ".EXAMPLE$"),
+    ("<[^:]+:[^>]+>", "<[^<>:]++:[^<>]++>"),
+    ("<[^>]+>", "<[^<>]++>"),
+    ("[^:]+:", "(?<![^:])[^:]++:"),
+    ("[^:]+['\"]?:", "(?<![^:'\"])[^:'\"]++['\"]?:"),
+)
+
+
+def linear_allowlist(regex: str) -> str:
+    for slow, fast in _LINEAR_ALLOW:
+        regex = regex.replace(slow, fast)
+    return regex
+
+
 def _allowlist(raw: dict) -> dict:
     return {
         "condition": raw.get("condition", "OR"),
         "target": raw.get("regexTarget", "secret"),
-        "regexes": [translate(r) for r in raw.get("regexes", [])],
+        "regexes": [linear_allowlist(translate(r)) for r in raw.get("regexes", [])],
         "stopwords": [w.lower() for w in raw.get("stopwords", [])],
         "paths": bool(raw.get("paths")),  # recall redacts text with no file path: such a clause never holds
     }

@@ -12,7 +12,7 @@ import re
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _DIGEST_PREFIX = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|h1|blake2b?|xxh\d*)[-_:=~]")
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+._~][0-9A-Za-z]+)*")
+_VERSION = re.compile(r"(?<![\dv.])v?\d++(?:\.\d++)+(?:[-+._~][0-9A-Za-z]++)*+")
 _DESCRIBED = re.compile(r"(?:g|dev\d*g?)[0-9a-f]{7,40}")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}")
 # one piece of a name: a word in one case (or Capitalized), or a number

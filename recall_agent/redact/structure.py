@@ -29,7 +29,7 @@ _VALUE_MAX = 2000
 _BLOCK_LINES_MAX = 200
 
 # the separator after a name (the closing quote or `]` of the name is matched before it)
-_SEP = re.compile(r"[ \t]*(?:=>|:::=|::=|:=|\?=|\+=|={2,3}|!==?|=|:(?![:/])|,)[ \t]*")
+_SEP = re.compile(r"(?<![ \t])[ \t]*+(?:=>|:::=|::=|:=|\?=|\+=|={2,3}|!==?|=|:(?![:/])|,)[ \t]*+")
 _AFTER_NAME = re.compile(r"(?:\\?[\"'`])?\]?")
 _QUOTED = {
     '"': re.compile(r'"((?:[^"\\\n]|\\.){0,2000})"'),
@@ -41,25 +41,25 @@ _QUOTED = {
 _BARE = re.compile(r"(?:[^\s\"'`,;&<>()\[\]{}\\]|\\(?![nrt\"'\\])){1,500}")
 _BRACED = re.compile(r"\{([^}\n]{1,500})\}")
 _REST_OF_LINE = re.compile(r"[^\n]{1,500}")
-_YAML_KEY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?[\"']?$")  # what may stand before a YAML key on its line
+_YAML_KEY_LINE = re.compile(r"(?<![ \t])[ \t]*+(?:-[ \t]++)?[\"']?$")  # what may stand before a YAML key on its line
 _BLOCK_HEADER = re.compile(r"[|>][+-]?\d?[+-]?[ \t]*(?:#[^\n]*)?(?=\n)")
 _FOLDED_BLOCK = re.compile(r"[|>][+-]?\d?[ \t]+([^\s]{1,500})")
-_MAPPING_LINE = re.compile(r"[ \t]*(?:-[ \t]|[\"']?[\w.-]+[\"']?[ \t]*:(?:[ \t]|$)|#)")
+_MAPPING_LINE = re.compile(r"(?<![ \t])[ \t]*+(?:-[ \t]|[\"']?(?<![\w.-])[\w.-]++[\"']?[ \t]*+:(?:[ \t]|$)|#)")
 _NAME_LABEL = re.compile(r"(?i)\b(?:name|key|id|variable)[\"']?[ \t]*[:=][ \t]*\\?[\"']?$")
 _VALUE_LABEL = re.compile(r"(?i)\bvalue\\?[\"']?[ \t]*[:=][ \t]*")
 _AUTH_SCHEME = re.compile(r"([A-Za-z][\w-]{1,24})[ \t]+(?=[^\s\"',;])")  # Bearer, Basic, SSWS, AWS4-HMAC-SHA256
 _XML_OPEN_REST = re.compile(r"(?:[ \t][^<>\n]{0,300})?>")
 _XML_CONTENT = re.compile(r"[^<]{1,2000}")
 _PROSE_IS = re.compile(
-    r"(?:[ \t]+(?:for|of)[ \t]+[^\n\"']{0,40}?[\"']?[\w.@-]{1,64}[\"']?)?[ \t]+(?:is|was|to)[ \t]+"
+    r"(?<![ \t])(?:[ \t]++(?:for|of)[ \t]+[^\n\"']{0,40}?[\"']?[\w.@-]{1,64}[\"']?)?[ \t]+(?:is|was|to)[ \t]+"
     r"([\"'])([^\"'\n]{3,200})\1"
 )
-_WORD_VALUE = re.compile(r"[ \t]+([A-Za-z0-9_+/=.~$!@#%^&*-]{8,500})")
+_WORD_VALUE = re.compile(r"(?<![ \t])[ \t]++([A-Za-z0-9_+/=.~$!@#%^&*-]{8,500})")
 _BEARER = re.compile(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{12,}=*)")
-_DOTTED_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_DOTTED_CODE = re.compile(r"(?<![\w.])[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)+")
 _FLAG_NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{1,60}[A-Za-z]")  # `-pS3cr3t` is a glued value, not a flag
 _PREV_PAIR = re.compile(r"(?<![\w.-])[A-Za-z_][\w.-]{0,40}[ \t]?=[ \t]?[^\s=;&]{1,80}[ \t]+$")
-_NEXT_PAIR = re.compile(r"[ \t]+[A-Za-z_][\w.-]{0,40}=[^=\s]")
+_NEXT_PAIR = re.compile(r"(?<![ \t])[ \t]++[A-Za-z_][\w.-]{0,40}=[^=\s]")
 _SPACES = re.compile(r"[ \t]+")
 _PARAMS_TO_EOL = re.compile(r"[^\n\"']{0,2000}")
 _FLAG_VALUE = re.compile(r"[^\s\"'`;&|<>]{1,500}")
@@ -67,7 +67,7 @@ _KUBE_SECRET = re.compile(r"\bkind[\"']?[ \t]*:[ \t]*[\"']?Secret\b")
 _KUBE_DATA = re.compile(
     r"(?m)^([ \t]*)(?:data|stringData)[ \t]*:[ \t]*(?:#[^\n]*)?$|\"(?:data|stringData)\"[ \t]*:[ \t]*\{"
 )
-_YAML_CHILD = re.compile(r"([ \t]+)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]+([^\s#][^\n]*)")
+_YAML_CHILD = re.compile(r"(?<![ \t])([ \t]++)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]+([^\s#][^\n]*)")
 _JSON_PAIR = re.compile(r"\"[^\"\n]{1,253}\"[ \t]*:[ \t]*\"([^\"\n]{1,20000})\"")
 
 

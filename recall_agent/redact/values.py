@@ -23,8 +23,8 @@ _NOT_A_VALUE = re.compile(
 )
 _TEMPLATE = re.compile(r"\$\{|\{\{|%\(\w+\)|\$\(|<%|\{%|#\{|\$[A-Za-z_]|%[A-Za-z_][\w]*%")
 _PY_FORMAT = re.compile(r"%\(\w{1,40}\)[-#0 +]?\d*[sdrfixX]")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_TYPE = re.compile(r"(?:Optional|Union|List|Dict|Literal|Annotated|SecretStr)\[|\w+\s*\|\s*None")
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)+")
+_TYPE = re.compile(r"(?:Optional|Union|List|Dict|Literal|Annotated|SecretStr)\[|(?<!\w)\w++\s*+\|\s*+None")
 _URL = re.compile(r"[a-z][a-z0-9+.-]{1,20}://[^\s@]*")
 _PASSWORDISH = ("pass", "pwd", "pw", "mdp", "senha", "clave", "kennwort", "parol", "heslo", "haslo")
 

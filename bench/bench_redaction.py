@@ -33,7 +33,6 @@ import json
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,7 +57,9 @@ SWECB = Path(os.environ.get("SWECB", "/work/cache/swecb/cases/SWEContextBench Li
 
 
 def _read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
 
 
 def load() -> tuple[list[dict], list[dict], list[str]]:
@@ -77,8 +78,12 @@ def load() -> tuple[list[dict], list[dict], list[str]]:
             row = row | {"corpus": name}
             if row["set"] == "ordinary" and row["id"] in labels:  # a real line that holds a secret
                 label = labels[row["id"]]
-                row = row | {"set": "secrets", "secrets": label["secrets"], "format": "transcript-secret",
-                             "structure": label["structure"]}
+                row = row | {
+                    "set": "secrets",
+                    "secrets": label["secrets"],
+                    "format": "transcript-secret",
+                    "structure": label["structure"],
+                }
             if row["set"] == "ordinary" and row.get("role") == "detector-fp":
                 row = row | {"corpus": f"{name}-negatives"}
             (secrets if row["set"] == "secrets" else ordinary).append(row)
@@ -112,7 +117,9 @@ def learning_of(case: dict) -> dict:
     return {
         "repo": "bench",
         "error_signatures": [case["text"]],
-        "resolution_summary": f"fixed after {case['text']}",
+        "resolution_summary": f"fixed after {case['text']}"[
+            :2000
+        ],  # the field's limit; the signature is whole
         "file_paths_touched": [f"deploy/{first}"],
         "ticket_id": first[:64],
     }
@@ -170,21 +177,42 @@ def worker_hooks(cases_file: Path, home: Path) -> None:
     (project / ".git").mkdir(parents=True, exist_ok=True)
     (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     for n, text in enumerate(texts):
-        base = {"session_id": f"bench-{n}", "transcript_path": str(home.parent / f"t{n}.jsonl"), "cwd": str(project)}
+        base = {
+            "session_id": f"bench-{n}",
+            "transcript_path": str(home.parent / f"t{n}.jsonl"),
+            "cwd": str(project),
+        }
         Path(base["transcript_path"]).write_text("")
         command = "python -m pytest -q"
         first = (text.splitlines() or ["x"])[0][:120]
         edited = f"{project}/{first}/settings.py"  # a path naming the secret (as a folder would)
         events = [
-            {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": command},
-             "tool_use_id": f"t{n}a", "error": "Exit code 1\n" + text},
-            {"hook_event_name": "PostToolUse", "tool_name": "Edit",
-             "tool_input": {"file_path": edited, "old_string": "a", "new_string": "b"}, "tool_use_id": f"t{n}b",
-             "tool_response": {"filePath": edited, "success": True}},
-            {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": command},
-             "tool_use_id": f"t{n}c", "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False}},
-            {"hook_event_name": "Stop", "stop_hook_active": False,
-             "last_assistant_message": f"The config held {text} so I fixed the loader."},
+            {
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": command},
+                "tool_use_id": f"t{n}a",
+                "error": "Exit code 1\n" + text,
+            },
+            {
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Edit",
+                "tool_input": {"file_path": edited, "old_string": "a", "new_string": "b"},
+                "tool_use_id": f"t{n}b",
+                "tool_response": {"filePath": edited, "success": True},
+            },
+            {
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": command},
+                "tool_use_id": f"t{n}c",
+                "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False},
+            },
+            {
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+                "last_assistant_message": f"The config held {text} so I fixed the loader.",
+            },
         ]
         for event in events:
             handlers.handle(event["hook_event_name"], base | event)
@@ -196,7 +224,10 @@ def worker_hooks(cases_file: Path, home: Path) -> None:
 def _worker(kind: str, tree: Path | None, cases_file: Path, extra: list[str], env: dict) -> None:
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--worker", kind, str(cases_file), *extra],
-        env=env, capture_output=True, text=True, timeout=3600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
@@ -219,7 +250,10 @@ def path_learn(cases: list[dict], home: Path, tree: Path | None) -> dict[str, bo
     src.write_text("".join(json.dumps(learning_of(c)) + "\n" for c in cases))
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "learn", "--from-jsonl", str(src)],
-        env=_env(tree, home), capture_output=True, text=True, timeout=3600,
+        env=_env(tree, home),
+        capture_output=True,
+        text=True,
+        timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     blob = stored_bytes(home)
@@ -235,7 +269,10 @@ def path_server(cases: list[dict], home: Path, tree: Path | None) -> dict[str, b
     log = (home.parent / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", _package(tree), "serve", "--port", str(port)],
-        env=_env(tree, home), stdout=log, stderr=subprocess.STDOUT, cwd=home.parent,
+        env=_env(tree, home),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=home.parent,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -282,7 +319,10 @@ def path_import(cases: list[dict], home: Path, tree: Path | None) -> dict[str, b
         w.save()
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(folder)],
-        env=_env(tree, home), capture_output=True, text=True, timeout=3600,
+        env=_env(tree, home),
+        capture_output=True,
+        text=True,
+        timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     blob = stored_bytes(home)
@@ -296,7 +336,10 @@ def real_import(home: Path, tree: Path | None) -> dict:
 
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(SWECB)],
-        env=_env(tree, home), capture_output=True, text=True, timeout=3600,
+        env=_env(tree, home),
+        capture_output=True,
+        text=True,
+        timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     db = sqlite3.connect(home / "learnings.db")
@@ -354,7 +397,10 @@ print(json.dumps(res))
     try:
         proc = subprocess.run(
             [sys.executable, "-c", code.replace("PKG", _package(tree)), f.name],
-            env=_env(tree), capture_output=True, text=True, timeout=1800,
+            env=_env(tree),
+            capture_output=True,
+            text=True,
+            timeout=1800,
         )
     finally:
         os.unlink(f.name)
@@ -366,7 +412,10 @@ def import_time(tree: Path | None) -> float:
     """Self+cumulative import time of the redaction module in a fresh interpreter (-X importtime), ms."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {_package(tree)}.redact"],
-        env=_env(tree), capture_output=True, text=True, timeout=120,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     total = 0.0
     for line in proc.stderr.splitlines():
@@ -416,7 +465,11 @@ def report(name: str, secrets: list[dict], ordinary: list[dict], run: dict) -> d
         print("\n| structure (redact, every corpus) | " + " | ".join(f"leaked, {s}" for s in SPLITS) + " |")
         print("|---|---|---|")
         for st, cnt in sorted(structures.items()):
-            print(f"| {st} | " + " | ".join(f"{cnt[f'{s}:leaked']} / {cnt[f'{s}:cases']}" for s in SPLITS) + " |")
+            print(
+                f"| {st} | "
+                + " | ".join(f"{cnt[f'{s}:leaked']} / {cnt[f'{s}:cases']}" for s in SPLITS)
+                + " |"
+            )
             out["structures"][st] = dict(cnt)
     if run.get("outputs") is not None:
         changed = run["changed"]
@@ -435,14 +488,20 @@ def report(name: str, secrets: list[dict], ordinary: list[dict], run: dict) -> d
             rows = [r for r in target if r["split"] == s]
             n = sum(r["id"] in changed for r in rows)
             cells.append(_rate(n, len(rows)))
-            out["false_redactions"].setdefault("all ordinary (target)", {})[s] = {"changed": n, "lines": len(rows)}
+            out["false_redactions"].setdefault("all ordinary (target)", {})[s] = {
+                "changed": n,
+                "lines": len(rows),
+            }
         print("| **all ordinary lines** (detector negatives aside) | " + " | ".join(cells) + " |")
         cells = []
         for s in SPLITS:
             rows = [r for r in ordinary if r["split"] == s and r.get("role") == "path"]
             n = sum(r["id"] in changed for r in rows)
             cells.append(f"{n} / {len(rows)}")
-            out["false_redactions"].setdefault("transcript file paths", {})[s] = {"changed": n, "lines": len(rows)}
+            out["false_redactions"].setdefault("transcript file paths", {})[s] = {
+                "changed": n,
+                "lines": len(rows),
+            }
         print("| file paths of real transcripts | " + " | ".join(cells) + " |")
     if run.get("real_import"):
         ri = run["real_import"]
@@ -498,7 +557,9 @@ def measure(
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--paths", nargs="*", default=list(PATHS), choices=PATHS)
-    ap.add_argument("--release", default=RELEASE, help=f"commit run side by side (default {RELEASE}; '' skips)")
+    ap.add_argument(
+        "--release", default=RELEASE, help=f"commit run side by side (default {RELEASE}; '' skips)"
+    )
     ap.add_argument("--release-paths", nargs="*", default=list(PATHS), choices=PATHS)
     ap.add_argument("--show", choices=SPLITS, help="print the leaks and false redactions of one half")
     ap.add_argument("--worker", help=argparse.SUPPRESS)

@@ -31,6 +31,7 @@ from bench_redaction import load  # noqa: E402
 from recall_agent.redact import entropy  # noqa: E402
 from recall_agent.redact.ordinary import is_ordinary  # noqa: E402
 
+
 def candidates(text: str, *, ordinary_too: bool = True) -> list[str]:
     """Runs of 20+ token characters; the model learns from ordinary shapes too (it only ever judges the
     rest, but the rest alone is a few dozen tokens in 300 sessions: too few to fit on)."""
@@ -124,8 +125,14 @@ def curve(p: np.ndarray, y: np.ndarray) -> list[dict]:
     for t in (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999):
         tp = int(((p >= t) & (y == 1)).sum())
         fp = int(((p >= t) & (y == 0)).sum())
-        rows.append({"threshold": t, "recall": tp / max(int(y.sum()), 1), "false_positives": fp,
-                     "false_positive_rate": fp / max(int((1 - y).sum()), 1)})
+        rows.append(
+            {
+                "threshold": t,
+                "recall": tp / max(int(y.sum()), 1),
+                "false_positives": fp,
+                "false_positive_rate": fp / max(int((1 - y).sum()), 1),
+            }
+        )
     return rows
 
 
@@ -150,7 +157,11 @@ def main() -> int:
         "scale": [round(float(v), 6) for v in scale],
         "threshold": round(threshold, 6),
         "tuning": {"positives": int(y_tune.sum()), "negatives": int((1 - y_tune).sum())},
-        "heldout": {"positives": int(y_held.sum()), "negatives": int((1 - y_held).sum()), "curve": held_curve},
+        "heldout": {
+            "positives": int(y_held.sum()),
+            "negatives": int((1 - y_held).sum()),
+            "curve": held_curve,
+        },
     }
     entropy.MODEL.write_text(json.dumps(model, indent=1) + "\n")
     print(f"tuning: {model['tuning']}; threshold {threshold:.4f}")
@@ -158,12 +169,16 @@ def main() -> int:
     print("| threshold | recall | false positives | rate |\n|---|---|---|---|")
     for r in held_curve:
         mark = " (chosen)" if abs(r["threshold"] - threshold) < 1e-9 else ""
-        print(f"| {r['threshold']}{mark} | {r['recall']:.3f} | {r['false_positives']} | {r['false_positive_rate']:.4f} |")
+        print(
+            f"| {r['threshold']}{mark} | {r['recall']:.3f} | {r['false_positives']} | {r['false_positive_rate']:.4f} |"
+        )
     tp = int(((p_held >= threshold) & (y_held == 1) & seen_held).sum())
     fp = int(((p_held >= threshold) & (y_held == 0) & seen_held).sum())
     judged = int((y_held[seen_held] == 1).sum())
-    print(f"held-out tokens the judge sees: {judged} secret, {int((y_held[seen_held] == 0).sum())} ordinary; "
-          f"at the chosen threshold: recall {tp / max(judged, 1):.3f}, {fp} false positives")
+    print(
+        f"held-out tokens the judge sees: {judged} secret, {int((y_held[seen_held] == 0).sum())} ordinary; "
+        f"at the chosen threshold: recall {tp / max(judged, 1):.3f}, {fp} false positives"
+    )
     return 0
 
 

@@ -167,7 +167,9 @@ def convert(config: dict) -> tuple[list[dict], list[dict]]:
             dropped.append({"id": rid, "reason": "no regex: gitleaks matches it by file path"})
             continue
         if "path" in rule:
-            dropped.append({"id": rid, "reason": "applies to files of one kind only (a path rule): no path here"})
+            dropped.append(
+                {"id": rid, "reason": "applies to files of one kind only (a path rule): no path here"}
+            )
             continue
         if rid in LEFT_OUT:
             dropped.append({"id": rid, "reason": LEFT_OUT[rid]})

@@ -68,9 +68,11 @@ def gitleaks() -> Iterator[dict]:
     config = tomllib.loads((GITLEAKS / "config" / "gitleaks.toml").read_text())
     rules = {r["id"]: r for r in config["rules"] if "regex" in r}
     found, stats = samples(GITLEAKS / "cmd" / "generate" / "config" / "rules")
-    print(f"gitleaks: {stats['functions']} rules read, {len(found)} samples, "
-          f"{stats['skipped_statements']} statements and {stats['skipped_elements']} elements skipped",
-          file=sys.stderr)
+    print(
+        f"gitleaks: {stats['functions']} rules read, {len(found)} samples, "
+        f"{stats['skipped_statements']} statements and {stats['skipped_elements']} elements skipped",
+        file=sys.stderr,
+    )
     by_rule: dict[str, list[dict]] = {}
     for s in found:
         by_rule.setdefault(s["rule"], []).append(s)
@@ -88,13 +90,26 @@ def gitleaks() -> Iterator[dict]:
             if not secret or len(secret.strip()) < 4:
                 unmatched += 1
                 continue
-            yield {"id": f"gitleaks:{rid}:{n}", "set": "secrets", "format": rid, "text": s["text"],
-                   "secrets": [secret], "source": f"gitleaks v8.30.1 cmd/generate/config/rules ({rid})",
-                   "split_key": f"gitleaks:{rid}", "split": split}
+            yield {
+                "id": f"gitleaks:{rid}:{n}",
+                "set": "secrets",
+                "format": rid,
+                "text": s["text"],
+                "secrets": [secret],
+                "source": f"gitleaks v8.30.1 cmd/generate/config/rules ({rid})",
+                "split_key": f"gitleaks:{rid}",
+                "split": split,
+            }
         for n, s in enumerate(x for x in items if x["kind"] == "fp"):
-            yield {"id": f"gitleaks-fp:{rid}:{n}", "set": "ordinary", "text": s["text"], "role": "detector-fp",
-                   "source": f"gitleaks v8.30.1 false positives ({rid})", "split_key": f"gitleaks:{rid}",
-                   "split": split}
+            yield {
+                "id": f"gitleaks-fp:{rid}:{n}",
+                "set": "ordinary",
+                "text": s["text"],
+                "role": "detector-fp",
+                "source": f"gitleaks v8.30.1 false positives ({rid})",
+                "split_key": f"gitleaks:{rid}",
+                "split": split,
+            }
     print(f"gitleaks: {unmatched} true positives where the rule finds no secret (skipped)", file=sys.stderr)
 
 
@@ -104,11 +119,30 @@ def gitleaks() -> Iterator[dict]:
 # Nosey Parker rules that capture more than the secret (a user name, a host, a client id): the group that
 # holds the secret, read from each rule's pattern
 NP_SECRET_GROUP = {
-    "np.auth0.1": 3, "np.aws.6": 2, "np.azure.1": 2, "np.azure.2": 3, "np.blynk.8": 2, "np.blynk.9": 2,
-    "np.generic.3": 2, "np.generic.4": 2, "np.generic.7": 2, "np.generic.8": 3, "np.generic.9": 2,
-    "np.generic.13": 2, "np.generic.14": 2, "np.gitalk.1": 2, "np.google.6": 2, "np.gradle.1": 2,
-    "np.kubernetes.2": 2, "np.mongodb.1": 2, "np.netrc.1": 3, "np.odbc.1": 2, "np.phpmailer.1": 3,
-    "np.postgres.1": 2, "np.psexec.1": 2, "np.vmware.1": 2,
+    "np.auth0.1": 3,
+    "np.aws.6": 2,
+    "np.azure.1": 2,
+    "np.azure.2": 3,
+    "np.blynk.8": 2,
+    "np.blynk.9": 2,
+    "np.generic.3": 2,
+    "np.generic.4": 2,
+    "np.generic.7": 2,
+    "np.generic.8": 3,
+    "np.generic.9": 2,
+    "np.generic.13": 2,
+    "np.generic.14": 2,
+    "np.gitalk.1": 2,
+    "np.google.6": 2,
+    "np.gradle.1": 2,
+    "np.kubernetes.2": 2,
+    "np.mongodb.1": 2,
+    "np.netrc.1": 3,
+    "np.odbc.1": 2,
+    "np.phpmailer.1": 3,
+    "np.postgres.1": 2,
+    "np.psexec.1": 2,
+    "np.vmware.1": 2,
 }
 NP_SKIPPED = {"np.generic.10": "its secret is a whole connection string, whose password is the secret"}
 
@@ -131,13 +165,26 @@ def noseyparker() -> Iterator[dict]:
             for n, text in enumerate(rule.get("examples") or [] if secret_rule else []):
                 secret = _secret_of(pattern, text, NP_SECRET_GROUP.get(rid, 0))
                 if secret and len(secret.strip()) >= 4:
-                    yield {"id": f"noseyparker:{rid}:{n}", "set": "secrets", "format": f"np:{rule['name']}",
-                           "text": text, "secrets": [secret], "source": f"Nosey Parker rules/{path.name} ({rid})",
-                           "split_key": f"noseyparker:{rid}", "split": split}
+                    yield {
+                        "id": f"noseyparker:{rid}:{n}",
+                        "set": "secrets",
+                        "format": f"np:{rule['name']}",
+                        "text": text,
+                        "secrets": [secret],
+                        "source": f"Nosey Parker rules/{path.name} ({rid})",
+                        "split_key": f"noseyparker:{rid}",
+                        "split": split,
+                    }
             for n, text in enumerate(rule.get("negative_examples") or []):
-                yield {"id": f"noseyparker-neg:{rid}:{n}", "set": "ordinary", "text": text, "role": "detector-fp",
-                       "source": f"Nosey Parker negative example ({rid})", "split_key": f"noseyparker:{rid}",
-                       "split": split}
+                yield {
+                    "id": f"noseyparker-neg:{rid}:{n}",
+                    "set": "ordinary",
+                    "text": text,
+                    "role": "detector-fp",
+                    "source": f"Nosey Parker negative example ({rid})",
+                    "split_key": f"noseyparker:{rid}",
+                    "split": split,
+                }
 
 
 # --------------------------------------------------------------------------- real transcripts
@@ -197,20 +244,36 @@ def transcripts() -> Iterator[dict]:
                 continue
             seen.add(line)
             digest = hashlib.sha256(line.encode()).hexdigest()[:12]
-            yield {"id": f"swecb:{path.stem}:{digest}", "set": "ordinary", "text": line, "role": role,
-                   "source": f"SWE-ContextBench Lite transcript {path.name}", "split_key": f"swecb:{path.name}",
-                   "split": split}
+            yield {
+                "id": f"swecb:{path.stem}:{digest}",
+                "set": "ordinary",
+                "text": line,
+                "role": role,
+                "source": f"SWE-ContextBench Lite transcript {path.name}",
+                "split_key": f"swecb:{path.name}",
+                "split": split,
+            }
         for p in dict.fromkeys(paths):
             if p in seen:
                 continue
             seen.add(p)
             digest = hashlib.sha256(p.encode()).hexdigest()[:12]
-            yield {"id": f"swecb-path:{path.stem}:{digest}", "set": "ordinary", "text": p, "role": "path",
-                   "source": f"SWE-ContextBench Lite transcript {path.name}", "split_key": f"swecb:{path.name}",
-                   "split": split}
+            yield {
+                "id": f"swecb-path:{path.stem}:{digest}",
+                "set": "ordinary",
+                "text": p,
+                "role": "path",
+                "source": f"SWE-ContextBench Lite transcript {path.name}",
+                "split_key": f"swecb:{path.name}",
+                "split": split,
+            }
 
 
-SOURCES = {"gitleaks": (GITLEAKS, gitleaks), "noseyparker": (NOSEYPARKER, noseyparker), "transcripts": (SWECB, transcripts)}
+SOURCES = {
+    "gitleaks": (GITLEAKS, gitleaks),
+    "noseyparker": (NOSEYPARKER, noseyparker),
+    "transcripts": (SWECB, transcripts),
+}
 
 
 def main() -> int:

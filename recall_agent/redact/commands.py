@@ -148,7 +148,7 @@ def _tool_words(present: frozenset[str]) -> re.Pattern[str]:
 
 def find(text: str) -> Iterator[Finding]:
     present = frozenset(t for t in _TOOLS if t in text)
-    for m in (_tool_words(present).finditer(text) if present else ()):
+    for m in _tool_words(present).finditer(text) if present else ():
         end = _SEGMENT_END.search(text, m.end(), m.end() + _SEGMENT_MAX)
         segment_end = end.start() if end else min(len(text), m.end() + _SEGMENT_MAX)
         for convention in _TOOLS[m.group(1)]:

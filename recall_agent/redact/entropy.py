@@ -55,7 +55,9 @@ def features(token: str) -> list[float]:
     symbols = n - digits - upper - lower
     letters = max(upper + lower, 1)
     switches = sum(
-        1 for a, b in zip(token, token[1:]) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper()
+        1
+        for a, b in zip(token, token[1:], strict=False)
+        if a.isalpha() and b.isalpha() and a.isupper() != b.isupper()
     )
     words = sum(len(r) for r in _CASE_RUN.findall(token)) / letters
     entropy = shannon_entropy(token)
@@ -82,7 +84,7 @@ def _model() -> tuple[list[float], list[float], list[float], float, float]:
 def probability(token: str) -> float:
     """The model's probability that `token` is a credential."""
     weights, mean, scale, bias, _ = _model()
-    z = bias + sum(w * (x - m) / s for w, x, m, s in zip(weights, features(token), mean, scale))
+    z = bias + sum(w * (x - m) / s for w, x, m, s in zip(weights, features(token), mean, scale, strict=True))
     return 1.0 / (1.0 + math.exp(-z))
 
 

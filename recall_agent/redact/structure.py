@@ -41,13 +41,19 @@ _QUOTED = {
 _BARE = re.compile(r"(?:[^\s\"'`,;&<>()\[\]{}\\]|\\(?![nrt\"'\\])){1,500}")
 _BRACED = re.compile(r"\{([^}\n]{1,500})\}")
 _REST_OF_LINE = re.compile(r"[^\n]{1,500}")
-_YAML_KEY_LINE = re.compile(r"(?<![ \t])[ \t]*+(?:-[ \t]++)?[\"']?$")  # what may stand before a YAML key on its line
+_YAML_KEY_LINE = re.compile(
+    r"(?<![ \t])[ \t]*+(?:-[ \t]++)?[\"']?$"
+)  # what may stand before a YAML key on its line
 _BLOCK_HEADER = re.compile(r"[|>][+-]?\d?[+-]?[ \t]*(?:#[^\n]*)?(?=\n)")
 _FOLDED_BLOCK = re.compile(r"[|>][+-]?\d?[ \t]+([^\s]{1,500})")
-_MAPPING_LINE = re.compile(r"(?<![ \t])[ \t]*+(?:-[ \t]|[\"']?(?<![\w.-])[\w.-]++[\"']?[ \t]*+:(?:[ \t]|$)|#)")
+_MAPPING_LINE = re.compile(
+    r"(?<![ \t])[ \t]*+(?:-[ \t]|[\"']?(?<![\w.-])[\w.-]++[\"']?[ \t]*+:(?:[ \t]|$)|#)"
+)
 _NAME_LABEL = re.compile(r"(?i)\b(?:name|key|id|variable)[\"']?[ \t]*[:=][ \t]*\\?[\"']?$")
 _VALUE_LABEL = re.compile(r"(?i)\bvalue\\?[\"']?[ \t]*[:=][ \t]*")
-_AUTH_SCHEME = re.compile(r"([A-Za-z][\w-]{1,24})[ \t]+(?=[^\s\"',;])")  # Bearer, Basic, SSWS, AWS4-HMAC-SHA256
+_AUTH_SCHEME = re.compile(
+    r"([A-Za-z][\w-]{1,24})[ \t]+(?=[^\s\"',;])"
+)  # Bearer, Basic, SSWS, AWS4-HMAC-SHA256
 _XML_OPEN_REST = re.compile(r"(?:[ \t][^<>\n]{0,300})?>")
 _XML_CONTENT = re.compile(r"[^<]{1,2000}")
 _PROSE_IS = re.compile(
@@ -281,9 +287,9 @@ def _word_then_value(text: str, hi: int, name: str) -> Iterator[Finding]:
     value = m.group(1).rstrip(".,;:)")
     has_alpha = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
-    if has_alpha and has_digit and len(value) >= 8 and (not value.isalnum() or not value.islower()):
-        if PLACEHOLDER_MARK not in value and name.lower() in _PROSE_WORDS:
-            yield Finding(m.start(1), m.start(1) + len(value), kind_of(name), "prose")
+    mixed = has_alpha and has_digit and len(value) >= 8 and (not value.isalnum() or not value.islower())
+    if mixed and PLACEHOLDER_MARK not in value and name.lower() in _PROSE_WORDS:
+        yield Finding(m.start(1), m.start(1) + len(value), kind_of(name), "prose")
 
 
 _PROSE_WORDS = frozenset(
@@ -428,9 +434,11 @@ def _flag(text: str, lo: int, hi: int, name: str) -> Iterator[Finding]:
     bare = _FLAG_VALUE.match(text, pos)
     if bare:
         value = bare.group()
-        if is_literal_secret(value, quoted=True, name=flag) or (value.isidentifier() and len(value) >= 4):
-            if PLACEHOLDER_MARK not in value and not value.startswith(("$", "<", "{{")):
-                yield Finding(pos, bare.end(), kind, "command-flag")
+        literal = is_literal_secret(value, quoted=True, name=flag) or (
+            value.isidentifier() and len(value) >= 4
+        )
+        if literal and PLACEHOLDER_MARK not in value and not value.startswith(("$", "<", "{{")):
+            yield Finding(pos, bare.end(), kind, "command-flag")
 
 
 def _bearer(text: str) -> Iterator[Finding]:

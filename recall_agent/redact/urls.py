@@ -12,7 +12,9 @@ from recall_agent.redact.values import PLACEHOLDER_MARK
 
 # `//user:password@host` with or without a scheme before it; the password runs to the last `@` before the
 # host (`bria@pass135!` is one password)
-_AUTHORITY = re.compile(r"//([^\s/:@'\"<>]{0,64}):([^\s/'\"<>]{1,200})@(?=[^\s@/'\"<>]{1,253}(?:[/:?#\s'\"]|$))")
+_AUTHORITY = re.compile(
+    r"//([^\s/:@'\"<>]{0,64}):([^\s/'\"<>]{1,200})@(?=[^\s@/'\"<>]{1,253}(?:[/:?#\s'\"]|$))"
+)
 # `user:password@host` with no `//`: the host is a name followed by a dot, a slash, a colon or the end
 _USERINFO = re.compile(r"(?<![\w.+/:@%-])([\w.+-]{1,64}):([^\s@/:'\"<>]{1,200})@(?=[\w-]+(?:[./:\s'\"]|$))")
 _NOT_USERS = frozenset({"mailto", "sip", "sips", "tel", "xmpp", "news", "urn", "data", "file"})

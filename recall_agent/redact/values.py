@@ -53,9 +53,9 @@ def _quoted_literal(value: str, name: str) -> bool:
     if value.startswith("{") and value.endswith("}"):
         return False  # a format string: "{token}"
     # "NextToken", "pagination_token", "access_token": an identifier naming something, not a credential
-    if value.isidentifier() and not any(c.isdigit() for c in value):
-        if "_" in value or (any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)):
-            return False
+    camel = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+    if value.isidentifier() and not any(c.isdigit() for c in value) and ("_" in value or camel):
+        return False
     if any(c.isspace() for c in value):  # "invalid token" is prose; a passphrase may hold spaces
         return any(w in name.lower() for w in _PASSWORDISH) and len(value) <= 200
     return True

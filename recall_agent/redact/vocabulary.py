@@ -129,9 +129,31 @@ WHOLE_NAMES: frozenset[str] = frozenset(
 # the start of any secret name: what the scanner looks for first (a name holds one of these). Spelled with
 # character classes rather than (?i): the case-insensitive alternation was 4x slower on ordinary text
 _ANCHOR_WORDS = (
-    "pass", "pwd", "secret", "token", "auth", "cred", "key", "dsn", "sessionid", "mdp", "contrase", "clave", "salt",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "auth",
+    "cred",
+    "key",
+    "dsn",
+    "sessionid",
+    "mdp",
+    "contrase",
+    "clave",
+    "salt",
     "signature",
-    "senha", "wachtwoord", "losenord", "salasana", "haslo", "heslo", "jelsz", "parol", "sifre", "lozinka", "geslo",
+    "senha",
+    "wachtwoord",
+    "losenord",
+    "salasana",
+    "haslo",
+    "heslo",
+    "jelsz",
+    "parol",
+    "sifre",
+    "lozinka",
+    "geslo",
 )
 _ANCHOR_OTHER = ("lösenord", "hasło", "şifre", "пароль", "密码", "口令", "パスワード", "비밀번호")
 

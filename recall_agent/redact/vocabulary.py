@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from recall_agent.redact.trie import trie
+
 # the last word of a secret name, in several spellings and languages
 SECRET_WORDS: frozenset[str] = frozenset(
     {
@@ -126,8 +128,8 @@ WHOLE_NAMES: frozenset[str] = frozenset(
     {".dockerconfigjson", ".dockercfg", "_authtoken", "_auth", "_password"}
 )
 
-# the start of any secret name: what the scanner looks for first (a name holds one of these). Spelled with
-# character classes rather than (?i): the case-insensitive alternation was 4x slower on ordinary text
+# the start of any secret name: what the scanner looks for first (a name holds one of these). A trie of
+# character classes rather than a flat (?i) alternation: that was 4x slower on ordinary text
 _ANCHOR_WORDS = (
     "pass",
     "pwd",
@@ -158,23 +160,11 @@ _ANCHOR_WORDS = (
 _ANCHOR_OTHER = ("lösenord", "hasło", "şifre", "пароль", "密码", "口令", "パスワード", "비밀번호")
 
 
-def _trie(words: list[str]) -> str:
-    """One alternation per first letter, case by character classes: `[pP](?:[aA][sS][sS]|[wW][dD])|…`
-    (a flat list of 24 words made the regex engine try each at every letter)."""
-    by_first: dict[str, list[str]] = {}
-    for w in words:
-        by_first.setdefault(w[0], []).append(w[1:])
-    parts = []
-    for first, rests in sorted(by_first.items()):
-        head = f"[{first}{first.upper()}]"
-        if "" in rests:
-            parts.append(head)
-            continue
-        parts.append(head + "(?:" + _trie(rests) + ")" if len(rests) > 1 else head + _trie(rests))
-    return "|".join(parts)
+def _either_case(c: str) -> str:
+    return f"[{c}{c.upper()}]" if c.isalpha() else re.escape(c)
 
 
-ANCHOR = re.compile(_trie(list(_ANCHOR_WORDS)) + r"|[pP][wW]\b")
+ANCHOR = re.compile(trie(list(_ANCHOR_WORDS), _either_case) + r"|[pP][wW]\b")
 _OTHER_SPELLINGS = tuple(dict.fromkeys(s for w in _ANCHOR_OTHER for s in (w, w.capitalize(), w.upper())))
 ANCHOR_OTHER = re.compile("|".join(_OTHER_SPELLINGS))
 

@@ -43,13 +43,16 @@ class Rule:
     secret_group: int = 0
     allowlists: tuple[Allowlist, ...] = ()
     kind: str = ""  # the placeholder kind; default: the rule id with `_` for `-`
+    source: str = "gitleaks"  # or "recall" (LOCAL_RULES)
 
 
 # Formats that name themselves by a prefix, kept from recall's own list (before gitleaks' rules were
 # shipped) where gitleaks' rule wants a keyword beside the token or a stricter end than error text has:
 # `Client("NRAK-…")`, `(credential dapi…)`, a PEM block cut short, a PuTTY key.
 def _local(rid: str, regex: str, *keywords: str, kind: str = "") -> Rule:
-    return Rule(rid, regex, tuple(k.lower() for k in keywords), kind=kind or rid.replace("-", "_"))
+    return Rule(
+        rid, regex, tuple(k.lower() for k in keywords), kind=kind or rid.replace("-", "_"), source="recall"
+    )
 
 
 LOCAL_RULES: tuple[Rule, ...] = (
@@ -277,4 +280,6 @@ def find(text: str) -> Iterator[Finding]:
             allows = (global_allow, *rule.allowlists)
             if any(_allowed(a, secret, m.group(), line) for a in allows):
                 continue
-            yield Finding(start, end, rule.kind or rule.id.replace("-", "_"), f"format:{rule.id}")
+            yield Finding(
+                start, end, rule.kind or rule.id.replace("-", "_"), f"format:{rule.source}:{rule.id}"
+            )

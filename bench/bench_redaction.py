@@ -146,6 +146,8 @@ def distinct(secrets: list[dict]) -> list[dict]:
 
 
 def _env(tree: Path | None, home: Path | None = None) -> dict[str, str]:
+    """PYTHONPATH for the tree measured. Every process runs outside this checkout (cwd), or `-m`/`-c`
+    would import the package from the current folder ahead of PYTHONPATH."""
     env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
     env.pop("RECALL_DATABASE_URL", None)
     if home is not None:
@@ -251,6 +253,7 @@ def path_learn(cases: list[dict], home: Path, tree: Path | None) -> dict[str, bo
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "learn", "--from-jsonl", str(src)],
         env=_env(tree, home),
+        cwd=home.parent,
         capture_output=True,
         text=True,
         timeout=3600,
@@ -320,6 +323,7 @@ def path_import(cases: list[dict], home: Path, tree: Path | None) -> dict[str, b
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(folder)],
         env=_env(tree, home),
+        cwd=home.parent,
         capture_output=True,
         text=True,
         timeout=3600,
@@ -337,6 +341,7 @@ def real_import(home: Path, tree: Path | None) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(SWECB)],
         env=_env(tree, home),
+        cwd=home.parent,
         capture_output=True,
         text=True,
         timeout=3600,
@@ -398,6 +403,7 @@ print(json.dumps(res))
         proc = subprocess.run(
             [sys.executable, "-c", code.replace("PKG", _package(tree)), f.name],
             env=_env(tree),
+            cwd=tempfile.gettempdir(),
             capture_output=True,
             text=True,
             timeout=1800,
@@ -413,6 +419,7 @@ def import_time(tree: Path | None) -> float:
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {_package(tree)}.redact"],
         env=_env(tree),
+        cwd=tempfile.gettempdir(),
         capture_output=True,
         text=True,
         timeout=120,

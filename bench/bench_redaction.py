@@ -338,10 +338,13 @@ def real_import(home: Path, tree: Path | None) -> dict:
     path (or a signature or resolution) to a placeholder. Nothing in these sessions is a secret."""
     import sqlite3
 
+    repo = home.parent / "repo"  # run from inside a git repository, as a user would (paths are then relative)
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
     proc = subprocess.run(
         [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(SWECB)],
         env=_env(tree, home),
-        cwd=home.parent,
+        cwd=repo,
         capture_output=True,
         text=True,
         timeout=3600,

@@ -128,10 +128,6 @@ _TOOLS: dict[str, list[Convention]] = {}
 for _c in CONVENTIONS:
     for _tool in _c.tools:
         _TOOLS.setdefault(_tool, []).append(_c)
-# a tool word: at the start of a command (after a space, a quote, `sudo`, `/usr/bin/`, ...)
-_TOOL_WORD = re.compile(
-    r"(?<![\w.-])(" + "|".join(sorted((re.escape(t) for t in _TOOLS), key=len, reverse=True)) + r")(?![\w.-])"
-)
 _HTPASSWD = re.compile(r"\bhtpasswd[ \t]+-\w*b\w*[ \t]+(?:-\S+[ \t]+)*\S+[ \t]+\S+[ \t]+([^\s\"']{1,500})")
 _CONFIG_SET = re.compile(r"\b(?:configure|config)[ \t]+set[ \t]+(?:--\S+[ \t]+)*([\w.:/@-]{1,120})[ \t]+")
 _RABBIT = re.compile(r"\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+([^\s\"']{1,500})")

@@ -277,7 +277,7 @@ def find(text: str) -> Iterator[Finding]:
             if not secret.strip() or (rule.entropy and shannon_entropy(secret) <= rule.entropy):
                 continue
             line = _line(text, m.start(), m.end())
-            allows = (global_allow, *rule.allowlists)
+            allows = (global_allow, *rule.allowlists) if rule.source == "gitleaks" else ()
             if any(_allowed(a, secret, m.group(), line) for a in allows):
                 continue
             yield Finding(

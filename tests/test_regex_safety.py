@@ -30,6 +30,7 @@ def test_the_inventory_finds_the_patterns_it_must() -> None:
     ):
         assert module in where, module
     assert any(p.where.startswith("catalog:") for p in PATTERNS)
+    assert sum(p.where.startswith("redact.formats:") for p in PATTERNS) >= 250  # gitleaks' rules and recall's
     assert any(
         p.where.startswith("recall_agent/capture/learning.py:") for p in PATTERNS
     )  # inline re.sub(...) calls

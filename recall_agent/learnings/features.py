@@ -5,7 +5,7 @@ A `Query` is a normalized signature (see signatures.py) read once: its cause lin
 compares two of them and returns named features, each in 0–1 (acceptance.py turns them into a
 probability; the weights are fitted, not set here). What the features measure:
 
-  lexical   bag / soft / coverage / best_line: token overlap of the cause lines (whole bags, each line to
+  lexical   lexical (the best of) bag / soft / coverage, and best_line: token overlap of the cause lines (whole bags, each line to
             its best counterpart, the shorter side found in the longer one, the best single line pair);
   shared    a line of either text, cause or context, found whole in a line of the other (whatever stands
             in front of it: `Error: `, a prompt, a service prefix) — how much of it, how much it says,
@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from recall_agent.learnings import signatures as sigs
 
 FEATURES = (
+    "lexical",
     "bag",
     "soft",
     "coverage",
@@ -44,8 +45,11 @@ FEATURES = (
     "shared_errors",
     "shared_rare",
     "template",
-    "slot_differs",
+    "slot_decisive",
+    "slot_other",
     "slot_extra",
+    "decisive_same_template",
+    "disjoint_same_template",
     "subj_equal",
     "subj_disjoint",
     "subj_partial",
@@ -337,18 +341,24 @@ def evidence(q: Query, other: Query, line_df: dict[str, int] | None = None) -> E
     pair = [[_line_similarity(q, i, other, j) for j in range(len(other.lines))] for i in range(len(q.lines))]
     v["soft"], qi, oi = _soft_line_dice(q, other, pair)
     v["coverage"] = _coverage(q, other, pair)
+    v["lexical"] = max(v["bag"], v["soft"], v["coverage"])
     v["best_line"] = pair[qi][oi]
     ev.query_line, ev.other_line = qi, oi
     _subject_features(q, other, qi, oi, v)
     v["template"], ev.differs, extra = _template(q.causes[qi], other.causes[oi])
-    v["slot_differs"] = float(ev.differs is not None)
+    if ev.differs is not None:
+        decisive = value_noun(q.causes[qi]) in DECISIVE_NOUNS
+        v["slot_decisive" if decisive else "slot_other"] = 1.0
     v["slot_extra"] = float(extra)
+    # the same message but for its decisive value: the near miss the other features cannot tell apart
+    v["decisive_same_template"] = v["slot_decisive"] * v["template"]
     qk, ok = kind_of(q.causes[qi]), kind_of(other.causes[oi])
     v["kind_same"] = float(bool(qk) and qk == ok)
     v["kind_differs"] = float(bool(qk) and bool(ok) and qk != ok)
     v["generic_other_frame"] = float(
         q.generic and other.generic and bool(q.frame) and bool(other.frame) and q.frame != other.frame
     )
+    v["disjoint_same_template"] = v["subj_disjoint"] * v["template"]
     return ev
 
 
@@ -436,7 +446,7 @@ def _subject_features(q: Query, other: Query, qi: int, oi: int, v: dict[str, flo
 
 # --------------------------------------------------------------------------- templates and decisive slots
 
-_CHUNK_PUNCT = "'\"`‘’“”,;:()[]{}"
+_CHUNK_PUNCT = "'\"`‘’“”,;:()[]{}\\"
 _PLACEHOLDER = re.compile(r"<\w+>")
 # a name-like word: a library, module, key, table, dialect, command (dotted, hyphenated, snake_case,
 # camelCase, with digits, an errno-style code); plain words are wording, not values
@@ -453,11 +463,18 @@ def _chunks(line: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _decisive(word: str, quoted: bool) -> bool:
+_ID_LIKE = re.compile(r"^(?=(?:.*\d){3})[\w:.-]{16,}$")  # build refs, hashes, generated ids
+
+
+def _decisive(word: str, quoted: bool, noun: str = "value") -> bool:
+    """A value that could decide the fix: name-like or quoted, not a placeholder, a file name or an id; in
+    a line about a library, module, resource... (DECISIVE_NOUNS) any word in the slot."""
     bare = _PLACEHOLDER.sub("", word).strip("._-/")
-    if not bare or not re.search(r"[A-Za-z]", bare):
+    if not bare or not re.search(r"[A-Za-z]", bare) or _ID_LIKE.match(bare):
         return False
-    return quoted or bool(_NAMEY.search(word))
+    if noun in DECISIVE_NOUNS:
+        return True
+    return not _FILE_NAME.match(bare) and (quoted or bool(_NAMEY.search(word)))
 
 
 def _template(a: str, b: str) -> tuple[float, tuple[str, str] | None, bool]:
@@ -472,14 +489,32 @@ def _template(a: str, b: str) -> tuple[float, tuple[str, str] | None, bool]:
     share = 2.0 * same / (len(wa) + len(wb))
     differs: tuple[str, str] | None = None
     extra = False
+    noun = value_noun(a)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         left, right = ca[i1:i2], cb[j1:j2]
+        one_for_one = len(left) == len(right) == 1
         if op == "replace" and len(left) <= 2 and len(right) <= 2 and differs is None:
-            if any(_decisive(w, qd) for w, qd in left + right):
+            # a plain word swapped for another counts only one for one in a line about a decisive kind
+            slot_noun = noun if one_for_one else "value"
+            if _values_differ(left, right, slot_noun):
                 differs = (_shown(left), _shown(right))
         elif op in ("insert", "delete") and len(left) + len(right) <= 2:
             extra = extra or any(_decisive(w, qd) for w, qd in left + right)
     return share, differs, extra
+
+
+def _values_differ(left: list[tuple[str, bool]], right: list[tuple[str, bool]], noun: str) -> bool:
+    """Both sides hold a decisive value and neither is the other qualified (`sqlalchemy.exc.X` / `X`)."""
+    a = [w for w, q in left if _decisive(w, q, noun)]
+    b = [w for w, q in right if _decisive(w, q, noun)]
+    if not a or not b:
+        return False
+    x, y = _bare(" ".join(a)), _bare(" ".join(b))
+    return x != y and not x.endswith("." + y) and not y.endswith("." + x)
+
+
+def _bare(word: str) -> str:
+    return _PLACEHOLDER.sub("", word).strip("\\\"'`.,:;()[]{}").lower()
 
 
 def _shown(chunks: Iterable[tuple[str, bool]]) -> str:
@@ -488,19 +523,31 @@ def _shown(chunks: Iterable[tuple[str, bool]]) -> str:
     return re.sub(r"[-.]?<\w+>", "", text).strip(".-") or text
 
 
+# what a line's decisive slot holds, by the words around it: the first that matches names it
 _VALUE_NOUNS = (
-    (re.compile(r"\.(?:so|dll|dylib)\b|\blib\w+\b.*shared (?:object|librar)", re.I), "library"),
-    (re.compile(r"\bmodule|\bimport\b", re.I), "module"),
-    (re.compile(r"\bpackage|\bdistribution|\brequirement", re.I), "package"),
-    (re.compile(r"\bdialect|\bplugin|\bdriver", re.I), "plugin"),
+    (re.compile(r"\.(?:so|dll|dylib)\b|shared (?:object|librar)|\blibrary\b", re.I), "library"),
+    (re.compile(r"\bmodule\b|\bimport\b", re.I), "module"),
+    (re.compile(r"\bdialect|\bplugin|\bdriver\b", re.I), "plugin"),
+    (re.compile(r"\bInsufficient\b|\bresources?\b", re.I), "resource"),
+    (re.compile(r"\bexecutable\b|\bcommand\b|\bscript\b|\binterpreter\b", re.I), "command"),
+    (re.compile(r"\bMIME type\b|\bcontent[- ]type\b", re.I), "MIME type"),
+    (re.compile(r"\bextension\b|\bext-\w", re.I), "extension"),
     (re.compile(r"\btable\b|\brelation\b", re.I), "table"),
     (re.compile(r"\bcolumn\b", re.I), "column"),
     (re.compile(r"\battribute\b|\bproperty\b", re.I), "attribute"),
     (re.compile(r"\bkey\b|KeyError", re.I), "key"),
-    (re.compile(r"\bcommand\b|\bscript\b|not found\b", re.I), "command"),
-    (re.compile(r"\bimage\b|\bcontainer\b", re.I), "image"),
+    (re.compile(r"\bpackage\b|\bdistribution\b|\brequirement\b|\bcrate\b|\bgem\b", re.I), "package"),
+    (re.compile(r"\bcontainer\b|\bimage\b", re.I), "container"),
+    (re.compile(r"\bbranch\b|\bremote\b|\brepository\b", re.I), "branch"),
+    (re.compile(r"\bproject\b|\btarget\b", re.I), "target"),
     (re.compile(r"\bdatabase\b", re.I), "database"),
     (re.compile(r"\brole\b|\buser\b", re.I), "user"),
+)
+# slots whose value decides the fix (another library is another fix); the other slots name instances
+# (a container, branch, app id, project), so another value there is the same cause elsewhere
+DECISIVE_NOUNS = frozenset(
+    {"library", "module", "plugin", "resource", "command", "MIME type", "extension", "table", "column",
+     "attribute", "key"}
 )
 
 

@@ -133,9 +133,9 @@ def score_error(
         scored = _score_candidate(q, cand, others, line_df)
         out.append(scored)
         row = cand.signatures[int(scored.evidence.get("row", 0))] if cand.signatures else None
-        if dense_weight > 0 and row is not None and not scored.exact:
-            if DENSE_BAND[0] <= scored.similarity < DENSE_BAND[1]:
-                undecided.append((scored, row))
+        in_band = DENSE_BAND[0] <= scored.similarity < DENSE_BAND[1]
+        if dense_weight > 0 and row is not None and not scored.exact and in_band:
+            undecided.append((scored, row))
     if undecided and dense is not None:
         cosines = dense.cosine(store, q, [row for _, row in undecided])
         for (scored, _), cos in zip(undecided, cosines, strict=True):

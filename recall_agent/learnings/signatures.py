@@ -332,7 +332,8 @@ _ERRORISH = re.compile(
     r"undeclared|cannot|can't|could not|couldn't|unable|refused|rejected|conflict|missing|invalid|"
     r"unrecognized|unknown|not a |timed out|timeout|not allowed|forbidden|unauthorized|mismatched|"
     r"incompatible|has no attribute|is not|does not|did not|not supported|no longer supported|aborted|killed"
-    r"|segmentation)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
+    r"|segmentation|too open|don't have|do not have|not specified|already exists|already in use|no upstream"
+    r"|not up[ -]to[ -]date|exhausted|insufficient|rate limit|do not match|requires a development team)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
 )
 _NOISE = re.compile(
     r"(?i:^(?:hint|note|help|warning: \d+ warnings? emitted)\b)|^For more information|A complete log of this run|"
@@ -499,11 +500,15 @@ def _context_lines(lines: list[str], causes: list[str]) -> list[str]:
     only distinctive one (`remote: Support for password authentication was removed ...` above
     `fatal: Authentication failed`). Not frames, code, prose, progress, hints; in text order."""
     picked: list[str] = []
+    after_frame = False  # the source line Python prints under a frame
     for raw in lines:
         text = raw.strip()
+        skip_source = after_frame
+        after_frame = bool(_PY_FRAME.match(raw))
         if (
             not text
-            or raw[:1] in (" ", "\t")
+            or skip_source
+            or after_frame
             or len(text) > MAX_LINE * 2
             or _ERRORISH.search(text)
             or not _WORDY.search(text)

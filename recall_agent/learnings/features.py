@@ -528,6 +528,7 @@ _VALUE_NOUNS = (
     (re.compile(r"\.(?:so|dll|dylib)\b|shared (?:object|librar)|\blibrary\b|\bGLIBC", re.I), "library"),
     (re.compile(r"[\w/+-]\.h(?:pp)?\b|#include"), "header"),
     (re.compile(r"\bmodule\b|\bimport\b", re.I), "module"),
+    (re.compile(r"\bkind\b"), "kind"),
     (re.compile(r"\bdialect|\bplugin|\bdriver\b|\bconfig\b|\bpreset\b|\bsyntax\b", re.I), "plugin"),
     (re.compile(r"\bInsufficient\b|\bresources?\b", re.I), "resource"),
     (re.compile(r"\bexecutable\b|\bcommand\b|\bscript\b|\binterpreter\b", re.I), "command"),
@@ -547,7 +548,7 @@ _VALUE_NOUNS = (
 # slots whose value decides the fix (another library is another fix); the other slots name instances
 # (a container, branch, app id, project), so another value there is the same cause elsewhere
 DECISIVE_NOUNS = frozenset(
-    {"library", "header", "module", "plugin", "resource", "command", "MIME type", "extension", "table", "column",
+    {"library", "header", "module", "kind", "plugin", "resource", "command", "MIME type", "extension", "table", "column",
      "attribute", "key"}
 )
 

@@ -56,10 +56,11 @@ MODEL_FEATURES = (
     "text",
     "generic_other_frame",
     "query_noise",
+    "coverage",
 )
 
 
-def pairs(sets: list[dict], home: Path) -> list[dict]:
+def pairs(sets: list[dict], home: Path, features: tuple[str, ...] = MODEL_FEATURES) -> list[dict]:
     """One row per query: {"set", "truth", "cands": [(key, exact, features)]}. Each corpus in a store of its
     own, as the benchmark runs them (corpora share some causes: one store would label a true match to the
     other corpus' learning of the same cause as wrong)."""
@@ -80,7 +81,7 @@ def pairs(sets: list[dict], home: Path) -> list[dict]:
                     "set": s["name"],
                     "truth": q["truth"],
                     "cands": [
-                        (key_of[str(x.candidate.learning.id)], x.exact, [x.evidence.get(f, 0.0) for f in MODEL_FEATURES])
+                        (key_of[str(x.candidate.learning.id)], x.exact, [x.evidence.get(f, 0.0) for f in features])
                         for x in scored
                     ],
                 }
@@ -143,10 +144,12 @@ def main() -> int:
     ap.add_argument("--target-fmr", type=float, default=0.02, help="false-match rate on the tuning half")
     ap.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the weights")
     ap.add_argument("--dry-run", action="store_true", help="print, do not write acceptance.json")
+    ap.add_argument("--features", help="comma-separated model inputs (default: MODEL_FEATURES)")
     args = ap.parse_args()
+    features = tuple(args.features.split(",")) if args.features else MODEL_FEATURES
     sets = all_sets("tuning")
     with tempfile.TemporaryDirectory() as tmp:
-        rows = pairs(sets, Path(tmp))
+        rows = pairs(sets, Path(tmp), features)
     x = np.array([f for r in rows for _, exact, f in r["cands"] if not exact], dtype=float)
     y = np.array([float(k == r["truth"]) for r in rows for k, exact, _ in r["cands"] if not exact])
     w, b = fit(x, y, args.l2)
@@ -154,13 +157,13 @@ def main() -> int:
     t = choose_threshold(dec, args.target_fmr)
     summary = {s["name"]: rates([d for d, r in zip(dec, rows, strict=True) if r["set"] == s["name"]], t) for s in sets}
     print(f"pairs {len(y)} (same cause {int(y.sum())}), queries {len(rows)}, threshold {t:.4f}")
-    for name, wt in sorted(zip(MODEL_FEATURES, w, strict=True), key=lambda x: -abs(x[1])):
+    for name, wt in sorted(zip(features, w, strict=True), key=lambda x: -abs(x[1])):
         print(f"  {name:<20} {wt:+.3f}")
     print(f"  {'bias':<20} {b:+.3f}")
     print("tuning:", json.dumps(rates(dec, t)), json.dumps(summary))
     model = {
         "kind": "logistic regression, L2",
-        "features": list(MODEL_FEATURES),
+        "features": list(features),
         "weights": [round(float(v), 6) for v in w],
         "bias": round(b, 6),
         "threshold": round(t, 6),

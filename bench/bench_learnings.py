@@ -219,8 +219,12 @@ def set_job(qset: dict, cross_repo: bool) -> tuple[dict, list[str | None]]:
     """A corpus set (bench/corpora.py) as a runner job: the learnings recorded in one repo (or another
     team's repo, cross-repo), the queries asked from RW_REPO."""
     learnings = [
-        {"key": lr["key"], "repo": RW_OTHER_REPO if cross_repo else RW_REPO, "text": lr["text"],
-         "resolution": lr["resolution"]}
+        {
+            "key": lr["key"],
+            "repo": RW_OTHER_REPO if cross_repo else RW_REPO,
+            "text": lr["text"],
+            "resolution": lr["resolution"],
+        }
         for lr in qset["learnings"]
     ]
     wide = {"wide_repo": RW_OTHER_REPO} if cross_repo else {}
@@ -282,12 +286,14 @@ def pr_points(results: list[dict], truth: list[str | None]) -> list[dict]:
                 right += 1
             elif t is None:
                 false_neg += 1
-        out.append({
-            "threshold": thr,
-            "precision": round(right / shown, 4) if shown else None,
-            "recall": round(right / npos, 4) if npos else None,
-            "false_match_rate": round(false_neg / nneg, 4) if nneg else None,
-        })
+        out.append(
+            {
+                "threshold": thr,
+                "precision": round(right / shown, 4) if shown else None,
+                "recall": round(right / npos, 4) if npos else None,
+                "false_match_rate": round(false_neg / nneg, 4) if nneg else None,
+            }
+        )
     return out
 
 
@@ -335,7 +341,9 @@ def side_by_side(tmp: Path, release: str | None, cascade: str | None, only: str 
 
 def print_side_by_side(sbs: dict) -> None:
     print("corpus:", json.dumps(sbs["corpus"]))
-    print(f"{'corpus half scope':<32}{'system':<18}{'R@1':>7}{'not-ret':>9}{'wrong-1':>9}{'FMR':>7}{'p50 ms':>8}")
+    print(
+        f"{'corpus half scope':<32}{'system':<18}{'R@1':>7}{'not-ret':>9}{'wrong-1':>9}{'FMR':>7}{'p50 ms':>8}"
+    )
     for col, cell in sbs["cells"].items():
         for name in sbs["systems"]:
             m = cell[name]
@@ -486,7 +494,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="quality only (skip the 10k/100k stores)")
     ap.add_argument("--sizes", default="10000,100000", help="store sizes for latency (default 10000,100000)")
     ap.add_argument("--release", default=RELEASE, help=f"commit measured as the release (default {RELEASE})")
-    ap.add_argument("--cascade", default=CASCADE, help=f"commit measured as today's cascade (default {CASCADE})")
+    ap.add_argument(
+        "--cascade", default=CASCADE, help=f"commit measured as today's cascade (default {CASCADE})"
+    )
     ap.add_argument("--decision-only", action="store_true", help="only the side-by-side decision tables")
     ap.add_argument("--half", choices=HALVES, help="only this half (while tuning: the tuning half)")
     args = ap.parse_args()

@@ -81,7 +81,11 @@ def pairs(sets: list[dict], home: Path, features: tuple[str, ...] = MODEL_FEATUR
                     "set": s["name"],
                     "truth": q["truth"],
                     "cands": [
-                        (key_of[str(x.candidate.learning.id)], x.exact, [x.evidence.get(f, 0.0) for f in features])
+                        (
+                            key_of[str(x.candidate.learning.id)],
+                            x.exact,
+                            [x.evidence.get(f, 0.0) for f in features],
+                        )
                         for x in scored
                     ],
                 }
@@ -155,7 +159,10 @@ def main() -> int:
     w, b = fit(x, y, args.l2)
     dec = decisions(rows, w, b)
     t = choose_threshold(dec, args.target_fmr)
-    summary = {s["name"]: rates([d for d, r in zip(dec, rows, strict=True) if r["set"] == s["name"]], t) for s in sets}
+    summary = {
+        s["name"]: rates([d for d, r in zip(dec, rows, strict=True) if r["set"] == s["name"]], t)
+        for s in sets
+    }
     print(f"pairs {len(y)} (same cause {int(y.sum())}), queries {len(rows)}, threshold {t:.4f}")
     for name, wt in sorted(zip(features, w, strict=True), key=lambda x: -abs(x[1])):
         print(f"  {name:<20} {wt:+.3f}")
@@ -169,7 +176,9 @@ def main() -> int:
         "threshold": round(t, 6),
         "target_false_match_rate": args.target_fmr,
         "l2": args.l2,
-        "fitted_on": {s["name"]: {"learnings": len(s["learnings"]), "queries": len(s["queries"])} for s in sets},
+        "fitted_on": {
+            s["name"]: {"learnings": len(s["learnings"]), "queries": len(s["queries"])} for s in sets
+        },
         "pairs": {"total": int(len(y)), "same_cause": int(y.sum())},
         "tuning": {"all": rates(dec, t)} | summary,
         "fit_by": "bench/fit_acceptance.py",

@@ -37,7 +37,9 @@ def model() -> dict[str, Any]:
 def probability(values: dict[str, float]) -> float:
     """P(same cause) for one (query, candidate) pair's features; features the model lacks are ignored."""
     m = model()
-    z = m["bias"] + sum(w * values.get(name, 0.0) for name, w in zip(m["features"], m["weights"], strict=True))
+    z = m["bias"] + sum(
+        w * values.get(name, 0.0) for name, w in zip(m["features"], m["weights"], strict=True)
+    )
     if z < -60:
         return 0.0
     return 1.0 / (1.0 + math.exp(-z))

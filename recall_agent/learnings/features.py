@@ -111,7 +111,6 @@ _CODE_TOKEN = re.compile(r"^(?:E[A-Z]{3,}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$")
 _SPECIFIC_TOKEN = re.compile(r"^(?:[a-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z]\w*[a-z][A-Z]\w*|[a-z]{1,4}\d{3,5})$")
 
 
-
 @functools.lru_cache(maxsize=8192)
 def _token_weight(tok: str, raw: str) -> float:
     if tok.startswith("<"):
@@ -156,7 +155,6 @@ def _file_placeholders(line: str) -> str:
     )
 
 
-
 # a quoted file name is where the error happened, not what it is about ('README.md', 'index.js')
 _NAME_LIKE = re.compile(r"^[\w@/]+(?:[-.][\w]+)+$")  # analytics-client, settings.yaml, werkzeug.urls
 _FILE_NAME = re.compile(
@@ -194,7 +192,6 @@ def _subjects(causes: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-
 def _overlap(a: dict[str, float], b: dict[str, float]) -> float:
     """Weighted Dice of two token bags, or Tversky with the longer side's additions at EXTRA_WEIGHT (a
     wrapped, cut or extended message) when the shorter one says enough on its own."""
@@ -209,7 +206,6 @@ def _overlap(a: dict[str, float], b: dict[str, float]) -> float:
     return max(dice, shared / (small + EXTRA_WEIGHT * (big - shared)))
 
 
-
 def _content(a: dict[str, float]) -> set[str]:
     return {t for t, w in a.items() if w >= 1.0 and not t.startswith("<")}
 
@@ -219,8 +215,6 @@ def _short_and_different(a: dict[str, float], b: dict[str, float]) -> bool:
     (several words differ) is left to the overlap."""
     ca, cb = _content(a), _content(b)
     return min(len(ca), len(cb)) <= SHORT_LINE and len(ca - cb) == 1 and len(cb - ca) == 1
-
-
 
 
 # --------------------------------------------------------------------------- the query
@@ -464,13 +458,14 @@ def _chunks(line: str) -> list[tuple[str, bool]]:
 
 
 _ID_LIKE = re.compile(r"^(?=(?:.*\d){3})[\w:.-]{16,}$")  # build refs, hashes, generated ids
+_SONAME = re.compile(r"^lib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){0,4}$")  # libgthread-2.0.so.0: a name
 
 
 def _decisive(word: str, quoted: bool, noun: str = "value") -> bool:
     """A value that could decide the fix: name-like or quoted, not a placeholder, a file name or an id; in
     a line about a library, module, resource... (DECISIVE_NOUNS) any word in the slot."""
     bare = _PLACEHOLDER.sub("", word).strip("._-/")
-    if not bare or not re.search(r"[A-Za-z]", bare) or _ID_LIKE.match(bare):
+    if not bare or not re.search(r"[A-Za-z]", bare) or (_ID_LIKE.match(bare) and not _SONAME.match(bare)):
         return False
     if noun in DECISIVE_NOUNS:
         return True
@@ -548,8 +543,21 @@ _VALUE_NOUNS = (
 # slots whose value decides the fix (another library is another fix); the other slots name instances
 # (a container, branch, app id, project), so another value there is the same cause elsewhere
 DECISIVE_NOUNS = frozenset(
-    {"library", "header", "module", "kind", "plugin", "resource", "command", "MIME type", "extension", "table", "column",
-     "attribute", "key"}
+    {
+        "library",
+        "header",
+        "module",
+        "kind",
+        "plugin",
+        "resource",
+        "command",
+        "MIME type",
+        "extension",
+        "table",
+        "column",
+        "attribute",
+        "key",
+    }
 )
 
 

@@ -45,7 +45,7 @@ _PROTECT = [
     re.compile(r"\berrno[ :=]+\d+\b", re.IGNORECASE),
     re.compile(r"\b[A-Z]{1,4}\d{3,5}\b"),  # error codes: E0382, F401, TS2345, C4996
     # a shared library's soname: its version says which library (libssl.so.1.1 is not libssl.so.3)
-    re.compile(r"(?<![/\\])\blib[\w+-]{1,60}\.so(?:\.\d{1,4}){1,4}\b"),
+    re.compile(r"(?<![/\\])\blib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){1,4}\b"),  # libgthread-2.0.so.0
     re.compile(r"\bGLIBC(?:XX)?_\d{1,2}(?:\.\d{1,3}){1,3}\b"),  # the symbol version a binary needs
 ]
 # (pattern, placeholder, cheap pre-check: the pattern can only match if this returns True)
@@ -501,7 +501,8 @@ def _context_lines(lines: list[str], causes: list[str]) -> list[str]:
     """Up to MAX_CONTEXT_LINES lines that the tool printed beside its error and that say something, but no
     error of their own (those are cause lines or wrappers): another paste may carry such a line as its
     only distinctive one (`remote: Support for password authentication was removed ...` above
-    `fatal: Authentication failed`). Not frames, code, prose, progress, hints; in text order."""
+    `fatal: Authentication failed`). Not frames, code, prose, progress, hints, version banners; in text
+    order."""
     picked: list[str] = []
     after_frame = False  # the source line Python prints under a frame
     for raw in lines:
@@ -524,6 +525,8 @@ def _context_lines(lines: list[str], causes: list[str]) -> list[str]:
         ):
             continue
         f = fold(_LOCATION_PREFIX.sub("", text))
+        if f.count("<version>") >= 2:  # a banner listing what runs (`platform linux -- Python <version>,
+            continue  # pytest-<version>, ...`): says nothing about what went wrong, shared by every run
         if f and f not in causes and f not in picked:
             picked.append(f)
             if len(picked) == MAX_CONTEXT_LINES:

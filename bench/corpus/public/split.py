@@ -50,7 +50,9 @@ def load() -> tuple[list[dict], list[dict]]:
 
 def compute() -> dict[str, dict[str, list[str]]]:
     causes, near = load()
-    out: dict[str, dict[str, list[str]]] = {h: {"causes": [], "near_misses": []} for h in ("tuning", "heldout")}
+    out: dict[str, dict[str, list[str]]] = {
+        h: {"causes": [], "near_misses": []} for h in ("tuning", "heldout")
+    }
     for c in causes:
         out[half_of(c["id"])]["causes"].append(c["id"])
     for n in near:
@@ -62,6 +64,8 @@ if __name__ == "__main__":
     SPLIT.write_text(json.dumps(compute(), indent=1) + "\n")
     split = json.loads(SPLIT.read_text())
     causes, near = load()
-    print(f"{len(causes)} causes, {len(near)} near misses, {len({c['ecosystem'] for c in causes})} ecosystems")
+    print(
+        f"{len(causes)} causes, {len(near)} near misses, {len({c['ecosystem'] for c in causes})} ecosystems"
+    )
     for half, d in split.items():
         print(f"{half}: {len(d['causes'])} causes, {len(d['near_misses'])} near misses")

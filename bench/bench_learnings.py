@@ -292,6 +292,35 @@ def pr_points(results: list[dict], truth: list[str | None]) -> list[dict]:
                 "precision": round(right / shown, 4) if shown else None,
                 "recall": round(right / npos, 4) if npos else None,
                 "false_match_rate": round(false_neg / nneg, 4) if nneg else None,
+                "counts": {
+                    "shown": shown,
+                    "right": right,
+                    "false_on_no_learning": false_neg,
+                    "positives": npos,
+                    "no_learning": nneg,
+                },
+            }
+        )
+    return out
+
+
+def pooled_pr(per_corpus: dict[str, list[dict]]) -> list[dict]:
+    """One curve over several corpora's queries (their counts summed per threshold)."""
+    out = []
+    for i, thr in enumerate(PR_THRESHOLDS):
+        c = {
+            k: sum(pts[i]["counts"][k] for pts in per_corpus.values())
+            for k in next(iter(per_corpus.values()))[i]["counts"]
+        }
+        out.append(
+            {
+                "threshold": thr,
+                "precision": round(c["right"] / c["shown"], 4) if c["shown"] else None,
+                "recall": round(c["right"] / c["positives"], 4) if c["positives"] else None,
+                "false_match_rate": round(c["false_on_no_learning"] / c["no_learning"], 4)
+                if c["no_learning"]
+                else None,
+                "counts": c,
             }
         )
     return out
@@ -336,6 +365,12 @@ def side_by_side(tmp: Path, release: str | None, cascade: str | None, only: str 
                             if t is None and r["ranked"]
                         ]
                 out["cells"][f"{qset['name']} {half} {scope}"] = cell
+    for by_corpus in out["pr"].values():  # the thread corpora pooled: the real pastes
+        threads = {c: v for c, v in by_corpus.items() if c != "synthetic"}
+        if threads:
+            by_corpus["threads pooled"] = {
+                name: pooled_pr({c: v[name] for c, v in threads.items()}) for name in out["systems"]
+            }
     return out
 
 

@@ -447,14 +447,15 @@ _PLACEHOLDER = re.compile(r"<\w+>")
 _NAMEY = re.compile(r"[A-Za-z0-9][._/@+-][A-Za-z0-9<]|_|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|^[A-Z]{3,}$")
 
 
-def _chunks(line: str) -> list[tuple[str, bool]]:
+@functools.lru_cache(maxsize=8192)  # stored lines recur across requests (a server's, a benchmark's)
+def _chunks(line: str) -> tuple[tuple[str, bool], ...]:
     """Whitespace-separated words without punctuation, each with whether it was quoted."""
     out = []
     for raw in line.split():
         word = raw.strip(_CHUNK_PUNCT)
         if word:
             out.append((word, raw[:1] in "'\"`‘“" or raw.rstrip(",.;:)")[-1:] in "'\"`’”"))
-    return out
+    return tuple(out)
 
 
 _ID_LIKE = re.compile(r"^(?=(?:.*\d){3})[\w:.-]{16,}$")  # build refs, hashes, generated ids
@@ -472,6 +473,7 @@ def _decisive(word: str, quoted: bool, noun: str = "value") -> bool:
     return not _FILE_NAME.match(bare) and (quoted or bool(_NAMEY.search(word)))
 
 
+@functools.lru_cache(maxsize=8192)
 def _template(a: str, b: str) -> tuple[float, tuple[str, str] | None, bool]:
     """Align two lines' words: the share that agrees, the first pair of decisive values that differ (a
     replaced name-like or quoted word, one or two words on each side), and whether one side adds one."""
@@ -561,6 +563,7 @@ DECISIVE_NOUNS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=8192)
 def value_noun(line: str) -> str:
     """What kind of value a line's decisive slot holds, for `why` ("other library: libgthread vs libGL")."""
     for rx, noun in _VALUE_NOUNS:

@@ -334,7 +334,13 @@ def side_by_side(tmp: Path, release: str | None, cascade: str | None, only: str 
         systems.append((f"cascade {cascade}", release_tree(tmp, cascade)))
     if release:
         systems.append((f"release {release}", release_tree(tmp, release)))
-    out: dict = {"systems": [n for n, _ in systems], "cells": {}, "pr": {}, "corpus": {}}
+    out: dict = {
+        "systems": [n for n, _ in systems],
+        "cells": {},
+        "pr": {},
+        "corpus": {},
+        "loadavg_start": _loadavg(),
+    }
     for half in (only,) if only else HALVES:
         for qset in all_sets(half):
             out["corpus"][f"{qset['name']} {half}"] = {
@@ -365,6 +371,7 @@ def side_by_side(tmp: Path, release: str | None, cascade: str | None, only: str 
                             if t is None and r["ranked"]
                         ]
                 out["cells"][f"{qset['name']} {half} {scope}"] = cell
+    out["loadavg_end"] = _loadavg()
     for by_corpus in out["pr"].values():  # the thread corpora pooled: the real pastes
         threads = {c: v for c, v in by_corpus.items() if c != "synthetic"}
         if threads:
@@ -372,6 +379,13 @@ def side_by_side(tmp: Path, release: str | None, cascade: str | None, only: str 
                 name: pooled_pr({c: v[name] for c, v in threads.items()}) for name in out["systems"]
             }
     return out
+
+
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return ""
 
 
 def print_side_by_side(sbs: dict) -> None:
@@ -624,7 +638,7 @@ def main() -> int:
                 )
     elif previous:
         results["scale"] = previous  # --quick keeps the last scale run
-    results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "loadavg_end": _loadavg()}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"saved {RESULTS.relative_to(ROOT)}")

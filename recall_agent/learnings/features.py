@@ -459,7 +459,8 @@ def _chunks(line: str) -> tuple[tuple[str, bool], ...]:
 
 
 _ID_LIKE = re.compile(r"^(?=(?:.*\d){3})[\w:.-]{16,}$")  # build refs, hashes, generated ids
-_SONAME = re.compile(r"^lib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){0,4}$")  # libgthread-2.0.so.0: a name
+# a shared library's name (libgthread-2.0.so.0): a name, however many digits it carries
+_SONAME = re.compile(r"^lib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){0,4}$")
 
 
 def _decisive(word: str, quoted: bool, noun: str = "value") -> bool:

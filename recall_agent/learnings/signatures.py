@@ -44,8 +44,9 @@ _PROTECT = [
     re.compile(r"\[Errno \d+\]"),
     re.compile(r"\berrno[ :=]+\d+\b", re.IGNORECASE),
     re.compile(r"\b[A-Z]{1,4}\d{3,5}\b"),  # error codes: E0382, F401, TS2345, C4996
-    # a shared library's soname: its version says which library (libssl.so.1.1 is not libssl.so.3)
-    re.compile(r"(?<![/\\])\blib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){1,4}\b"),  # libgthread-2.0.so.0
+    # a shared library's soname (libgthread-2.0.so.0): its version says which library (libssl.so.1.1 is
+    # not libssl.so.3)
+    re.compile(r"(?<![/\\])\blib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){1,4}\b"),
     re.compile(r"\bGLIBC(?:XX)?_\d{1,2}(?:\.\d{1,3}){1,3}\b"),  # the symbol version a binary needs
 ]
 # (pattern, placeholder, cheap pre-check: the pattern can only match if this returns True)

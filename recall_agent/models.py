@@ -105,6 +105,9 @@ class MatchReason(WireModel):
     subjects: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=8)
     frame: str = Field(default="", max_length=200)  # innermost application frame both share, if any
     exact: bool = False  # same fingerprint: the same cause lines after folding
+    # the decisive value that differs on an otherwise shared message ("same message, other library: libgthread
+    # vs libGL"): why a similar-looking learning scores low
+    differs: str = Field(default="", max_length=200)
 
 
 class LearningMatch(WireModel):

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from recall_agent.learnings.extract import WRAPPER_LINE, clean
 
-NORMALIZER_VERSION = 5
+NORMALIZER_VERSION = 6
 MAX_CAUSE_LINES = 6
 MAX_CONTEXT_LINES = 4
 MAX_LINE = 300
@@ -337,7 +337,8 @@ _ERRORISH = re.compile(
     r"unrecognized|unknown|not a |timed out|timeout|not allowed|forbidden|unauthorized|mismatched|"
     r"incompatible|has no attribute|is not|does not|did not|not supported|no longer supported|aborted|killed"
     r"|segmentation|too open|don't have|do not have|not specified|already exists|already in use|no upstream"
-    r"|not up[ -]to[ -]date|exhausted|insufficient|rate limit|do not match|requires a development team)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
+    r"|not up[ -]to[ -]date|exhausted|insufficient|rate limit|do not match|requires a development team"
+    r"|no module named|can't open file)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
 )
 _NOISE = re.compile(
     r"(?i:^(?:hint|note|help|warning: \d+ warnings? emitted)\b)|^For more information|A complete log of this run|"
@@ -350,6 +351,7 @@ _NOISE = re.compile(
     r"^rootdir: |^inifile: |^configfile: |^file \S+, line \d+$|^npm notice|^Emitted 'error' event"
     r"|^-> \[Help|^To see the full stack trace|^Re-run Maven|^After correcting the problems|^\s*mvn <goals>"
     r"|^ERROR in \S+$|^Try `|^For more information about the errors|^COMPILATION ERROR\s*:?$|(?<!\.)\.{5,} (?:SUCCESS|FAILURE|SKIPPED)"
+    r"|^(?:Error: )?Exit code -?\d+$"  # Claude Code's Bash tool prefixes a failed run's output with it
 )
 _LOCATION_PREFIX = re.compile(
     r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)"

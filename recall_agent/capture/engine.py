@@ -495,9 +495,13 @@ def _fold_changes(entries: list[dict[str, Any]]) -> list[edits.FileChange]:
 def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dict[str, float]:
     """What the episode model weighs (`weights.json`): where the fix went, what kind of error it was."""
     created = ep.created
-    project = [c for c in ep.changes if not c.created and c.path not in created]
-    scratch = [c for c in ep.changes if c.created or c.path in created]
     last = ep.errors[-1]["text"] if ep.errors else ""
+    # a file the failure itself named (`git add notes.md` before notes.md existed, a missing module) that
+    # the agent then wrote is the fix, not a scratch script
+    named = f"{ep.failed.command.text}\n{last}"
+    wanted = [c for c in ep.changes if (c.created or c.path in created) and c.path.rsplit("/", 1)[-1] in named]
+    project = [c for c in ep.changes if (not c.created and c.path not in created) or c in wanted]
+    scratch = [c for c in ep.changes if c not in project]
     lines = output.lines_of(last)
     errs = output.error_lines(lines, background)
     main = ep.failed.command.main
@@ -506,6 +510,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "fix_project_edit": float(bool(project)),
         "fix_scratch_edit": float(bool(scratch)),
         "fix_only_scratch": float(bool(scratch) and not project),
+        "fix_writes_named_file": float(bool(wanted)),
         "fix_command": float(ep.command_change is not None and not ep.changes),
         "fix_created_path": float(ep.created_by is not None),
         "resolved_by_failing_run": float(ep.by_failing_run),

@@ -185,6 +185,8 @@ def made_the_difference(episode: Episode) -> list[edits.FileChange]:
     fixing), unless the check runs that script or nothing else changed."""
     ran = {t.rsplit("/", 1)[-1] for cmd in (episode.failed.command, episode.passed.command) for c in cmd.checks
            for t in (*c.targets, c.family.split(" ", 1)[-1])}  # fmt: skip
+    named = episode.errors[-1]["text"] if episode.errors else ""
+    ran |= {c.path.rsplit("/", 1)[-1] for c in episode.changes if c.path.rsplit("/", 1)[-1] in named}
     kept = [
         c for c in episode.changes
         if not (c.created or c.path in episode.created) or c.path.rsplit("/", 1)[-1] in ran

@@ -121,7 +121,7 @@ def test_plugin_in_headless_claude(
     log = debug.read_text()
     assert "Loaded inline plugin from path: recall" in log and "Loaded 1 skills from plugin recall" in log
     assert plugin_problems(log.replace(str(tmp_path), "<tmp>")) == []
-    assert re.search(r"Hooks: Stop .*recall-hook.* finished with status 0", log)
+    assert re.search(r"Hooks: Stop .*bin/recall.* hook Stop.* finished with status 0", log)
     listing = api.main_requests[0].text()
     assert SKILL in listing and "Ask recall before guessing" in listing
     after_failure = api.main_requests[1]

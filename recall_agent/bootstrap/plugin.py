@@ -8,10 +8,13 @@ it finds no recall ready: the plugin was just installed, or updated (its pyproje
   environment with the newest Python 3.11+ on PATH (RECALL_PYTHON names another), pip-installs the plugin's
   own files into it (dependencies from the package index, nothing else from the network), checks that
   `recall --version` runs, and points `<data>/current` at it;
-- whoever started the build says so once, in one line: a hook as `{"systemMessage": …}` on stdout (and
-  exits 0 at once: the hook's time cap is a few seconds), the MCP server and the command on stderr;
-- a hook lets the event go; the MCP server waits up to 25 s and the command up to 110 s for the build,
-  then run the new recall. While an update builds, the previous environment keeps answering.
+- the first hook to meet the build says so once, in one line, as `{"systemMessage": …}` on stdout (the
+  user sees it), and exits 0 at once (the hook's time cap is a few seconds); the MCP server and the
+  command say on stderr why they wait;
+- a hook lets the event go; the command waits up to 110 s for the build (RECALL_SETUP_WAIT seconds, if
+  set), then runs the new recall; the MCP server answers the client itself with no tools yet and hands
+  the session to the new `recall mcp` when it is there (mcp_standin.py: a server that fails is skipped by
+  Claude Code for 15 minutes). While an update builds, the previous environment keeps answering.
 - a failed build is said once, and tried again after RETRY_AFTER seconds.
 
 <data> is ${CLAUDE_PLUGIN_DATA} (Claude Code sets it for hooks and MCP servers; `claude plugin uninstall`
@@ -32,14 +35,13 @@ from pathlib import Path
 
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the plugin root: recall's sources
-from recall_agent.bootstrap import envs  # noqa: E402
+from recall_agent.bootstrap import envs, mcp_standin  # noqa: E402
 
 BUILD = "--build-into"  # internal: `plugin.py <root> --build-into <data>` is the background build
 ROOT_MARK = "recall-plugin-root"
 BUILT_FROM = "recall-pyproject.toml"  # in an environment: the pyproject.toml it was built from
 RETRY_AFTER = 600
-WAIT = {"mcp": 25.0}  # how long a caller waits for a build; MCP clients give up connecting after ~30 s
-WAIT_COMMAND = 110.0  # the Bash tool's default timeout is 120 s
+WAIT_COMMAND = 110.0  # how long the command waits for a build: the Bash tool's default timeout is 120 s
 
 FIRST = (
     "recall: setting itself up on first use, in the background (a Python environment under {data}, about a "
@@ -184,6 +186,8 @@ def build(root: Path, data: Path) -> int:
         print(f"== failed: {exc}")
         write_status(data, state="failed", at=time.time(), pyproject=digest(root), error=str(exc), said=False)
         return 1
+    for said in data.glob("said-*"):
+        said.unlink()
     print(f"== ready: {shown} in {target}")
     write_status(data, state="ready", at=time.time(), pyproject=digest(root), version=shown, env=str(target))
     return 0
@@ -201,17 +205,31 @@ def switch(data: Path, target: Path) -> None:
             shutil.rmtree(str(old), ignore_errors=True)
 
 
-def _message(outcome: str, runnable: bool, root: Path, data: Path) -> str | None:
+def _once(data: Path, key: str) -> bool:
+    """True for the first caller only: an exclusive create, so two hooks at once cannot both say it."""
+    try:
+        os.close(os.open(str(data / f"said-{key}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    return True
+
+
+def _message(outcome: str, runnable: bool, root: Path, data: Path, hook: bool) -> str | None:
+    """What to say: a hook says the first-use setup and each failure once (the user sees it); the MCP
+    server and the command say every time why they wait or fail (their reader is the agent)."""
     log = data / "setup.log"
-    if outcome == "started":
-        return (UPDATE if runnable else FIRST).format(data=data, log=log)
     if outcome == "failed":
         last = status(data)
-        if not last.get("said"):
-            write_status(data, **dict(last, said=True))
-            minutes = max(1, int((RETRY_AFTER - (time.time() - float(last.get("at") or 0))) / 60))
-            return FAILED.format(error=last.get("error"), log=log, minutes=minutes)
-    return None
+        at = float(last.get("at") or 0)
+        if hook and not _once(data, f"failed-{int(at)}"):
+            return None
+        minutes = max(1, round((RETRY_AFTER - (time.time() - at)) / 60))
+        return FAILED.format(error=last.get("error"), log=log, minutes=minutes)
+    if runnable:
+        return UPDATE.format(log=log) if outcome == "started" and not hook else None
+    if hook:
+        return FIRST.format(data=data, log=log) if _once(data, "first-" + digest(root)[:12]) else None
+    return (FIRST if outcome == "started" else WAITING).format(data=data, log=log)
 
 
 def wait_for(root: Path, data: Path, timeout: float) -> bool:
@@ -253,29 +271,31 @@ def main(argv: list) -> int:
         return run(root, data, args)
     runnable = os.access(str(envs.venv_bin(data / "current", "recall")), os.X_OK)
     outcome = start_build(root, data)
-    message = _message(outcome, runnable, root, data)
+    message = _message(outcome, runnable, root, data, hook)
     if hook and not runnable:
         sys.stdin.read()
         if message:
             print(json.dumps({"systemMessage": message}))
         return 0
-    if runnable:  # the previous environment answers while the new one builds; a hook stays quiet
-        if message and not hook:
-            print(message, file=sys.stderr)
-        return run(root, data, args)
-    if outcome != "failed":
-        print(message or WAITING.format(log=data / "setup.log"), file=sys.stderr)
-        if wait_for(root, data, WAIT.get(args[0] if args else "", WAIT_COMMAND)):
-            return run(root, data, args)
-    elif message:
+    if message:
         print(message, file=sys.stderr)
+    if runnable:  # the previous environment answers while the new one builds
+        return run(root, data, args)
+    if args[:1] == ["mcp"] and outcome != "failed":  # answer the client now, hand over when ready
+        recall = str(envs.venv_bin(data / "current", "recall"))
+        version = _json(root / ".claude-plugin" / "plugin.json").get("version") or "0"
+        return mcp_standin.run([recall] + args, lambda: is_fresh(root, data), str(version))
+    wait = float(os.environ.get("RECALL_SETUP_WAIT") or WAIT_COMMAND)
+    if outcome != "failed" and wait_for(root, data, wait):
+        return run(root, data, args)
     last = status(data)
-    print(
-        NOT_READY.format(state=last.get("error") or last.get("state") or "building", log=data / "setup.log"),
-        file=sys.stderr,
-    )
+    state = last.get("error") or last.get("state") or "building"
+    print(NOT_READY.format(state=state, log=data / "setup.log"), file=sys.stderr)
     return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # the client stopped the MCP server, or the command, while it waited
+        sys.exit(130)

@@ -9,7 +9,7 @@ Claude Code client against the scripted Messages API (tests/claude_fixtures.py):
    stay quiet; `/recall` in the same session waits for the build and answers;
 3. a session fixes an error: the learning is captured (by the plugin's own recall);
 4. in another checkout the same failure gets the prior fix injected, and `/recall:recall` answers with it;
-   the plugin's MCP server (`bin/recall mcp`) connects;
+   the plugin's MCP server (`bin/recall mcp`) connects; `recall doctor` (from the Bash tool) says so;
 5. `claude plugin uninstall` takes the plugin's environment away with its data folder.
 
 Slow: the build downloads recall's dependencies from the package index (about a minute).
@@ -38,7 +38,7 @@ from claude_fixtures import (
     run_claude,
 )
 from hooks_fixtures import all_learnings
-from install_fixtures import REPO_ROOT, clean_env, run, system_python_problem
+from install_fixtures import REPO_ROOT, SYSTEM_PATH, clean_env, run, system_python_problem
 
 pytestmark = pytest.mark.slow
 PLUGIN = "recall@recall-agent"
@@ -181,6 +181,16 @@ def test_plugin_from_a_local_marketplace_sets_itself_up(tmp_path: Path) -> None:
     assert not [
         str(p) for p in recall_home.rglob("*") if p.is_file() and FAKE_TOKEN.encode() in p.read_bytes()
     ]
+
+    # `recall doctor` as the Bash tool runs it (the plugin's bin/ last on PATH) says what is working
+    bash_tool = clean_env(home, f"{SYSTEM_PATH}:{REPO_ROOT}/bin")
+    doctor = run(["recall", "doctor", "--format", "json"], bash_tool, second, timeout=120)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert "the Claude Code plugin's own environment" in checks["command"]["detail"], checks
+    assert checks["hooks"]["status"] == "ok" and f"plugin {PLUGIN}" in checks["hooks"]["detail"]
+    assert "its environment: ready (recall 0.1.0)" in checks["hooks"]["detail"]
+    assert checks["mcp"]["status"] == "ok" and f"plugin {PLUGIN}" in checks["mcp"]["detail"]
+    assert checks["store"]["status"] == "ok" and ": 1 learning, " in checks["store"]["detail"]
 
     removed = run(["claude", "plugin", "uninstall", PLUGIN], env, home, timeout=120)
     assert removed.returncode == 0, removed.stdout + removed.stderr

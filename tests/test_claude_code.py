@@ -26,13 +26,13 @@ from claude_fixtures import (
     ERROR_LINE,
     FAKE_TOKEN,
     MessagesMock,
-    Request,
     Turn,
     claude_binary,
     claude_env,
     fix_script,
     make_checkout,
     run_claude,
+    run_skill_block,
 )
 from hooks_fixtures import all_learnings
 
@@ -45,16 +45,6 @@ if claude_binary() is None:
     pytest.skip(
         "the claude CLI is not installed (npm install -g @anthropic-ai/claude-code)", allow_module_level=True
     )
-
-
-def run_skill_block(request: dict[str, object]) -> list[dict[str, object]]:
-    """The model following the skill: run the ```bash block that the skill's text put in the request."""
-    text = Request(body=request, path="", arrived=0).latest_text()
-    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
-    assert blocks, f"the skill's text did not reach the model: {text[-1500:]}"
-    return [
-        {"type": "tool_use", "name": "Bash", "input": {"command": blocks[0], "description": "Ask recall"}}
-    ]
 
 
 @pytest.fixture

@@ -30,12 +30,12 @@ from claude_fixtures import (
     FAKE_TOKEN,
     OFFLINE_ENV,
     MessagesMock,
-    Request,
     Turn,
     claude_binary,
     fix_script,
     make_checkout,
     run_claude,
+    run_skill_block,
 )
 from hooks_fixtures import all_learnings
 from install_fixtures import REPO_ROOT, SYSTEM_PATH, clean_env, run, system_python_problem
@@ -58,16 +58,6 @@ if claude_binary() is None:
     pytest.skip("the claude CLI is not installed", allow_module_level=True)
 if system_python_problem():
     pytest.skip(system_python_problem() or "", allow_module_level=True)
-
-
-def run_skill_block(request: dict[str, object]) -> list[dict[str, object]]:
-    """The model following the skill: run the ```bash block that the skill's text put in the request."""
-    text = Request(body=request, path="", arrived=0).latest_text()
-    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
-    assert blocks, f"the skill's text did not reach the model: {text[-1500:]}"
-    return [
-        {"type": "tool_use", "name": "Bash", "input": {"command": blocks[0], "description": "Ask recall"}}
-    ]
 
 
 def session(

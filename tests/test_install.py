@@ -94,12 +94,16 @@ def test_make_install_on_the_externally_managed_system_python(tmp_path: Path) ->
 
     again = make("install", env)  # idempotent: the same environment, updated in place
     assert again.returncode == 0 and f": {link}" in again.stdout, again.stderr
+    hooked = run(["recall", "install", "--user"], login, work)  # hooks that run this environment's recall
+    assert hooked.returncode == 0 and str(venv) in (home / ".claude" / "settings.json").read_text()
 
     gone = make("uninstall", env)
     assert gone.returncode == 0, gone.stderr
     data = home / ".local" / "share" / "recall"
     assert f"kept your learnings and indexes in {data}" in gone.stdout
-    left = tree(home) - before
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    assert "hooks" not in settings and f"recall's hooks in {home}/.claude/settings.json" in gone.stdout
+    left = tree(home) - before - {".claude", ".claude/settings.json"}  # recall install's file, now empty
     assert ".local/share/recall/learnings.db" in left, left
     assert all(
         p in (".local", ".local/share") or p.startswith(".local/share/recall/learnings.db")
@@ -110,7 +114,7 @@ def test_make_install_on_the_externally_managed_system_python(tmp_path: Path) ->
 
     # with the learnings gone too, nothing at all is left
     subprocess.run(["rm", "-r", str(data)], check=True)
-    assert tree(home) - before == {".local", ".local/share"}
+    assert tree(home) - before == {".local", ".local/share", ".claude", ".claude/settings.json"}
     assert make("uninstall", env).stdout.startswith("recall is not installed here")
 
 

@@ -201,6 +201,7 @@ def uninstall() -> tuple:
     home = forget_caches(removed)
     venv = venv_dir()
     if venv.exists():
+        _unhook(venv, removed)
         record = _record(venv)
         dest = Path(record.get("link") or bin_dir() / "recall")
         if _links_into(dest, venv):
@@ -211,12 +212,34 @@ def uninstall() -> tuple:
         for folder in sorted(record.get("made", []), key=len, reverse=True):  # deepest first
             _rmdir_if_empty(Path(folder), removed)
     if shutil.which("uv") and _listed(["uv", "tool", "list"]):
+        _unhook(Path(_step(["uv", "tool", "dir"], "uv tool dir")) / envs.DIST, removed)
         _step(["uv", "tool", "uninstall", envs.DIST], "uv tool uninstall")
         removed.append("uv tool " + envs.DIST)
     if shutil.which("pipx") and _listed(["pipx", "list", "--short"]):
+        _unhook(
+            Path(_step(["pipx", "environment", "--value", "PIPX_LOCAL_VENVS"], "pipx environment"))
+            / envs.DIST,
+            removed,
+        )
         _step(["pipx", "uninstall", envs.DIST], "pipx uninstall")
         removed.append("pipx " + envs.DIST)
     return removed, (home if home and home.exists() else None)
+
+
+def _unhook(env: Path, removed: list) -> None:
+    """Hooks that `recall install --user` wrote with this environment's recall go with it (they would
+    run a recall that is gone)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    settings = (Path(config).expanduser() if config else Path.home() / ".claude") / "settings.json"
+    recall = envs.venv_bin(env, "recall")
+    try:
+        names_env = str(env) + os.sep in settings.read_text(encoding="utf-8")
+    except OSError:
+        return
+    if names_env and recall.exists():
+        done = envs.run([str(recall), "uninstall", "--user"])
+        if done.returncode == 0:
+            removed.append(f"recall's hooks in {settings}")
 
 
 def _rmdir_if_empty(folder: Path, removed: list) -> None:

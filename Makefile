@@ -16,6 +16,9 @@ uninstall:  ## remove what `make install` made (your learnings stay in ~/.local/
 
 dev:  ## editable install with the test, lint and benchmark tools
 	@[ "$(DEV_PYTHON)" != .venv/bin/python ] || [ -x .venv/bin/python ] || $(PYTHON) -m venv .venv
+	@# the distribution was named `recall` until issue 24: an install of ours under that name would shadow this one
+	@$(DEV_PYTHON) -m pip show recall 2>/dev/null | grep -q '^Summary: Memory and code sense for coding agents' && \
+		$(DEV_PYTHON) -m pip uninstall --yes --quiet recall || true
 	$(DEV_PYTHON) -m pip install --quiet -e '.[dev]'
 	@# byte-compile now: where PYTHONDONTWRITEBYTECODE is set, every run would compile recall's sources again
 	$(DEV_PYTHON) -m compileall -q recall_agent

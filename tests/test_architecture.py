@@ -289,12 +289,21 @@ def test_free_text_error_finds_the_files_it_names(py_repo: Path) -> None:
         "AttributeError: 'Order' object has no attribute 'totl'"
     )
     results = query(text, str(py_repo))
-    assert results[0].content.startswith("`shop.service.checkout` — function, src/shop/service.py:5-7")
-    assert results[1].content.startswith("`shop.service` — python module")
+    # the traceback's frame in the repository first, then what the names it mentions are
+    assert results[0].content.startswith(
+        "Traceback frames in this repository:\n  src/shop/service.py:7 in `checkout`"
+    )
+    assert (results[0].model_extra or {})["answer"] == "error_origin"
+    assert results[1].content.startswith("`shop.service.checkout` — function, src/shop/service.py:5-7")
+    assert results[2].content.startswith("`shop.service` — python module")
     assert any(r.content.startswith("`shop.models.Order`") for r in results)
     assert query("how do I make coffee today", str(py_repo)) == []
     elsewhere = 'File "/usr/lib/python3/site-packages/shop/models.py", line 3, in total'
-    assert query(elsewhere, str(py_repo))[0].content.startswith("`shop.models` — python module")
+    found = query(elsewhere, str(py_repo))
+    assert found[0].content.startswith(
+        "Traceback frames in this repository:\n  src/shop/models.py:3 in `total`"
+    )
+    assert found[1].content.startswith("`shop.models` — python module")
 
 
 def test_multi_language_queries(multi_repo: Path) -> None:

@@ -211,6 +211,30 @@ def test_ruby_autoload_and_load_path_without_shadowing_the_standard_library(tmp_
     assert ("lib/acme.rb", "lib/acme/core_ext/date.rb") not in edges  # `date` is the standard library
 
 
+def test_ruby_paths_built_from_the_files_own_place(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path / "gem",
+        {
+            "lib/acme.rb": "module Acme\nend\nif $0 == __FILE__\n  require 'acme/cli'\nend\n",
+            "lib/acme/cli.rb": "module Acme\n  class Cli\n  end\nend\n",
+            "lib/acme/util.rb": "module Acme\n  module Util\n  end\nend\n",
+            "spec/spec_helper.rb": "require File.expand_path('../../lib/acme', __FILE__)\n",
+            "spec/util_spec.rb": "require_relative File.join(__dir__, 'spec_helper')\nrequire 'acme/util'\n",
+            "spec/cli_spec.rb": 'require "#{__dir__}/spec_helper"\nrequire File.expand_path("../lib/acme/cli", __dir__)\n',
+            "bin/acme.rb": "require File.join(File.dirname(__FILE__), '..', 'lib', 'acme')\n",
+        },
+    )
+    conn, _ = open_index(repo)
+    edges = _edges(conn)
+    assert ("spec/spec_helper.rb", "lib/acme.rb") in edges  # File.expand_path("../x", __FILE__)
+    assert ("spec/util_spec.rb", "spec/spec_helper.rb") in edges  # File.join(__dir__, ...)
+    assert ("spec/util_spec.rb", "lib/acme/util.rb") in edges  # lib/ from spec/
+    assert ("spec/cli_spec.rb", "spec/spec_helper.rb") in edges  # "#{__dir__}/x"
+    assert ("spec/cli_spec.rb", "lib/acme/cli.rb") in edges  # File.expand_path("x", __dir__)
+    assert ("bin/acme.rb", "lib/acme.rb") in edges  # File.join(File.dirname(__FILE__), ...)
+    assert ("lib/acme.rb", "lib/acme/cli.rb") not in edges  # only when run as the program
+
+
 def test_csharp_namespaces_and_kotlin_objects(tmp_path: Path) -> None:
     repo = write(
         tmp_path / "cs",

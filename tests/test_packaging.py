@@ -61,6 +61,7 @@ def test_the_wheel_and_the_sdist_carry_what_recall_needs(dist: Path) -> None:
     assert {f"recall_agent/client/templates/{t}.md.j2" for t in ("report", "learning", "status")} <= names
     assert len([n for n in names if n.startswith("recall_agent/antipatterns/catalog/")]) >= 7
     assert "recall_agent/hooks/recall-hook" in names and "recall_agent/py.typed" in names
+    assert "recall_agent/antipatterns/match_weights.json" in names
     for rel in PLUGIN_FILES:
         assert wheel.read(f"recall_agent/plugin/{rel}") == (REPO_ROOT / rel).read_bytes(), rel
     modes = {i.filename: i.external_attr >> 16 for i in wheel.infolist()}

@@ -7,6 +7,8 @@ import json
 import sqlite3
 import sys
 
+from recall_agent.errors import describe
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -53,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         print("recall index: interrupted (the index keeps what was committed)", file=sys.stderr)
         return 130
     except (OSError, sqlite3.Error) as exc:
-        print(f"recall index: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        print(f"recall index: {describe(exc)}", file=sys.stderr)
         return 1
     finally:
         conn.close()

@@ -16,6 +16,7 @@ from pathlib import Path
 from recall_agent.architecture import concepts, render
 from recall_agent.architecture import queries as q
 from recall_agent.architecture.diagnose import diagnose
+from recall_agent.architecture.origins import Origins, locate
 from recall_agent.architecture.understand import Intent, understand
 
 _WORD = re.compile(r"\w+")
@@ -190,6 +191,9 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
     """Free text (an error, a sentence): an import error explained, then cards for the repository names it
     mentions; nothing if none."""
     out: list[Answer] = []
+    found = locate(conn, root, intent.text)
+    if found.sites or found.frames:
+        out.append(Answer(render.origins(found), _pick("repowise", roles), _origin_extras(found)))
     if explained := diagnose(conn, root, intent.text):
         out.append(Answer(explained, _pick("repowise", roles), {"answer": "import_error"}))
     seen: set[tuple[int, int | None]] = set()
@@ -211,6 +215,23 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
     if not out and _reads_like_a_question(intent.text):
         return _concepts(conn, intent.text, roles, limit)
     return out
+
+
+def _origin_extras(found: Origins) -> dict:
+    first = found.sites[0] if found.sites else None
+    target = first.path if first else found.frames[0].repo_path
+    location = f"{first.path}:{first.line}" if first else f"{target}:{found.frames[0].line}"
+    return {
+        "answer": "error_origin",
+        "target": (first.scope or first.path) if first else target,
+        "location": location,
+        "kind": "raise site" if first else "frame",
+        "sites": [
+            {"file": h.path, "line": h.line, "scope": h.scope, "kind": h.kind, "matched": h.matched}
+            for h in found.sites[:5]
+        ],
+        "frames": [{"file": f.repo_path, "line": f.line, "function": f.func} for f in found.frames[:10]],
+    }
 
 
 def _file_described(conn: sqlite3.Connection, subject: str) -> list[q.Target]:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from recall_agent.architecture import values, words
+from recall_agent.architecture import messages, values, words
 from recall_agent.architecture.languages import LanguageSpec, grammar, query, spec_body_types
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class FileFacts:
     embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
     comments: str = ""  # comments and docstrings (concept search)
     idents: str = ""  # distinct identifier words (concept search)
+    sites: list = field(default_factory=list)  # messages.Site: raise / log sites and their literal parts
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -94,6 +95,7 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
+    facts.sites = messages.sites(spec.name, source, root, facts.symbols)
     facts.comments = words.comments(spec.name, source, root)
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
@@ -211,8 +213,62 @@ def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | Non
     if spec.name == "ruby":
         method = node.child_by_field_name("method")
         kind = _text(source, method) if method is not None else "require"
+        if _ruby_script_only(source, node):
+            return []  # under `if $0 == __FILE__`: Ruby runs it only when the file is the program itself
+        if src_node.type == "string_content" and any(
+            c.type == "interpolation" for c in (src_node.parent.children if src_node.parent else [])
+        ):
+            return []  # "#{__dir__}/x": read whole by the pattern for built paths
+        if src_node.type != "string_content":  # File.expand_path("../x", __dir__), "#{__dir__}/x"
+            folder_relative = _ruby_path_expression(_text(source, src_node))
+            return [Import("./" + folder_relative, [], line)] if folder_relative else []
         return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
     return [Import(text, [], line)]
+
+
+_RB_HERE = r"(?:__dir__|File\.dirname\(\s*__FILE__\s*\)|__FILE__)"
+_RB_STR = r"['\"]([^'\"#\n]{1,200})['\"]"
+_RB_EXPAND = re.compile(rf"^(?:::)?File\.expand_path\(\s*{_RB_STR}\s*,\s*({_RB_HERE})\s*\)$")
+_RB_JOIN = re.compile(rf"^(?:::)?File\.join\(\s*({_RB_HERE})\s*((?:,\s*{_RB_STR[:-1]}[^'\"]*['\"]\s*)+)\)$")
+_RB_INTERP = re.compile(rf"^\"#{{({_RB_HERE})}}/([^'\"#\n]{{1,200}})\"$")
+_RB_PART = re.compile(r"['\"]([^'\"]*)['\"]")
+
+
+def _ruby_path_expression(text: str) -> str:
+    """A require's path built from the file's own place, as a path from its folder ("" if not one of
+    these forms): File.expand_path("../x", __FILE__) — relative to the file, so one `..` is its folder —,
+    File.expand_path("x", __dir__), File.join(__dir__, "a", "b"), "#{__dir__}/x"."""
+    text = " ".join(text.split())
+    if m := _RB_EXPAND.match(text):
+        path, base = m.group(1), m.group(2)
+        if base == "__FILE__":
+            if not path.startswith("../"):
+                return ""
+            path = path[3:]
+        return path
+    if m := _RB_JOIN.match(text):
+        if m.group(1) == "__FILE__":
+            return ""
+        return "/".join(_RB_PART.findall(m.group(2)))
+    if m := _RB_INTERP.match(text):
+        return m.group(2) if m.group(1) != "__FILE__" else ""
+    return ""
+
+
+_SCRIPT_GUARD = re.compile(
+    r"^\s*(?:\$0|\$PROGRAM_NAME)\s*==\s*__FILE__\s*$|^\s*__FILE__\s*==\s*(?:\$0|\$PROGRAM_NAME)\s*$"
+)
+
+
+def _ruby_script_only(source: bytes, node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("if", "if_modifier"):
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and _SCRIPT_GUARD.match(_text(source, cond)):
+                return True
+        parent = parent.parent
+    return False
 
 
 def _rust_outside_inline_mods(node: Node, path: str) -> str:

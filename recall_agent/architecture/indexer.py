@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall_agent.architecture import concepts, graph
+from recall_agent.architecture import concepts, graph, messages
 from recall_agent.architecture.lang import ImportRow
 from recall_agent.architecture.languages import BY_NAME, BY_SUFFIX, language_for
 from recall_agent.architecture.resolve import (
@@ -352,7 +352,7 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
         (*row, p.path),
     )
     file_id = conn.execute("SELECT id FROM files WHERE path=?", (p.path,)).fetchone()[0]
-    for table in ("symbols", "imports", "calls"):
+    for table in ("symbols", "imports", "calls", "sites"):
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
     conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
     if facts is None:
@@ -375,6 +375,7 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
         [(file_id, c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
     )
     concepts.store(conn, file_id, p.path, facts)
+    messages.store(conn, file_id, facts.sites)
     return file_id
 
 

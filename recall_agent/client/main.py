@@ -15,8 +15,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from recall_agent import repo
 from recall_agent.client import query
 from recall_agent.client.query import UsageError
+from recall_agent.errors import describe
 
 if TYPE_CHECKING:
     from recall_agent.client.context import Context
@@ -128,8 +130,9 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     payloads = query.build_payloads(args, ctx.repo, error_text)
     _redact_outgoing(payloads, fanout)
     federation = payloads.get("federation")
-    if federation is not None and ctx.repo_root and not fanout.backend_url("federation"):
-        federation["repo_path"] = str(ctx.repo_root)  # in-process only: the wire payload stays the seed's
+    project = repo.project_root(ctx.cwd) if federation is not None else None
+    if federation is not None and project and not fanout.backend_url("federation"):
+        federation["repo_path"] = str(project)  # in-process only: the wire payload stays the seed's
     # recall installs no pydantic plugins; skipping pydantic's scan of every installed distribution's entry
     # points saves ~30 ms on the in-process path (PYDANTIC_DISABLE_PLUGINS is pydantic's own switch)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
@@ -184,5 +187,5 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # one readable line, never a traceback
-        print(f"recall: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"recall: internal error: {describe(exc)}", file=sys.stderr)
         return 1

@@ -134,11 +134,13 @@ def test_plugin_hooks_json_matches_the_installed_events() -> None:
     assert set(data["hooks"]) == set(EVENTS)
     for event, groups in data["hooks"].items():
         (hook,) = groups[0]["hooks"]
-        assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/recall-hook" {event}'
+        # the plugin's launcher (bin/recall: finds or sets up recall) hands the event to the entry script
+        assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/recall" hook {event}'
         assert is_recall_hook(hook) and hook["timeout"] == EVENTS[event][1]
         assert "async" not in hook
     # the plugin runs the same entry script that `recall install` names (one script, in the package)
     assert (root / "hooks" / "recall-hook").resolve() == ENTRY_SCRIPT.resolve()
+    assert 'exec sh "$root/hooks/recall-hook"' in (root / "bin" / "recall").read_text()
     assert ENTRY_SCRIPT.stat().st_mode & 0o111
 
 

@@ -22,15 +22,27 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     parser.add_argument(
+        "--max-files",
+        type=_count,
+        metavar="N",
+        help="index at most N files (default: every file; also RECALL_INDEX_MAX_FILES); 0 means no cap",
+    )
+    parser.add_argument(
         "--query", metavar="TEXT", help='answer one question after indexing, e.g. "who calls Client.send"'
     )
     return parser
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of files, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from recall_agent.architecture import graph
-    from recall_agent.architecture.indexer import RepositoryError, find_repo_root, update
+    from recall_agent.architecture.indexer import RepositoryError, cap_note, find_repo_root, update
 
     try:
         root = find_repo_root(args.path)
@@ -42,13 +54,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall index: cannot open the index store under $RECALL_HOME: {exc}", file=sys.stderr)
         return 1
     try:
-        stats = update(conn, root, progress=False if args.quiet else None, force=args.full)
+        stats = update(
+            conn, root, progress=False if args.quiet else None, force=args.full, cap=args.max_files
+        )
+        if stats.capped:
+            print(f"recall index: WARNING: {cap_note(stats.capped)}", file=sys.stderr)
         if args.query:
             from recall_agent.architecture.engine import answer
 
             for i, a in enumerate(answer(conn, root, args.query)):
                 print(f"### [{a.role}] {i}\n{a.content}\n")
             return 0
+    except RepositoryError as exc:
+        print(f"recall index: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("recall index: interrupted (the index keeps what was committed)", file=sys.stderr)
         return 130
@@ -80,6 +99,7 @@ def _summary_dict(stats) -> dict:
         "syntax_errors": stats.syntax_errors,
         "languages": stats.languages,
         "seconds": round(stats.seconds, 3),
+        "capped_at": stats.capped,
         "notes": stats.notes,
     }
 

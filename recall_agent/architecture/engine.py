@@ -49,6 +49,8 @@ def answer(
         if asked_where and (about := _concepts(conn, text, roles, limit)):
             return about
         content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
+        if cap := _cap_caveat(conn):
+            content = f"{content}\nNote: {cap}."
         return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
     # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
     out = [_one(conn, intent, found.targets[0], roles)]
@@ -80,6 +82,16 @@ def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[
     return result
 
 
+def _cap_caveat(conn: sqlite3.Connection) -> str:
+    """The user capped the files indexed and the cap applied: every answer says so."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'capped'").fetchone()
+    if not row or not row[0].isdigit() or row[0] == "0":
+        return ""
+    from recall_agent.architecture.indexer import cap_note
+
+    return cap_note(int(row[0]))
+
+
 def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> str:
     """Say so when the answer rests on files the grammar could not read whole."""
     row = conn.execute("SELECT note FROM files WHERE id = ?", (target.file_id,)).fetchone()
@@ -90,7 +102,7 @@ def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> st
             "SELECT count(*) FROM files WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
             (target.lang, target.file_id),
         ).fetchone()[0]
-    parts = []
+    parts = [cap] if (cap := _cap_caveat(conn)) else []
     if own:
         parts.append(f"{target.path} has syntax errors and was indexed partially")
     if others:

@@ -10,13 +10,16 @@ a note so the next walk does not look at them again until they change.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
+import signal
 import sqlite3
 import stat
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,9 +38,11 @@ from recall_agent.architecture.resolve import (
 )
 
 MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
-MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
+MAX_FILES_ENV = "RECALL_INDEX_MAX_FILES"  # a cap on the files indexed, only when the user sets one
 PROGRESS_MIN_FILES = 50
 BATCH_FILES = 300  # files parsed per committed transaction
+PARALLEL_MIN_FILES = 400  # fewer files to parse are parsed in-process (starting workers costs ~0.3 s)
+PARSE_CHUNK = 40  # files per task sent to a parse worker
 JS_MANIFESTS = frozenset({"package.json", "tsconfig.json", "jsconfig.json"})
 BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.json"})
 MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
@@ -97,6 +102,7 @@ class IndexStats:
     languages: dict[str, int] = field(default_factory=dict)
     syntax_errors: int = 0  # files indexed partially (the grammar met errors)
     syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
+    capped: int = 0  # the walk stopped at this many files (the user's RECALL_INDEX_MAX_FILES)
     notes: list[str] = field(default_factory=list)
 
 
@@ -163,12 +169,34 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
     return False
 
 
-def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
+def max_files() -> int:
+    """The user's cap on indexed files (`RECALL_INDEX_MAX_FILES`); 0 means none, the default."""
+    raw = os.environ.get(MAX_FILES_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        value = int(raw)
+    except ValueError:
+        raise RepositoryError(f"{MAX_FILES_ENV} must be a whole number of files, not {raw!r}") from None
+    if value < 0:
+        raise RepositoryError(f"{MAX_FILES_ENV} must be 0 (no cap) or more, not {value}")
+    return value
+
+
+def cap_note(cap: int) -> str:
+    return (
+        f"the index stopped at {cap:,} files (RECALL_INDEX_MAX_FILES or --max-files): files past them are"
+        " not indexed and answers do not see them; unset it to index every file"
+    )
+
+
+def walk(root: Path, cache: DirCache | None = None, cap: int = 0) -> WalkResult:
     """Stat every source file under `root` that recall would parse (no file is read here).
 
     A folder whose mtime is unchanged since the last walk has the same entries, so its cached listing
     replaces the scandir (files are still stat'ed one by one: contents change without touching the
     folder). `.gitignore` rules are applied on every walk. The new listing is in `result.dirs`.
+    `cap` (when not 0) stops the walk at that many files.
     """
     result = WalkResult(files={})
     stack: list[tuple[str, list[tuple[str, object]]]] = [("", [])]
@@ -213,7 +241,7 @@ def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
             if not stat.S_ISREG(st.st_mode):
                 continue  # symlinks, sockets, FIFOs and devices are never read
             result.files[rel] = (st.st_mtime_ns, st.st_size)
-            if len(result.files) >= MAX_FILES:
+            if cap and len(result.files) >= cap:
                 result.truncated = True
                 return result
     result.dirs_changed = result.dirs_changed or (cache is not None and len(cache) != len(result.dirs))
@@ -287,6 +315,41 @@ class Parsed:
     note: str = ""
     lines: int = 0
     facts: object | None = None  # extract.FileFacts
+    rows: Rows | None = None  # the facts as table rows (what a parse worker sends back: tuples pickle fast)
+
+
+@dataclass
+class Rows:
+    """One parsed file's facts as the rows `_write_parsed` inserts."""
+
+    package: str
+    doc: str
+    symbols: list[tuple]  # (name, qualname, kind, line, end_line, signature, doc, returns)
+    symbol_words: list[str]  # each symbol's name split into words (concept search), aligned with symbols
+    imports: list[tuple]  # (spec, names, line, typing_only)
+    calls: list[tuple]  # (caller, name, recv, line, rtype)
+    text: tuple[str, str, str, str]  # file_text: path words, definition words, docs, identifier words
+
+
+def _rows(p: Parsed) -> Rows | None:
+    facts = p.facts
+    if facts is None:
+        return None
+    from recall_agent.architecture import words
+
+    symbols = [
+        (s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns) for s in facts.symbols
+    ]
+    symbol_words = [" ".join(words.split_identifier(s.name)) for s in facts.symbols]
+    return Rows(
+        facts.package,
+        facts.doc,
+        symbols,
+        symbol_words,
+        [(i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
+        [(c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
+        concepts.file_text(p.path, facts, symbol_words),
+    )
 
 
 def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str | None) -> Parsed:
@@ -338,11 +401,13 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
 # --------------------------------------------------------------------------- update the store
 
 
-def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
-    """Upsert one file's row and replace its facts (by path: another process may have written it first)."""
-    facts = p.facts
-    package = getattr(facts, "package", "") if facts is not None else ""
-    doc = getattr(facts, "doc", "") if facts is not None else ""
+def _write_parsed(conn: sqlite3.Connection, p: Parsed, next_symbol: list[int]) -> int:
+    """Upsert one file's row and replace its facts (by path: another process may have written it first).
+
+    Symbol ids are given here (`next_symbol` holds the next free one) so their concept rows need no
+    read-back."""
+    rows = p.rows if p.rows is not None else _rows(p)
+    package, doc = (rows.package, rows.doc) if rows is not None else ("", "")
     row = (p.lang, package, p.size, p.mtime_ns, p.hash, p.lines, int(is_test_path(p.path)), doc, p.note)
     conn.execute(
         "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
@@ -355,26 +420,28 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
     for table in ("symbols", "imports", "calls"):
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
     conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
-    if facts is None:
-        concepts.store(conn, file_id, p.path, None)
+    conn.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+    if rows is None:
         return file_id
+    first = next_symbol[0]
+    next_symbol[0] += len(rows.symbols)
+    ids = range(first, next_symbol[0])
     conn.executemany(
-        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
-        " VALUES (?,?,?,?,?,?,?,?,?)",
-        [
-            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns)
-            for s in facts.symbols
-        ],
+        "INSERT INTO symbols(id, file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [(sid, file_id, *sym) for sid, sym in zip(ids, rows.symbols, strict=True)],
     )
     conn.executemany(
         "INSERT INTO imports(file_id, spec, names, line, typing_only) VALUES (?,?,?,?,?)",
-        [(file_id, i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
+        [(file_id, *imp) for imp in rows.imports],
     )
     conn.executemany(
         "INSERT INTO calls(file_id, caller, name, recv, line, rtype) VALUES (?,?,?,?,?,?)",
-        [(file_id, c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
+        [(file_id, *call) for call in rows.calls],
     )
-    concepts.store(conn, file_id, p.path, facts)
+    concepts.store(
+        conn, file_id, rows.text, zip(ids, rows.symbol_words, (sym[6] for sym in rows.symbols), strict=True)
+    )
     return file_id
 
 
@@ -487,15 +554,18 @@ def update(
     progress: bool | None = None,
     force: bool = False,
     summary: bool = True,
+    cap: int | None = None,
 ) -> IndexStats:
     """Bring the store in line with the files on disk; returns what was done.
 
     Parsed files are committed in batches, so an interrupted first index (a query's deadline, Ctrl-C)
     keeps its work and the next run continues; a `dirty` mark makes that next run resolve all imports.
+    `cap` stops at that many files (None: `RECALL_INDEX_MAX_FILES`, else no cap).
     """
     started = time.perf_counter()
     stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
-    walked = walk(root, _load_dirs(conn))
+    cap = max_files() if cap is None else cap
+    walked = walk(root, _load_dirs(conn), cap)
     known = {
         r["path"]: r
         for r in conn.execute("SELECT id, path, mtime_ns, size, hash, package, lang FROM files").fetchall()
@@ -506,8 +576,10 @@ def update(
         for p, (m, s) in walked.files.items()
         if force or p not in known or known[p]["mtime_ns"] != m or known[p]["size"] != s
     ]
-    if walked.truncated:
-        stats.notes.append(f"stopped at {MAX_FILES} files (RECALL_INDEX_MAX_FILES)")
+    stats.capped = cap if walked.truncated else 0
+    if graph.get_meta(conn, "capped") != str(stats.capped):
+        with _transaction(conn):
+            graph.set_meta(conn, "capped", str(stats.capped))
     dirty = (
         graph.get_meta(conn, "dirty") == "1"
         or graph.get_meta(conn, "indexed_at") is None
@@ -541,14 +613,14 @@ def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: b
                 chunk = removed[i : i + 500]
                 conn.execute(f"DELETE FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)
     show = (progress if progress is not None else sys.stderr.isatty()) and len(todo) >= PROGRESS_MIN_FILES
+    jobs = [(p, m, s, old_hash(p)) for p, m, s in todo]
     with _progress(show, root.name, len(todo)) as advance:
-        for i in range(0, len(todo), BATCH_FILES):
-            batch = []
-            for p, m, s in todo[i : i + BATCH_FILES]:
-                batch.append(_parse_file(root, p, m, s, old_hash(p)))
-                advance()
+        stream = _parsed_stream(root, jobs)
+        while batch := list(itertools.islice(stream, BATCH_FILES)):
             with _transaction(conn):
+                next_symbol = [conn.execute("SELECT coalesce(max(id), 0) + 1 FROM symbols").fetchone()[0]]
                 for p in batch:
+                    advance()
                     row = known.get(p.path)
                     if p.note == "unchanged":  # touched, same content: remember the new stat only
                         conn.execute(
@@ -556,11 +628,68 @@ def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: b
                         )
                         continue
                     parsed_count += 1
-                    new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
+                    new_package = p.rows.package if p.rows is not None else ""
                     if row is None or row["lang"] != p.lang or row["package"] != new_package:
                         set_changed = True
-                    changed_ids.add(_write_parsed(conn, p))
+                    changed_ids.add(_write_parsed(conn, p, next_symbol))
     return set_changed, changed_ids, parsed_count
+
+
+def index_workers() -> int:
+    """Parse processes: `RECALL_INDEX_WORKERS`, else one per core this process may run on."""
+    raw = os.environ.get("RECALL_INDEX_WORKERS", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _parsed_stream(root: Path, jobs: list[tuple[str, int, int, str | None]]) -> Iterator[Parsed]:
+    """Parsed files in `jobs` order, their facts as rows; parsed by a pool of processes when it pays.
+
+    At most two chunks per worker are in flight, so memory stays bounded however slow the writer is."""
+    workers = index_workers()
+    if workers < 2 or len(jobs) < PARALLEL_MIN_FILES:
+        for job in jobs:
+            parsed = _parse_file(root, *job)
+            parsed.rows, parsed.facts = _rows(parsed), None
+            yield parsed
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = (jobs[i : i + PARSE_CHUNK] for i in range(0, len(jobs), PARSE_CHUNK))
+    # spawn: the parent may hold threads (a progress bar) and open SQLite handles, which fork would copy
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init) as pool:
+        pending = deque(
+            pool.submit(_parse_chunk, str(root), c) for c in itertools.islice(chunks, 2 * workers)
+        )
+        try:
+            while pending:
+                done = pending.popleft().result()
+                if (chunk := next(chunks, None)) is not None:
+                    pending.append(pool.submit(_parse_chunk, str(root), chunk))
+                yield from done
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it keeps the work done)
+
+
+def _parse_chunk(root: str, jobs: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
+    """A parse worker's unit: files parsed, facts turned into rows (plain tuples cross processes fast)."""
+    out = []
+    for job in jobs:
+        parsed = _parse_file(Path(root), *job)
+        parsed.rows, parsed.facts = _rows(parsed), None
+        out.append(parsed)
+    return out
 
 
 def _finish(conn, root: Path, walked: WalkResult, changed_ids: set[int], everything: bool) -> None:

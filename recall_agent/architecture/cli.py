@@ -97,8 +97,11 @@ def _summary_dict(stats) -> dict:
         "import_edges": stats.edges,
         "calls": stats.calls,
         "syntax_errors": stats.syntax_errors,
+        "unread_lines": stats.unread_lines,
+        "lines": stats.lines,
         "languages": stats.languages,
         "seconds": round(stats.seconds, 3),
+        "phases_s": {k: round(v, 3) for k, v in stats.phases.items()},
         "capped_at": stats.capped,
         "notes": stats.notes,
     }
@@ -117,7 +120,11 @@ def _summary_text(stats) -> str:
     notes = [n for n in stats.notes if "syntax errors" not in n][:10]
     if stats.syntax_errors:
         by_lang = ", ".join(f"{lang} {n}" for lang, n in stats.syntax_errors_by_lang.items())
-        lines.append(f"{stats.syntax_errors} file(s) with syntax errors were indexed partially ({by_lang})")
+        share = stats.unread_lines / stats.lines if stats.lines else 0.0
+        lines.append(
+            f"{stats.syntax_errors} file(s) with syntax errors were indexed partially ({by_lang}):"
+            f" {stats.unread_lines:,} of {stats.lines:,} lines ({share:.1%}) unread, the rest indexed"
+        )
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines)
 

@@ -93,22 +93,26 @@ def _cap_caveat(conn: sqlite3.Connection) -> str:
 
 
 def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> str:
-    """Say so when the answer rests on files the grammar could not read whole."""
-    row = conn.execute("SELECT note FROM files WHERE id = ?", (target.file_id,)).fetchone()
+    """Say so when the answer rests on files the grammar could not read whole, and how much it missed."""
+    row = conn.execute("SELECT note, unread, lines FROM files WHERE id = ?", (target.file_id,)).fetchone()
     own = bool(row and "syntax errors" in (row[0] or ""))
-    others = 0
+    others = unread = lines = 0
     if action in ("blast", "dependents", "callers", "tests"):
-        others = conn.execute(
-            "SELECT count(*) FROM files WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
+        others, unread = conn.execute(
+            "SELECT count(*), coalesce(sum(unread), 0) FROM files"
+            " WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
             (target.lang, target.file_id),
-        ).fetchone()[0]
+        ).fetchone()
+        if others:
+            lines = conn.execute("SELECT sum(lines) FROM files WHERE lang = ?", (target.lang,)).fetchone()[0]
     parts = [cap] if (cap := _cap_caveat(conn)) else []
     if own:
-        parts.append(f"{target.path} has syntax errors and was indexed partially")
+        parts.append(f"{target.path} has syntax errors: {row[1]} of its {row[2]} lines were not read")
     if others:
+        share = f" ({unread:,} of {lines:,} lines, {unread / lines:.1%})" if lines else ""
         parts.append(
-            f"{others} other {target.lang} file{'s' if others > 1 else ''} did too, so a dependency or call"
-            " written past an error is not counted"
+            f"{others:,} other {target.lang} {'files have' if others > 1 else 'file has'} lines the grammar could not"
+            f" read{share}, so a dependency or call written there is not counted"
         )
     return f"Note: {'; '.join(parts)}." if parts else ""
 

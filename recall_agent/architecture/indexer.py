@@ -102,6 +102,11 @@ class IndexStats:
     languages: dict[str, int] = field(default_factory=dict)
     syntax_errors: int = 0  # files indexed partially (the grammar met errors)
     syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
+    unread_lines: int = 0  # lines of those files the grammar could not read (the rest is indexed)
+    lines: int = 0  # lines of every parsed file
+    phases: dict[str, float] = field(
+        default_factory=dict
+    )  # seconds: walk, parse (and write), resolve, summary
     capped: int = 0  # the walk stopped at this many files (the user's RECALL_INDEX_MAX_FILES)
     notes: list[str] = field(default_factory=list)
 
@@ -314,6 +319,7 @@ class Parsed:
     lang: str | None = None
     note: str = ""
     lines: int = 0
+    unread: int = 0  # lines the grammar could not read (syntax errors)
     facts: object | None = None  # extract.FileFacts
     rows: Rows | None = None  # the facts as table rows (what a parse worker sends back: tuples pickle fast)
 
@@ -383,15 +389,17 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
     if minifiable and parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
         parsed.note = "skipped: minified or generated (very long lines)"
         return parsed
-    if spec.name == "c" and path.endswith(".h"):
-        from recall_agent.architecture.lang.cfamily import looks_cpp
+    if spec.name in ("c", "cpp"):
+        from recall_agent.architecture.lang.cfamily import blank_annotations, looks_cpp
 
-        if looks_cpp(data):  # a C++ header: classes, namespaces and templates need the C++ grammar
-            spec = BY_NAME["cpp"]
+        if spec.name == "c" and path.endswith(".h") and looks_cpp(data):
+            spec = BY_NAME["cpp"]  # a C++ header: classes, namespaces and templates need the C++ grammar
+        data = blank_annotations(data)  # `__init`, `__user`, `__aligned(8)`: macros the grammar cannot see
     parsed.lang = spec.name
     facts = extract(spec, data)
     if facts.errors:
-        parsed.note = "syntax errors (partially indexed)"
+        parsed.unread = min(facts.errors, parsed.lines)
+        parsed.note = f"syntax errors (partially indexed: {parsed.unread} of {parsed.lines} lines unread)"
     if spec.name == "csharp" and not facts.package:
         facts.package = next((s.name for s in facts.symbols if s.kind == "namespace"), "")
     parsed.facts = facts
@@ -408,12 +416,24 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed, next_symbol: list[int]) -
     read-back."""
     rows = p.rows if p.rows is not None else _rows(p)
     package, doc = (rows.package, rows.doc) if rows is not None else ("", "")
-    row = (p.lang, package, p.size, p.mtime_ns, p.hash, p.lines, int(is_test_path(p.path)), doc, p.note)
+    row = (
+        p.lang,
+        package,
+        p.size,
+        p.mtime_ns,
+        p.hash,
+        p.lines,
+        p.unread,
+        int(is_test_path(p.path)),
+        doc,
+        p.note,
+    )
     conn.execute(
-        "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET lang=excluded.lang,"
+        "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, unread, is_test, doc, note, path)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET lang=excluded.lang,"
         " package=excluded.package, size=excluded.size, mtime_ns=excluded.mtime_ns, hash=excluded.hash,"
-        " lines=excluded.lines, is_test=excluded.is_test, doc=excluded.doc, note=excluded.note",
+        " lines=excluded.lines, unread=excluded.unread, is_test=excluded.is_test, doc=excluded.doc,"
+        " note=excluded.note",
         (*row, p.path),
     )
     file_id = conn.execute("SELECT id FROM files WHERE path=?", (p.path,)).fetchone()[0]
@@ -566,6 +586,7 @@ def update(
     stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
     cap = max_files() if cap is None else cap
     walked = walk(root, _load_dirs(conn), cap)
+    stats.phases["walk"] = time.perf_counter() - started
     known = {
         r["path"]: r
         for r in conn.execute("SELECT id, path, mtime_ns, size, hash, package, lang FROM files").fetchall()
@@ -587,14 +608,20 @@ def update(
     )
     if removed or todo or dirty:
         graph.set_meta(conn, "dirty", "1")
+        mark = time.perf_counter()
         set_changed, changed_ids, parsed = _parse_and_write(conn, root, todo, known, removed, force, progress)
+        stats.phases["parse"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         _finish(conn, root, walked, changed_ids, set_changed or dirty)
+        stats.phases["resolve"] = time.perf_counter() - mark
         stats.parsed = parsed
         stats.removed = len(removed)
     if walked.dirs_changed and not walked.truncated:
         _save_dirs(conn, walked.dirs)
     if summary:
+        mark = time.perf_counter()
         _fill_stats(conn, stats)
+        stats.phases["summary"] = time.perf_counter() - mark
     stats.seconds = time.perf_counter() - started
     return stats
 
@@ -751,6 +778,9 @@ def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
         )
     )
     stats.syntax_errors = sum(stats.syntax_errors_by_lang.values())
+    stats.unread_lines, stats.lines = conn.execute(
+        "SELECT coalesce(sum(unread), 0), coalesce(sum(lines), 0) FROM files WHERE lang IS NOT NULL"
+    ).fetchone()
     for path, note in conn.execute(
         "SELECT path, note FROM files WHERE note != '' ORDER BY lang IS NOT NULL, path LIMIT 20"
     ):

@@ -13,6 +13,7 @@ import json
 import posixpath
 import re
 import shlex
+from pathlib import Path
 
 from recall_agent.architecture.lang import Edge, FileRow, ImportRow, Project
 
@@ -24,6 +25,45 @@ _CPP_SIGNS = re.compile(
     re.MULTILINE,
 )
 _FLAG = re.compile(r"^-(I|iquote|isystem)(.*)$")
+
+
+def _read_annotations() -> tuple[frozenset[str], frozenset[str]]:
+    """c_annotations.txt: `[plain]` names (`__init`), then `[called]` ones taking arguments (`__aligned(8)`)."""
+    sections: dict[str, set[str]] = {"plain": set(), "called": set()}
+    current = sections["plain"]
+    for line in (Path(__file__).parent / "c_annotations.txt").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            current = sections[line[1:-1]]
+        elif line and not line.startswith("#"):
+            current.add(line)
+    return frozenset(sections["plain"]), frozenset(sections["called"])
+
+
+# Annotation macros of GCC-style C (the Linux kernel's above all) that expand to attributes, sections or
+# nothing: `static int __init foo(void)`, `char __user *buf`, `void __iomem *base`. The grammar cannot know
+# they are macros and leaves an ERROR node around each, so they are blanked (same length: lines and byte
+# offsets stay) before parsing, as ctags' `-I` list does for the kernel's scripts/tags.sh.
+ANNOTATIONS, ANNOTATIONS_CALLED = _read_annotations()
+# a called annotation with its arguments (one nesting level, on one line), else any identifier that could be
+# a plain one (checked against the set: a regex alternation of ~100 names would be tried at every byte)
+_ANNOTATION = re.compile(
+    rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(ANNOTATIONS_CALLED)) + rb")[ \t]*"
+    rb"\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)"
+    rb"|\b(?:_\w*|" + b"|".join(n.encode() for n in sorted(ANNOTATIONS) if not n.startswith("_")) + rb")\b"
+)
+
+
+def blank_annotations(source: bytes) -> bytes:
+    """`source` with its annotation macros replaced by spaces (same length, newlines kept)."""
+
+    def blank(m: re.Match[bytes]) -> bytes:
+        text = m.group(0)
+        if text.endswith(b")") or text.decode("ascii", "replace") in ANNOTATIONS:
+            return b" " * len(text)
+        return text
+
+    return _ANNOTATION.sub(blank, source)
 
 
 def looks_cpp(source: bytes) -> bool:

@@ -432,6 +432,31 @@ def test_folder_cache_still_sees_new_changed_and_ignored_files(py_repo: Path) ->
     assert "tests/test_models.py" not in _one("what imports shop.models", py_repo)
 
 
+def test_unchanged_folders_skip_gitignore_matching_but_see_an_edit(
+    py_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose listing and .gitignore chain are unchanged keeps its filtered listing (no .gitignore is
+    read again); an edited .gitignore (by its stat) filters its folders again."""
+    from recall_agent.architecture import indexer
+
+    old = time.time_ns() - 3600 * 10**9
+    (py_repo / ".gitignore").write_text("*.tmp\n")
+    for path in [py_repo, *py_repo.rglob("*")]:
+        os.utime(path, ns=(old, old))
+    conn, _ = open_index(py_repo)
+    reads: list[str] = []
+    real = indexer._load_gitignore
+    monkeypatch.setattr(indexer, "_load_gitignore", lambda folder: reads.append(folder) or real(folder))
+    assert "tests/test_models.py" in _one("what imports shop.models", py_repo)
+    assert reads == []  # nothing changed: no .gitignore read, no pattern matched
+    (py_repo / ".gitignore").write_text("tests/\n")
+    later = old + 10**9
+    os.utime(py_repo / ".gitignore", ns=(later, later))  # an old-looking stamp: not racy, just different
+    os.utime(py_repo, ns=(old, old))
+    assert "tests/test_models.py" not in _one("what imports shop.models", py_repo)
+    assert reads == [str(py_repo)]
+
+
 def test_concurrent_first_indexes_agree(multi_repo: Path, recall_cmd: list[str]) -> None:
     procs = [
         subprocess.Popen([*recall_cmd, "index", str(multi_repo), "--json"], stdout=subprocess.PIPE, text=True)

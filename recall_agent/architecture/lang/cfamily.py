@@ -17,9 +17,12 @@ from pathlib import Path
 
 from recall_agent.architecture.lang import Edge, FileRow, ImportRow, Project
 
-# Signs of C++ in a header (a .h holding a class, a namespace, a template, access specifiers, `std::`).
+# Signs of C++ in a header (a .h holding a class, a struct with bases, a namespace, a template, access
+# specifiers, `std::`). A plain `struct x {` is C (the kernel's headers are full of them).
 _CPP_SIGNS = re.compile(
-    rb"^[ \t]*(?:class|struct)[ \t]+\w+(?:[ \t]+final)?[ \t]*(?::[^;{]*)?\{|^[ \t]*namespace\b[^;\n]*\{"
+    rb"^[ \t]*class[ \t]+\w+(?:[ \t]+final)?[ \t]*(?::[^;{]*)?\{"
+    rb"|^[ \t]*struct[ \t]+\w+(?:[ \t]+final)?[ \t]*:[ \t]*(?:public|private|protected|virtual)?[ \t]*[\w:<>]+[^;{]*\{"
+    rb"|^[ \t]*namespace\b[^;\n]*\{"
     rb"|^[ \t]*template[ \t]*<|^[ \t]*(?:public|private|protected)[ \t]*:|\bstd::\w|^[ \t]*#include[ \t]*"
     rb"<(?:string|vector|memory|map|iostream|functional|utility|algorithm)>",
     re.MULTILINE,

@@ -372,7 +372,7 @@ def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().strip("/*#!-").strip()
-        if line.startswith("@") or not line:  # javadoc tags, blank comment lines
+        if line.startswith(("@", "SPDX-License-Identifier")) or not line:  # javadoc tags, license tags
             continue
         sentence = line.find(". ")
         if sentence > 0:
@@ -418,7 +418,9 @@ def _doc(spec: LanguageSpec, source: bytes, node: Node) -> str:
 def _module_doc(spec: LanguageSpec, source: bytes, root: Node) -> str:
     if spec.name == "python":
         return _python_docstring(source, root)
-    first = root.named_children[0] if root.named_children else None
-    if first is not None and "comment" in first.type:
-        return _first_line(_text(source, first))
+    for node in root.named_children[:4]:  # the leading comments: a license tag may come first
+        if "comment" not in node.type:
+            break
+        if line := _first_line(_text(source, node)):
+            return line
     return ""

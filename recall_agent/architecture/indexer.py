@@ -105,9 +105,8 @@ class IndexStats:
     syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
     unread_lines: int = 0  # lines of those files the grammar could not read (the rest is indexed)
     lines: int = 0  # lines of every parsed file
-    phases: dict[str, float] = field(
-        default_factory=dict
-    )  # seconds: walk, parse (and write), resolve, summary
+    # seconds: walk, parse (and write), resolve, summary
+    phases: dict[str, float] = field(default_factory=dict)
     capped: int = 0  # the walk stopped at this many files (the user's RECALL_INDEX_MAX_FILES)
     notes: list[str] = field(default_factory=list)
 

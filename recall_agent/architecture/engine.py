@@ -37,7 +37,7 @@ def answer(
         return _cycles(conn, root, _pick("memgraph", roles), q.clean_subject(intent.subject, root))
     if intent.action == "auto":
         return _auto(conn, root, intent, roles, limit)
-    found = q.lookup(conn, intent.subject, root)
+    found = q.lookup(conn, intent.subject, root, fuzzy=False)  # closest names only when answering "unknown"
     words_not_a_name = " " in q.clean_subject(intent.subject, root)
     if not found.targets and words_not_a_name and intent.action != "lookup":
         # "what depends on the json tag module": the subject described in words, when one file clearly is it
@@ -48,10 +48,12 @@ def answer(
         asked_where = intent.action == "lookup" and words_not_a_name  # "where is the retry logic"
         if asked_where and (about := _concepts(conn, text, roles, limit)):
             return about
-        content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
+        subject = q.clean_subject(intent.subject, root)
+        closest = q.closest_names(conn, subject) if subject else []
+        content = render.unknown(subject, closest, root.name)
         if cap := _cap_caveat(conn):
             content = f"{content}\nNote: {cap}."
-        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
+        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": closest})]
     # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
     out = [_one(conn, intent, found.targets[0], roles)]
     if len(found.targets) > 1 and limit > 1:

@@ -186,6 +186,15 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def post(self, path: str, payload: dict) -> tuple[int, bytes]:
+        try:
+            return await self._post(path, payload)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            # the server closed an idle keep-alive connection (uvicorn: after 5 s): reconnect once, as
+            # HTTP clients do; only a connection that was already open can be stale
+            await self.close()
+            return await self._post(path, payload)
+
+    async def _post(self, path: str, payload: dict) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
@@ -374,6 +383,13 @@ def start_servers(env: dict[str, str], log: Path, processes: int, workers: int) 
     return servers
 
 
+def save_partial(results: dict, args: argparse.Namespace) -> None:
+    """What is measured so far, so a long run that fails late keeps its figures (`partial: true`)."""
+    if not args.no_save:
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps({**results, "partial": True}, indent=2) + "\n")
+
+
 def run_store(
     label: str, env: dict[str, str], work: Path, queries: list[dict], args: argparse.Namespace
 ) -> dict:
@@ -395,6 +411,11 @@ def run_store(
             **loaded,
             "one_connection": {k: single[k] for k in ("req_per_s", "p50_ms", "p99_ms", "requests")},
         }
+        print(
+            f"{label} x{processes}: {loaded['req_per_s']} req/s, p99 {loaded['p99_ms']} ms, load"
+            f" {loaded['loadavg_before'][0]}",
+            flush=True,
+        )
     first = by_processes[str(args.processes[0])]
     return {**first, "by_processes": by_processes}
 
@@ -644,14 +665,17 @@ def run_sqlite(
         **run_store("sqlite", env, work, queries, args),
         "breakdown": parts,
     }
+    save_partial(results, args)
     results["stores"]["sqlite"]["writers"] = run_writers(
         "sqlite", {"RECALL_HOME": str(work / "sqlite-writers"), "RECALL_DATABASE_URL": ""}, work, args
     )
+    save_partial(results, args)
     if release:
         env = {"RECALL_HOME": str(work / "release-sqlite-home"), "RECALL_DATABASE_URL": ""}
         results["release"]["stores"]["sqlite"] = run_store(
             "release-sqlite", {**env, "PYTHONPATH": str(release)}, work, queries, args
         )
+        save_partial(results, args)
 
 
 def run_postgresql(
@@ -670,12 +694,14 @@ def run_postgresql(
             **run_store("pg", env, work, queries, args),
             "breakdown": parts,
         }
+        save_partial(results, args)
     finally:
         db.drop()
     db = PgDatabase(pg_admin)
     try:
         env = {"RECALL_HOME": str(work / "pg-writers"), "RECALL_DATABASE_URL": db.url}
         results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work, args)
+        save_partial(results, args)
     finally:
         db.drop()
     if release:  # its own database: the release refuses this checkout's newer schema

@@ -20,6 +20,9 @@ CPU and store time per query kind, cold and warm caches, the access-count flush)
 
     python bench/bench_server.py                       # 100k learnings, 10 s per store, 16 connections, 2 workers
     python bench/bench_server.py --size 10000 --duration 5
+    # several `recall serve` processes (hosts behind a balancer) on one store, at a million learnings:
+    python bench/bench_server.py --size 1000000 --stores postgresql --workers 1 --processes 1,2 \
+        --results bench/results/server-1m.json
 PostgreSQL: RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL (a fresh database is created and dropped
 there; `source .ci/services` starts one); without either only SQLite runs.
 """

@@ -224,19 +224,20 @@ def index_once(
     }
 
 
-def refresh(tree: Path, home: Path) -> dict:
-    """`recall index` over an existing index (nothing to parse when the tree is unchanged)."""
+def recall_index(tree: Path, home: Path) -> tuple[dict, float]:
+    """`recall index --json` over the index in `home`: its summary and the wall time."""
     env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
-    out = sh(
-        [sys.executable, "-m", "recall_agent", "index", str(tree), "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-    ).stdout
-    summary = json.loads(out)
+    cmd = [sys.executable, "-m", "recall_agent", "index", str(tree), "--json"]
+    out = sh(cmd, env=env, capture_output=True, text=True).stdout
+    return json.loads(out), time.perf_counter() - started
+
+
+def refresh(tree: Path, home: Path) -> dict:
+    """`recall index` over an existing index (nothing to parse when the tree is unchanged)."""
+    summary, wall = recall_index(tree, home)
     return {
-        "refresh_s": round(time.perf_counter() - started, 2),
+        "refresh_s": round(wall, 2),
         "parsed": summary["parsed"],
         "files": summary["files"],
         "loadavg": [round(x, 2) for x in os.getloadavg()],
@@ -249,18 +250,10 @@ def reindex_after_edit(tree: Path, home: Path) -> dict:
     original = path.read_bytes()
     try:
         path.write_bytes(original + b"\n/* bench edit */\n")
-        env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT)}
-        started = time.perf_counter()
-        out = sh(
-            [sys.executable, "-m", "recall_agent", "index", str(tree), "--json"],
-            env=env,
-            capture_output=True,
-            text=True,
-        ).stdout
-        wall = time.perf_counter() - started
+        summary, wall = recall_index(tree, home)
     finally:
         path.write_bytes(original)
-    return {"wall_s": round(wall, 2), "parsed": json.loads(out)["parsed"]}
+    return {"wall_s": round(wall, 2), "parsed": summary["parsed"]}
 
 
 # --------------------------------------------------------------------------- partial parses recovered

@@ -276,7 +276,9 @@ def test_files_that_fail_to_parse_are_counted_and_said_in_answers(tmp_path: Path
         text=True,
         check=True,
     )
-    assert json.loads(proc.stdout)["syntax_errors"] == 1
+    summary = json.loads(proc.stdout)
+    assert summary["syntax_errors"] == 1
+    assert summary["lines"] == 9 and 1 <= summary["unread_lines"] <= 2  # `def broken(:` and what it breaks
     text = subprocess.run(
         [*recall_cmd, "index", str(repo)],
         capture_output=True,
@@ -285,8 +287,9 @@ def test_files_that_fail_to_parse_are_counted_and_said_in_answers(tmp_path: Path
     ).stdout
     assert "1 file(s) with syntax errors were indexed partially (python 1)" in text
     answer = _answer("what imports lib/core.py", repo)
-    assert "1 other python file did too" in answer
-    assert "lib/broken.py has syntax errors" in _answer("lib/broken.py", repo)
+    assert "1 other python file has lines the grammar could not read (" in answer
+    assert "lines, " in answer and "so a dependency or call written there is not counted" in answer
+    assert "lib/broken.py has syntax errors: " in _answer("lib/broken.py", repo)
     assert "syntax errors" not in _answer("lib/fine.py", repo)
 
 

@@ -38,7 +38,7 @@ def answer(
         return _cycles(conn, root, _pick("memgraph", roles), q.clean_subject(intent.subject, root))
     if intent.action == "auto":
         return _auto(conn, root, intent, roles, limit)
-    found = q.lookup(conn, intent.subject, root)
+    found = q.lookup(conn, intent.subject, root, fuzzy=False)  # closest names only when answering "unknown"
     words_not_a_name = " " in q.clean_subject(intent.subject, root)
     if not found.targets and words_not_a_name and intent.action != "lookup":
         # "what depends on the json tag module": the subject described in words, when one file clearly is it
@@ -49,8 +49,12 @@ def answer(
         asked_where = intent.action == "lookup" and words_not_a_name  # "where is the retry logic"
         if asked_where and (about := _concepts(conn, text, roles, limit)):
             return about
-        content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
-        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
+        subject = q.clean_subject(intent.subject, root)
+        closest = q.closest_names(conn, subject) if subject else []
+        content = render.unknown(subject, closest, root.name)
+        if cap := _cap_caveat(conn):
+            content = f"{content}\nNote: {cap}."
+        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": closest})]
     # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
     out = [_one(conn, intent, found.targets[0], roles)]
     if len(found.targets) > 1 and limit > 1:
@@ -81,23 +85,37 @@ def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[
     return result
 
 
+def _cap_caveat(conn: sqlite3.Connection) -> str:
+    """The user capped the files indexed and the cap applied: every answer says so."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'capped'").fetchone()
+    if not row or not row[0].isdigit() or row[0] == "0":
+        return ""
+    from recall_agent.architecture.indexer import cap_note
+
+    return cap_note(int(row[0]))
+
+
 def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> str:
-    """Say so when the answer rests on files the grammar could not read whole."""
-    row = conn.execute("SELECT note FROM files WHERE id = ?", (target.file_id,)).fetchone()
+    """Say so when the answer rests on files the grammar could not read whole, and how much it missed."""
+    row = conn.execute("SELECT note, unread, lines FROM files WHERE id = ?", (target.file_id,)).fetchone()
     own = bool(row and "syntax errors" in (row[0] or ""))
-    others = 0
+    others = unread = lines = 0
     if action in ("blast", "dependents", "callers", "tests"):
-        others = conn.execute(
-            "SELECT count(*) FROM files WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
+        others, unread = conn.execute(
+            "SELECT count(*), coalesce(sum(unread), 0) FROM files"
+            " WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
             (target.lang, target.file_id),
-        ).fetchone()[0]
-    parts = []
+        ).fetchone()
+        if others:
+            lines = conn.execute("SELECT sum(lines) FROM files WHERE lang = ?", (target.lang,)).fetchone()[0]
+    parts = [cap] if (cap := _cap_caveat(conn)) else []
     if own:
-        parts.append(f"{target.path} has syntax errors and was indexed partially")
+        parts.append(f"{target.path} has syntax errors: {row[1]} of its {row[2]} lines were not read")
     if others:
+        share = f" ({unread:,} of {lines:,} lines, {unread / lines:.1%})" if lines else ""
         parts.append(
-            f"{others} other {target.lang} file{'s' if others > 1 else ''} did too, so a dependency or call"
-            " written past an error is not counted"
+            f"{others:,} other {target.lang} {'files have' if others > 1 else 'file has'} lines the grammar could not"
+            f" read{share}, so a dependency or call written there is not counted"
         )
     return f"Note: {'; '.join(parts)}." if parts else ""
 

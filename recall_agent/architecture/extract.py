@@ -66,7 +66,7 @@ class FileFacts:
     calls: list[Call] = field(default_factory=list)
     package: str = ""  # package / namespace declaration, when the language has one
     doc: str = ""  # first line of the module docstring / header comment
-    errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+    errors: int = 0  # lines the grammar could not read (ERROR / MISSING nodes); the rest is still indexed
     refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
     embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
     comments: str = ""  # comments and docstrings (concept search)
@@ -79,7 +79,7 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
 
     tree = Parser(grammar(spec.name)).parse(source)
     root = tree.root_node
-    facts = FileFacts(errors=1 if root.has_error else 0)
+    facts = FileFacts(errors=_unread_lines(root) if root.has_error else 0)
     defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
     calls: list[tuple[Node, str, str]] = []
     types: dict[str, list[tuple[int, int, str]]] = {}  # variable -> (scope start, end, declared type)
@@ -99,6 +99,21 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
     facts.comments = words.comments(spec.name, source, root)
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
+
+
+def _unread_lines(root: Node) -> int:
+    """Lines holding an ERROR or MISSING node (at least 1): how much of a file the grammar could not read."""
+    lines: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            lines.update(range(node.start_point[0], node.end_point[0] + 1))
+        elif node.is_missing:
+            lines.add(node.start_point[0])
+        elif node.has_error:
+            stack.extend(node.children)
+    return max(1, len(lines))
 
 
 def _lexical_refs(source: bytes) -> set[str]:
@@ -413,7 +428,7 @@ def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().strip("/*#!-").strip()
-        if line.startswith("@") or not line:  # javadoc tags, blank comment lines
+        if line.startswith(("@", "SPDX-License-Identifier")) or not line:  # javadoc tags, license tags
             continue
         sentence = line.find(". ")
         if sentence > 0:
@@ -459,7 +474,9 @@ def _doc(spec: LanguageSpec, source: bytes, node: Node) -> str:
 def _module_doc(spec: LanguageSpec, source: bytes, root: Node) -> str:
     if spec.name == "python":
         return _python_docstring(source, root)
-    first = root.named_children[0] if root.named_children else None
-    if first is not None and "comment" in first.type:
-        return _first_line(_text(source, first))
+    for node in root.named_children[:4]:  # the leading comments: a license tag may come first
+        if "comment" not in node.type:
+            break
+        if line := _first_line(_text(source, node)):
+            return line
     return ""

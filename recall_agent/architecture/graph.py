@@ -14,7 +14,7 @@ from pathlib import Path
 
 from recall_agent.config import recall_home
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS files (
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL DEFAULT '',
     lines INTEGER NOT NULL DEFAULT 0,
+    unread INTEGER NOT NULL DEFAULT 0, -- lines the grammar could not read (syntax errors)
     is_test INTEGER NOT NULL DEFAULT 0,
     doc TEXT NOT NULL DEFAULT '',
     note TEXT NOT NULL DEFAULT ''    -- why it was skipped, or 'syntax errors'

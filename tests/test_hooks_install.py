@@ -131,12 +131,13 @@ def test_install_help_and_bad_flags(tmp_path: Path, env: dict[str, str], recall_
 def test_plugin_hooks_json_matches_the_installed_events() -> None:
     root = Path(__file__).resolve().parent.parent
     data = json.loads((root / "hooks" / "hooks.json").read_text())
-    assert set(data["hooks"]) == set(EVENTS)
+    # the plugin adds SessionStart: a first use sets recall up at once (`recall install` has recall already)
+    assert set(data["hooks"]) == set(EVENTS) | {"SessionStart"}
     for event, groups in data["hooks"].items():
         (hook,) = groups[0]["hooks"]
         # the plugin's launcher (bin/recall: finds or sets up recall) hands the event to the entry script
         assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/recall" hook {event}'
-        assert is_recall_hook(hook) and hook["timeout"] == EVENTS[event][1]
+        assert is_recall_hook(hook) and hook["timeout"] == EVENTS.get(event, (None, 5))[1]
         assert "async" not in hook
     # the plugin runs the same entry script that `recall install` names (one script, in the package)
     assert (root / "hooks" / "recall-hook").resolve() == ENTRY_SCRIPT.resolve()

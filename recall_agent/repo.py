@@ -74,7 +74,7 @@ def project_root(path: Path) -> Path | None:
     return None
 
 
-# folders a repository's index never enters (architecture.indexer.SKIP_DIRS, checked equal by a test)
+# folders a repository's index never enters (architecture.indexer.SKIP_DIRS is this set)
 VENDORED_DIRS = frozenset(
     {
         "node_modules",

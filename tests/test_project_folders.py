@@ -102,9 +102,3 @@ def test_a_checkout_under_a_hidden_folder_of_a_repository_is_its_own_project(
     done = _run(recall_cmd, subprocess_env, pkg / "lib", "--scope", "architecture", "where is parse defined")
     assert done.returncode == 0, done.stderr
     assert "`parse` — function, index.js:1-3" in done.stdout
-
-
-def test_vendored_names_match_the_indexer() -> None:
-    from recall_agent.architecture.indexer import SKIP_DIRS
-
-    assert repo.VENDORED_DIRS == SKIP_DIRS

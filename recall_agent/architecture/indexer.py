@@ -36,6 +36,7 @@ from recall_agent.architecture.resolve import (
     js_config,
     python_module_names,
 )
+from recall_agent.repo import VENDORED_DIRS
 
 MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
 MAX_FILES_ENV = "RECALL_INDEX_MAX_FILES"  # a cap on the files indexed, only when the user sets one
@@ -51,21 +52,7 @@ MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
 DirCache = dict[str, tuple]
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
 
-SKIP_DIRS = frozenset(
-    {
-        "node_modules",
-        "bower_components",
-        "vendor",
-        "vendors",
-        "third_party",
-        "site-packages",
-        "__pycache__",
-        "coverage",
-        "htmlcov",
-        "Pods",
-        "DerivedData",
-    }
-)
+SKIP_DIRS = VENDORED_DIRS  # folders an index never enters (shared with the questions' project rule)
 OUTPUT_DIRS = frozenset({"dist", "build", "out"})  # build output, unless a source package (…/common/build)
 PACKAGE_SOURCES = (".java", ".kt", ".go", ".cs", ".scala")
 MINIFIED = re.compile(r"[.-]min\.(js|mjs|cjs)$|\.bundle\.js$")

@@ -197,7 +197,7 @@ def inspect(root: Path) -> Repo:
     lines = proc.stdout.splitlines()
     if proc.returncode != 0 or len(lines) < 3:
         err = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "")
-        if "not a git repository" in err:
+        if "not a git repository (or any" in err:
             repo.note = f"{root.name} is not a git repository"
         elif "unknown revision" in err or "ambiguous argument 'HEAD'" in err:
             repo.note = f"{root.name} has no commits yet"

@@ -192,40 +192,36 @@ def test_no_history_notes(kind: str, tmp_path: Path) -> None:
     assert expected in content and "src/shop/views.py" in content  # the dependent, from the graph
 
 
+def _recall(recall_cmd: list[str], env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*recall_cmd, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def test_cli_done_criterion(shop: Path, recall_cmd: list[str], subprocess_env) -> None:
     """In a real clone, through the `recall` client: co-change partners with support and the ones no
     import explains; with an uncommitted change, the usual partner left out and the tests to run."""
-    env = {**subprocess_env}
-    index = subprocess.run(
-        [*recall_cmd, "index", "--json", str(shop)],
-        cwd=shop,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert index.returncode == 0, index.stderr
-    summary = json.loads(index.stdout)
+    summary = json.loads(_recall(recall_cmd, subprocess_env, shop, "index", "--json", str(shop)).stdout)
     assert summary["history"]["commits"] == 15 and summary["history"]["note"] == ""
-    out = subprocess.run(
-        [*recall_cmd, "--scope", "architecture", "what changes with src/shop/views.py"],
-        cwd=shop,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    text = _recall(recall_cmd, subprocess_env, shop, "index", str(shop)).stdout
+    assert "History: 15 commits, 8 files (0 new commits read" in text
+    out = _recall(
+        recall_cmd, subprocess_env, shop, "--scope", "architecture", "what changes with src/shop/views.py"
     )
-    assert out.returncode == 0, out.stderr
     assert "templates/cart.html — 7 commits together (70%)" in out.stdout and "[no import]" in out.stdout
     (shop / "src/shop/views.py").write_text(FILES["src/shop/views.py"] + "\n# edit\n")
-    risky = subprocess.run(
-        [*recall_cmd, "--scope", "architecture", "what's risky in my change"],
-        cwd=shop,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert risky.returncode == 0, risky.stderr
+    risky = _recall(recall_cmd, subprocess_env, shop, "--scope", "architecture", "what's risky in my change")
     assert "left out of this change" in risky.stdout and "templates/cart.html" in risky.stdout
     assert "Tests to run: tests/test_views.py" in risky.stdout
+
+
+def test_index_without_history_and_outside_git(tmp_path: Path, recall_cmd: list[str], subprocess_env) -> None:
+    plain = tmp_path / "plain"
+    (plain / "pkg").mkdir(parents=True)
+    (plain / "pkg" / "a.py").write_text("x = 1\n")
+    text = _recall(recall_cmd, subprocess_env, plain, "index", str(plain)).stdout
+    assert "History: none read (plain is not a git repository)" in text
+    skipped = json.loads(
+        _recall(recall_cmd, subprocess_env, plain, "index", "--json", "--no-history", str(plain)).stdout
+    )
+    assert "history" not in skipped

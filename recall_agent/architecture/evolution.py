@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall_agent import worktree
 from recall_agent.architecture import churn, cochange, history, render
 from recall_agent.architecture import queries as q
 from recall_agent.architecture.target import Target
@@ -237,7 +238,7 @@ def owners_answer(code: sqlite3.Connection, opened: Opened, subject: str, root: 
                 f"No commit in the history of {root.name} touches `{text}`.", "owners", {"target": text}
             )
         files, scope = list(folder), (f"{text}/" if text else root.name)
-    found, total = churn.owners(h, files)
+    found, total = churn.owners(h, files if text else None)
     factor = churn.bus_factor(found, total)
     content = render.owners(scope, found, total, factor, h.now, how)
     return Reply(
@@ -267,22 +268,12 @@ def working_change(root: Path, rev: str = "") -> Change:
             return Change(rev, [], note=f"git cannot read `{rev}`: {first.strip()[:200]}")
         paths = sorted({p.strip("\n") for p in proc.stdout.split("\0") if p.strip("\n")})
         return Change(rev, paths)
-    proc = history.git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
-    if proc.returncode != 0:
+    entries = worktree.status(root, history.GIT_TIMEOUT, "--", ".")
+    if entries is None:
         return Change("the working tree", [], note="git status failed")
-    paths, tokens, prefix = [], proc.stdout.split("\0"), _prefix(root)
-    i = 0
-    while i < len(tokens):
-        entry = tokens[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        status, path = entry[:2], entry[3:]
-        if "R" in status or "C" in status:
-            i += 1  # the old name follows
-        if path.startswith(prefix):
-            paths.append(path[len(prefix) :])
-    return Change("the working tree", sorted(set(paths)))
+    prefix = _prefix(root)  # status names files from the work tree's top; a subfolder root drops its prefix
+    paths = {path[len(prefix) :] for _, path in entries if path.startswith(prefix)}
+    return Change("the working tree", sorted(paths))
 
 
 def change_of(code: sqlite3.Connection, root: Path, subject: str) -> Change:

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 MAX_COMMITS = int(os.environ.get("RECALL_HISTORY_MAX_COMMITS", 100_000))
 # A commit touching more files than this makes no co-change pairs: mass renames, reformatting, licence
 # headers and imports of vendored code say nothing about which files belong together, and one such commit
@@ -76,7 +76,11 @@ CREATE TABLE IF NOT EXISTS changes (
     status TEXT NOT NULL,            -- A M D R T
     path INTEGER NOT NULL,           -- the name in that commit
     old INTEGER,                     -- for R: the name before
-    bulk INTEGER NOT NULL DEFAULT 0, -- copied from the commit (pairs and counts skip it without a join)
+    -- copied from the commit, so counts per file or author need no join (git.git: 330 ms → 50 ms)
+    bulk INTEGER NOT NULL DEFAULT 0,
+    time INTEGER NOT NULL DEFAULT 0,
+    author INTEGER NOT NULL DEFAULT 0,
+    fix INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (file, commit_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS changes_commit ON changes(commit_id, file);
@@ -456,7 +460,9 @@ class _Walk:
             if lid not in seen:
                 seen.add(lid)
                 old_id = self.path_id(old) if old else None
-                self.rows_changes.append((lid, cid, status, self.path_id(path), old_id, bulk))
+                self.rows_changes.append(
+                    (lid, cid, status, self.path_id(path), old_id, bulk, c.time, author, fix)
+                )
 
     def _line(self, c: Commit, parent_ids: list[int | None]) -> int:
         """A root commit starts a history line; any other commit continues its first parent's (line 0 when
@@ -499,16 +505,17 @@ class _Walk:
             self.rows_commits,
         )
         conn.executemany(
-            "INSERT OR IGNORE INTO changes(file, commit_id, status, path, old, bulk) VALUES (?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO changes(file, commit_id, status, path, old, bulk, time, author, fix)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
             self.rows_changes,
         )
         conn.executemany(
             "UPDATE commits SET children = children + ? WHERE id = ?",
             [(n, c) for c, n in self.kids_new.items()],
         )
-        conn.executemany(
-            "UPDATE commits SET fix = fix | 2 WHERE id = ? AND merge = 0", [(c,) for c in self.fix_marks]
-        )
+        marks = [(c,) for c in self.fix_marks]
+        conn.executemany("UPDATE commits SET fix = fix | 2 WHERE id = ? AND merge = 0", marks)
+        conn.executemany("UPDATE changes SET fix = fix | 2 WHERE commit_id = ?", marks)
         conn.executemany(
             "INSERT INTO files(id, path, alive, line) VALUES (?,?,?,?)"
             " ON CONFLICT(id) DO UPDATE SET path = excluded.path, alive = excluded.alive",

@@ -115,8 +115,8 @@ print(json.dumps({"seconds": time.perf_counter() - started, "commits": stats.com
 """
 
 
-def index_in_child(repo: Path, home: Path) -> dict:
-    env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT)}
+def index_in_child(repo: Path, home: Path, **env_extra: str) -> dict:
+    env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT), **env_extra}
     out = subprocess.run(
         [sys.executable, "-c", _INDEX_CHILD, str(repo)], env=env, check=True, capture_output=True, text=True
     )
@@ -381,6 +381,18 @@ class Query:
     seconds: float = 0.0
 
 
+def cases(rp: Replay, cid: int, graph: SplitGraph) -> list[tuple[str, list, list]]:
+    """(kind, given files, wanted files) of one evaluation commit."""
+    before, _ = queries(rp, cid)
+    out = [("first", [before[0]], before[1:])]
+    out += [("all-but-one", before[:i] + before[i + 1 :], [before[i]]) for i in range(len(before))]
+    tests = [(f, p) for f, p in before if f in graph.tests or cochange.is_test_path(p)]
+    code = [(f, p) for f, p in before if (f, p) not in tests]
+    if tests and code:  # which tests to run for the code this commit changed
+        out.append(("tests", code, tests))
+    return out
+
+
 def replay(rp: Replay, graph: SplitGraph) -> list[Query]:
     maat = PathIndex(rp, 30)
     wise = PathIndex(rp, 200)
@@ -389,15 +401,8 @@ def replay(rp: Replay, graph: SplitGraph) -> list[Query]:
     out: list[Query] = []
     for cid in rp.eval_ids:
         half = "held-out" if cid >= rp.split_at else "tuning"
-        before, _ = queries(rp, cid)
         h = cochange.History(rp.conn, before=cid)
-        cases = [("first", [before[0]], before[1:])]
-        cases += [("all-but-one", before[:i] + before[i + 1 :], [before[i]]) for i in range(len(before))]
-        tests = [(f, p) for f, p in before if f in graph.tests or cochange.is_test_path(p)]
-        code = [(f, p) for f, p in before if (f, p) not in tests]
-        if tests and code:  # which tests to run for the code this commit changed
-            cases.append(("tests", code, tests))
-        for kind, given, wanted in cases:
+        for kind, given, wanted in cases(rp, cid, graph):
             q = Query(rp.name, cid, half, kind, {f for f, _ in wanted}, {p for _, p in wanted})
             started = time.perf_counter()
             found = cochange.candidates(h, [f for f, _ in given], graph)
@@ -611,6 +616,51 @@ def write_weights(models: dict, repos: list[str]) -> None:
     cochange.weights.cache_clear()
 
 
+# --------------------------------------------------------------------------- the pair cutoff
+
+
+def cutoff_study(names: list[str], cutoffs: list[int], replays: dict) -> dict:
+    """Top-3 (2-fold CV inside the tuning half, the model refitted each time) with each pair cutoff: the
+    history is indexed again with RECALL_HISTORY_PAIR_CUTOFF; commit and file ids do not depend on it, so
+    the same evaluation commits and import graph serve every cutoff. Tuning half only."""
+    import numpy as np
+
+    out: dict = {}
+    for cutoff in cutoffs:
+        qs: list[Query] = []
+        for name in names:
+            repo, _, rp, graph = replays[name]
+            home = CACHE / "home-cutoff" / f"{name}-{cutoff}"
+            if not history.store_path(repo, home).exists():
+                index_in_child(repo, home, RECALL_HISTORY_PAIR_CUTOFF=str(cutoff))
+            conn = history.connect(history.store_path(repo, home))
+            for cid in rp.eval_ids:
+                if cid >= rp.split_at:
+                    continue
+                h = cochange.History(conn, before=cid)
+                for kind, given, wanted in cases(rp, cid, graph):
+                    if kind == "tests":
+                        continue
+                    q = Query(name, cid, "tuning", kind, {f for f, _ in wanted}, {p for _, p in wanted})
+                    found = cochange.candidates(h, [f for f, _ in given], graph)
+                    q.row_files = list(found)
+                    q.rows = [found[f][0] for f in q.row_files]
+                    qs.append(q)
+            conn.close()
+        res = {}
+        for kind, fitter in (("first", _listwise), ("all-but-one", _pointwise)):
+            sel = [q for q in qs if q.kind == kind and q.rows]
+            groups = [
+                (np.array(q.rows, dtype=float), np.array([float(f in q.targets) for f in q.row_files]))
+                for q in sel
+            ]
+            folds = [int(hashlib.sha1(f"{q.repo}:{q.commit}".encode()).hexdigest(), 16) % 2 for q in sel]
+            res[kind] = round(_cv_top3(sel, groups, folds, fitter), 4)
+        out[str(cutoff)] = res
+        print(f"pair cutoff {cutoff}: 2-fold top-3 on the tuning half {res}")
+    return out
+
+
 # --------------------------------------------------------------------------- hotspots
 
 HOT_WINDOW = 90 * 86400
@@ -789,6 +839,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="fit the model on the tuning halves first")
     parser.add_argument("--no-timing", action="store_true", help="skip index timing, update and latency")
     parser.add_argument(
+        "--cutoffs", help="comma-separated pair cutoffs to compare on the tuning half (e.g. 20,30,50,100,200)"
+    )
+    parser.add_argument(
         "--cached",
         action="store_true",
         help="reuse the last replay's candidates (bench/.cache/history/replay-*.pkl)",
@@ -806,9 +859,10 @@ def main(argv: list[str] | None = None) -> int:
         entry.setdefault("head", _git(repo, "rev-parse", "HEAD").strip())
         home = CACHE / "home" / name
         info: dict = {"repository": REPOS[name][0], "language": REPOS[name][1], "head": entry["head"]}
-        if not args.no_timing or not history.store_path(repo, home).exists():
+        if not args.no_timing:  # from scratch, timed; else only brought up to date (a schema change rebuilds)
             shutil.rmtree(home, ignore_errors=True)
-            info["index"] = index_in_child(repo, home)
+        info["index"] = index_in_child(repo, home)
+        if info["index"]["added"]:
             print(
                 f"{name}: history of {info['index']['commits']} commits in {info['index']['seconds']:.1f} s"
             )
@@ -827,10 +881,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {len(qs)} queries replayed in {info['replay_seconds']} s")
         all_queries += qs
         hot += hot_points(rp)
-        replays[name] = (repo, home, rp)
+        replays[name] = (repo, home, rp, graph)
         report["repos"][name] = info
     SPLIT.parent.mkdir(parents=True, exist_ok=True)
     SPLIT.write_text(json.dumps(split, indent=1) + "\n")
+    if args.cutoffs:
+        report["pair_cutoff"] = cutoff_study(names, [int(c) for c in args.cutoffs.split(",")], replays)
+        (RESULTS.parent / "history_cutoff.json").write_text(
+            json.dumps(report["pair_cutoff"], indent=1) + "\n"
+        )
+        return 0
     if args.fit:
         write_weights(fit(all_queries), names)
         churn.WEIGHTS_FILE.write_text(json.dumps(fit_hotspots(hot), indent=1) + "\n")
@@ -851,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
             "max": round(1000 * max(secs), 1),
         }
         if not args.no_timing:
-            repo, home, rp = replays[name]
+            repo, home, rp, _ = replays[name]
             info["latency"] = latency(repo, home, rp)
     for half in ("tuning", "held-out"):
         report[half] = summarize([q for q in all_queries if q.half == half])

@@ -11,6 +11,7 @@ benchmark. Nothing here imports numpy: scoring is a dot product.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import sqlite3
@@ -86,9 +87,28 @@ def weights() -> dict:
     return json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
 
 
-def probability(row: list[float], model: dict) -> float:
-    z = model["bias"] + sum(w * x for w, x in zip(model["weights"], row, strict=True))
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+def linear(row: list[float], model: dict) -> float:
+    """The model's score of one feature row (what candidates are ranked by)."""
+    return model["bias"] + sum(w * x for w, x in zip(model["weights"], row, strict=True))
+
+
+def probability(row: list[float], model: dict, z: float | None = None) -> float:
+    """The model's probability for one feature row: its linear score through the fitted calibration
+    (`calibration`: score knots and probabilities, isotonic, interpolated), else a logistic link."""
+    z = linear(row, model) if z is None else z
+    knots = model.get("calibration")
+    if not knots:
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+    scores, probs = knots["scores"], knots["probs"]
+    i = bisect.bisect_left(scores, z)
+    if i == 0:
+        return probs[0]
+    if i == len(scores):
+        return probs[-1]
+    lo, hi = scores[i - 1], scores[i]
+    if hi <= lo:
+        return probs[i]
+    return probs[i - 1] + (probs[i] - probs[i - 1]) * (z - lo) / (hi - lo)
 
 
 # --------------------------------------------------------------------------- reading the store
@@ -319,12 +339,13 @@ def rank(
 ) -> list[Partner]:
     """Candidates scored by the fitted model, best first."""
     model = model or weights()["many" if multi else "one"]
-    out = []
+    scored = []
     for row, partner in found.values():
-        partner.score = probability(row, model)
-        out.append(partner)
-    out.sort(key=lambda p: (-p.score, -p.support, p.path))
-    return out
+        z = linear(row, model)
+        partner.score = probability(row, model, z)
+        scored.append((z, partner))
+    scored.sort(key=lambda zp: (-zp[0], -zp[1].support, zp[1].path))
+    return [p for _, p in scored]
 
 
 def partners(

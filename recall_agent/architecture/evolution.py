@@ -305,6 +305,7 @@ def risk_answer(code: sqlite3.Connection, opened: Opened, rev: str, root: Path) 
     files = {p: graph.file_of(p) if graph else None for p in change.paths}
     known = [f for f in files.values() if f is not None]
     left_out: list[cochange.Partner] = []
+    ranked: list[cochange.Partner] = []
     stats: list[churn.FileStats] = []
     if h is not None:
         change.new = [p for p, f in files.items() if f is None]
@@ -315,7 +316,7 @@ def risk_answer(code: sqlite3.Connection, opened: Opened, rev: str, root: Path) 
     radius = {
         p: len(q.blast_radius(code, t)) for p in change.paths if (t := _file_target(code, p)) is not None
     }
-    tests = tests_for(code, h, graph, change.paths, known)
+    tests = tests_for(code, change.paths, ranked)
     content = render.risk(change.label, change.paths, change.new, left_out, stats, radius, tests, churn.HOT_P)
     extras = {
         "target": change.label,
@@ -340,21 +341,14 @@ class TestToRun:
     together: int  # commits it shared with the changed files
 
 
-def tests_for(
-    code: sqlite3.Connection,
-    h: cochange.History | None,
-    graph: IndexGraph | None,
-    paths: list[str],
-    known: list[int],
-) -> list[TestToRun]:
-    """Tests for changed files: those the model ranks (history and imports together) first, then the
-    ones only the graph reaches, nearest first."""
+def tests_for(code: sqlite3.Connection, paths: list[str], ranked: list[cochange.Partner]) -> list[TestToRun]:
+    """Tests for changed files: the tests among the files the model ranks for them (`ranked`: history and
+    imports together) first, then the ones only the import graph reaches, nearest first."""
     out: dict[str, TestToRun] = {}
-    if h is not None and known:
-        reach = cochange.FEATURES.index("test_reach")
-        for p in cochange.partners(h, known, graph, limit=None):
-            if p.is_test and (p.support or p.features[reach]):
-                out[p.path] = TestToRun(p.path, p.score, "", p.support)
+    reach = cochange.FEATURES.index("test_reach")
+    for p in ranked:
+        if p.is_test and (p.support or p.features[reach]):
+            out[p.path] = TestToRun(p.path, p.score, "", p.support)
     for path in paths:
         target = _file_target(code, path)
         if target is None:
@@ -379,6 +373,7 @@ def tests_answer(code: sqlite3.Connection, opened: Opened, subject: str, root: P
             change.note or f"No changes in {change.label} of {root.name}.", "tests_to_run", {"tests": []}
         )
     known = [f for p in change.paths if graph is not None and (f := graph.file_of(p)) is not None]
-    tests = tests_for(code, h, graph, change.paths, known)
+    ranked = cochange.partners(h, known, graph, limit=None) if h is not None and known else []
+    tests = tests_for(code, change.paths, ranked)
     content = render.tests_to_run(change.label, change.paths, tests)
     return Reply(content, "tests_to_run", {"target": change.label, "tests": [t.path for t in tests]})

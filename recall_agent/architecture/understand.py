@@ -25,6 +25,7 @@ GRAPH_INTENTS = frozenset(
     }
 )
 HISTORY_INTENTS = frozenset({"cochange", "hotspots", "owners", "risk", "tests_to_run"})  # evolution.py
+HISTORY_ONLY = frozenset({"hotspots", "owners"})  # answered without the code graph being current
 
 _FILLER = r"(?:the\s+)?"
 _ASK = r"(?:(?:are\s+there|is\s+there|any|find|show|list)\s+)*(?:the\s+)?(?:any\s+)?"

@@ -225,3 +225,31 @@ def test_index_without_history_and_outside_git(tmp_path: Path, recall_cmd: list[
         _recall(recall_cmd, subprocess_env, plain, "index", "--json", "--no-history", str(plain)).stdout
     )
     assert "history" not in skipped
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "subject"),
+    [
+        ("what changes with src/shop/views.py", "cochange", "src/shop/views.py"),
+        ("which files usually change together with settings.toml?", "cochange", "settings.toml"),
+        ("co-change partners of Cart", "cochange", "Cart"),
+        ("hotspots in src/shop", "hotspots", "src/shop"),
+        ("where do bugs land", "hotspots", ""),
+        ("who knows src/shop/views.py best", "owners", "src/shop/views.py"),
+        ("bus factor", "owners", ""),
+        ("what's risky in my change", "risk", ""),
+        ("what's risky in main..HEAD", "risk", "main..HEAD"),
+        ("which tests should I run", "tests_to_run", ""),
+        ("tests to run for shop.models", "tests_to_run", "shop.models"),
+        ("what does shop.models affect", "blast", "shop.models"),
+        ("tests for shop.models", "tests", "shop.models"),  # the graph's answer, as before
+    ],
+)
+def test_history_questions_are_understood_and_routed(text: str, action: str, subject: str) -> None:
+    from recall_agent.architecture.understand import understand
+    from recall_agent.federation import route
+
+    intent = understand(text)
+    assert (intent.action, intent.subject) == (action, subject)
+    roles = {r.value for r in route(text)}
+    assert roles & {"memgraph", "repowise"}, roles

@@ -380,6 +380,7 @@ class Query:
     ranked: dict[str, list] = field(default_factory=dict)  # method -> files (ids) or paths
     rows: list[list[float]] = field(default_factory=list)  # recall's candidates, FEATURES order
     row_files: list[int] = field(default_factory=list)
+    row_paths: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -411,6 +412,7 @@ def replay(rp: Replay, graph: SplitGraph) -> list[Query]:
             q.seconds = time.perf_counter() - started
             q.row_files = list(found)
             q.rows = [found[f][0] for f in q.row_files]
+            q.row_paths = [found[f][1].path for f in q.row_files]
             paths = [p for _, p in given]
             maat_list = code_maat(maat, paths, cid)
             wise_list = repowise(wise, rp, pos, paths, cid, times[cid])
@@ -451,11 +453,12 @@ def score_recall(qs: list[Query], model: dict) -> None:
     is_test, support, reach = TEST_ROW
     for q in qs:
         m = model["one" if q.kind == "first" else "many"]
-        pairs = zip(q.row_files, q.rows, strict=True)
+        rows = zip(q.row_files, q.rows, q.row_paths or [""] * len(q.rows), strict=True)
         if q.kind == "tests":
-            pairs = [(f, r) for f, r in pairs if r[is_test] and (r[support] or r[reach])]
-        scored = sorted(pairs, key=lambda fr: (-cochange.linear(fr[1], m), fr[0]))
-        q.ranked["recall"] = [f for f, _ in scored[:10]]
+            rows = [(f, r, p) for f, r, p in rows if r[is_test] and (r[support] or r[reach])]
+        # the product's order (cochange.rank): score, then commits together, then path
+        scored = sorted(rows, key=lambda frp: (-cochange.linear(frp[1], m), -frp[1][support], frp[2], frp[0]))
+        q.ranked["recall"] = [f for f, _, _ in scored[:10]]
         if q.kind == "tests":
             q.ranked["recall"] += [f for f in q.ranked["imports"] if f not in q.ranked["recall"]]
             q.ranked["recall"] = q.ranked["recall"][:10]
@@ -926,10 +929,12 @@ def main(argv: list[str] | None = None) -> int:
         info = report["repos"][name]
         for half in ("tuning", "held-out"):
             info[half] = summarize([q for q in mine if q.half == half])
-        secs = [q.seconds for q in mine]
+        secs = sorted(q.seconds for q in mine)
         info["candidates_ms"] = {
             "p50": round(1000 * statistics.median(secs), 1),
-            "max": round(1000 * max(secs), 1),
+            "p95": round(1000 * secs[int(0.95 * (len(secs) - 1))], 1),
+            "p99": round(1000 * secs[int(0.99 * (len(secs) - 1))], 1),
+            "max": round(1000 * secs[-1], 1),
         }
         if not args.no_timing:
             repo, home, rp, _ = replays[name]

@@ -44,7 +44,7 @@ class Opened:
     line: int = 0
     note: str = ""
     conn: sqlite3.Connection | None = None
-    stats: history.HistoryStats | None = None
+    prefix: str | None = None  # the root's folder inside the work tree (None: not asked yet)
 
     def close(self) -> None:
         if self.conn is not None:
@@ -55,12 +55,14 @@ def open_history(root: Path, *, walk: bool = True) -> Opened:
     """The history store of `root`, brought up to HEAD when that is quick; a note instead when it cannot be."""
     repo = history.inspect(root)
     if not repo.usable:
-        return Opened(None, note=repo.note)
+        return Opened(None, note=repo.note, prefix=repo.prefix)
     store = history.store_path(root)
     note = ""
     if walk:
         pending = _pending(root, store, repo.head)
-        if pending is None or pending <= QUERY_WALK_MAX:
+        if pending == 0:
+            pass  # current
+        elif pending is None or pending <= QUERY_WALK_MAX:
             stats = history.update(root, budget=QUERY_BUDGET, repo=repo)
             if stats.partial:
                 note = "the history is still being read (run `recall index` once to finish it)"
@@ -70,18 +72,21 @@ def open_history(root: Path, *, walk: bool = True) -> Opened:
         return Opened(None, note=note or "the history is not indexed yet (run `recall index`)")
     conn = history.connect(store)
     h = cochange.History(conn)
-    commits = conn.execute("SELECT count(*) FROM commits WHERE merge = 0").fetchone()[0]
+    commits = conn.execute("SELECT count(*) FROM (SELECT 1 FROM commits WHERE merge = 0 LIMIT 2)").fetchone()[
+        0
+    ]
     if commits < 2:
         conn.close()
         return Opened(
             None,
             note=f"{root.name} has {commits} commit{'s' if commits != 1 else ''}: no history to learn from yet",
         )
-    return Opened(h, int(history.meta(conn, "line") or 0), note, conn)
+    return Opened(h, int(history.meta(conn, "line") or 0), note, conn, prefix=repo.prefix)
 
 
 def _pending(root: Path, store: Path, head: str) -> int | None:
-    """Commits a question would have to walk (capped at QUERY_WALK_MAX + 1), or None when it is current."""
+    """Commits a question would have to walk (capped at QUERY_WALK_MAX + 1): 0 when the store is current,
+    None when git cannot say."""
     last = None
     if store.exists():
         conn = history.connect(store)
@@ -90,7 +95,7 @@ def _pending(root: Path, store: Path, head: str) -> int | None:
         finally:
             conn.close()
     if last == head:
-        return None
+        return 0
     rev = f"{last}..{head}" if last else head
     try:
         proc = history.git(root, "log", "--format=%h", f"--max-count={QUERY_WALK_MAX + 1}", rev)
@@ -257,7 +262,7 @@ class Change:
     note: str = ""
 
 
-def working_change(root: Path, rev: str = "") -> Change:
+def working_change(root: Path, rev: str = "", prefix: str | None = None) -> Change:
     """The uncommitted changes (staged, unstaged, untracked) or the files of a range of commits."""
     if rev:
         if not is_range(rev):
@@ -271,17 +276,18 @@ def working_change(root: Path, rev: str = "") -> Change:
     entries = worktree.status(root, history.GIT_TIMEOUT, "--", ".")
     if entries is None:
         return Change("the working tree", [], note="git status failed")
-    prefix = _prefix(root)  # status names files from the work tree's top; a subfolder root drops its prefix
+    if prefix is None:
+        prefix = _prefix(root)  # status names files from the work tree's top; a subfolder root drops it
     paths = {path[len(prefix) :] for _, path in entries if path.startswith(prefix)}
     return Change("the working tree", sorted(paths))
 
 
-def change_of(code: sqlite3.Connection, root: Path, subject: str) -> Change:
+def change_of(code: sqlite3.Connection, root: Path, subject: str, prefix: str | None = None) -> Change:
     """What a question calls "the change": the working tree (no subject, "my change"), a range of commits
     (`main..HEAD`), or one file (a path, module or symbol)."""
     text = q.clean_subject(subject, root) if subject else ""
     if not text:
-        return working_change(root)
+        return working_change(root, prefix=prefix)
     if is_range(text):
         return working_change(root, text)
     target = next(iter(q.lookup(code, text, root).targets), None)
@@ -297,7 +303,7 @@ def _prefix(root: Path) -> str:
 def risk_answer(code: sqlite3.Connection, opened: Opened, rev: str, root: Path) -> Reply:
     """The change's usual partners left out, hotspots and fixes (with history), dependents and tests."""
     h = opened.h
-    change = change_of(code, root, rev)
+    change = change_of(code, root, rev, opened.prefix)
     if change.note or not change.paths:
         text = change.note or f"No changes in {change.label} of {root.name}."
         return Reply(text, "risk", {"target": change.label, "files": []})
@@ -313,10 +319,9 @@ def risk_answer(code: sqlite3.Connection, opened: Opened, rev: str, root: Path) 
             ranked = cochange.partners(h, known, graph, limit=None)
             left_out = [p for p in ranked[:LEFT_OUT_SHOWN] if p.score >= LEFT_OUT_FLOOR]
             stats = churn.score(churn.file_stats(h, {f: p for p, f in files.items() if f is not None}), h.now)
-    radius = {
-        p: len(q.blast_radius(code, t)) for p in change.paths if (t := _file_target(code, p)) is not None
-    }
-    tests = tests_for(code, change.paths, ranked)
+    radii = {p: q.blast_radius(code, t) for p in change.paths if (t := _file_target(code, p)) is not None}
+    tests = tests_for(code, change.paths, ranked, radii)
+    radius = {p: len(r) for p, r in radii.items()}
     content = render.risk(change.label, change.paths, change.new, left_out, stats, radius, tests, churn.HOT_P)
     extras = {
         "target": change.label,
@@ -341,9 +346,12 @@ class TestToRun:
     together: int  # commits it shared with the changed files
 
 
-def tests_for(code: sqlite3.Connection, paths: list[str], ranked: list[cochange.Partner]) -> list[TestToRun]:
+def tests_for(
+    code: sqlite3.Connection, paths: list[str], ranked: list[cochange.Partner], radii: dict | None = None
+) -> list[TestToRun]:
     """Tests for changed files: the tests among the files the model ranks for them (`ranked`: history and
-    imports together) first, then the ones only the import graph reaches, nearest first."""
+    imports together) first, then the ones only the import graph reaches, nearest first (`radii`: blast
+    radii already computed, by path)."""
     out: dict[str, TestToRun] = {}
     reach = cochange.FEATURES.index("test_reach")
     for p in ranked:
@@ -356,7 +364,7 @@ def tests_for(code: sqlite3.Connection, paths: list[str], ranked: list[cochange.
         if target.is_test:
             out.setdefault(path, TestToRun(path, 1.0, "changed", 0))
             continue
-        for d in q.tests_touching(code, target):
+        for d in q.tests_touching(code, target, (radii or {}).get(path)):
             how = d.how if d.how != q.TEST_TRANSITIVE else f"depth {d.depth}"
             t = out.setdefault(d.path, TestToRun(d.path, 0.0, how, 0))
             t.how = t.how or how
@@ -367,7 +375,7 @@ def tests_answer(code: sqlite3.Connection, opened: Opened, subject: str, root: P
     """Tests for a file, a range of commits or (by default) the working tree's changes."""
     h = opened.h
     graph = IndexGraph(code, h, opened.line) if h is not None else None
-    change = change_of(code, root, subject)
+    change = change_of(code, root, subject, opened.prefix)
     if change.note or not change.paths:
         return Reply(
             change.note or f"No changes in {change.label} of {root.name}.", "tests_to_run", {"tests": []}

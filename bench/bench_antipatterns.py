@@ -2,6 +2,7 @@
 
     python3 bench/bench_antipatterns.py            # full run (~2-3 min on the 2-core machine)
     python3 bench/bench_antipatterns.py --quick    # skips the cold-process latency runs
+    python3 bench/bench_antipatterns.py --mixed-only   # only the mixed questions, this checkout + release
 
 Data: bench/antipatterns_labeled/ (written for this benchmark, apart from the catalog's own examples).
 1. Detectors: every shipped detector over every labeled snippet; micro precision/recall against the
@@ -9,6 +10,10 @@ Data: bench/antipatterns_labeled/ (written for this benchmark, apart from the ca
 2. Matching: top-1/top-3 accuracy of the engine's ranking (cosine of the offline embeddings blended with
    BM25) next to a lexical-only and a semantic-only baseline; and how many off-topic questions wrongly get
    an answer above the engine's threshold.
+2b. Mixed questions (mixed_queries.yaml, issue 28): code with words around it, as people ask, through the
+   whole `query()` in a folder that is no repository, for this checkout and the release side by side
+   (`--release COMMIT`, default the main commit before issue 28): top-1/top-3 per half, and how many got
+   no result at all.
 3. Latency: `query()` in a fresh process (cold: imports, catalog, model) and repeated in one process
    (warm), with and without detection work (a working tree with the 134 snippets as changed files), for the
    default in-memory index and for Qdrant local mode.
@@ -34,12 +39,15 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from release import package_in, release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
+
 from recall_agent.antipatterns.catalog import load_catalog  # noqa: E402
 from recall_agent.antipatterns.engine import MIN_SCORE, rank_entries  # noqa: E402
 from recall_agent.antipatterns.source import ScanContext  # noqa: E402
 
 DATA = ROOT / "bench" / "antipatterns_labeled"
 RESULTS = ROOT / "bench" / "results" / "antipatterns.json"
+RELEASE = "87d8fdf"  # main before issue 28 (mixed questions, error origins)
 EXT = {"python": "py", "javascript": "js", "typescript": "ts", "sql": "sql", "shell": "sh", "yaml": "yml"}
 
 
@@ -147,6 +155,101 @@ def bench_matching(queries: list[dict], negatives: list[str]) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- 2b. mixed questions
+
+_MIXED_RUNNER = """
+import json, sys, tempfile
+from {pkg}.antipatterns import query
+questions = json.load(sys.stdin)
+out = []
+with tempfile.TemporaryDirectory() as empty:
+    for q in questions:
+        res = [r for r in query(q, empty, limit=5) if (r.model_extra or {{}}).get("match_kind") != "note"]
+        out.append([(r.model_extra or {{}}).get("antipattern_id") for r in res])
+print(json.dumps(out))
+"""
+
+
+def _mixed_answers(tree: Path | None, questions: list[str], home: Path) -> list[list[str]]:
+    env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(tree or ROOT)}
+    code = _MIXED_RUNNER.format(pkg=package_in(tree))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(questions),
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=str(tree or ROOT),  # `-c` puts the working directory first on sys.path
+    )
+    if done.returncode:
+        raise SystemExit(f"mixed-question runner failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def mixed_split(question: str) -> str:
+    """The recorded split rule of mixed_queries.yaml."""
+    import hashlib
+
+    return "tune" if hashlib.sha256(question.encode()).digest()[0] % 2 == 0 else "held"
+
+
+def bench_mixed(release: str | None) -> dict:
+    queries = yaml.safe_load((DATA / "mixed_queries.yaml").read_text())["queries"]
+    wrong = [q["q"] for q in queries if q["split"] != mixed_split(q["q"])]
+    if wrong:
+        raise SystemExit(f"mixed_queries.yaml: split does not follow the recorded rule: {wrong[:3]}")
+    texts = [q["q"] for q in queries]
+    out: dict = {"questions": len(queries), "release": release}
+    with tempfile.TemporaryDirectory() as tmp:
+        trees: dict[str, Path | None] = {"this checkout": None}
+        if release:
+            trees[f"release {release}"] = release_tree(Path(tmp), release)
+        for name, tree in trees.items():
+            answers = _mixed_answers(tree, texts, Path(tmp) / f"home-{len(out)}")
+            row: dict = {}
+            for split in ("tune", "held"):
+                idx = [i for i, q in enumerate(queries) if q["split"] == split]
+                top1 = top3 = empty = 0
+                misses = []
+                for i in idx:
+                    ok = {queries[i]["expect"], *queries[i].get("also", [])}
+                    got = answers[i]
+                    top1 += bool(got[:1]) and got[0] in ok
+                    top3 += bool(ok & set(got[:3]))
+                    empty += not got
+                    if not (got[:1] and got[0] in ok):
+                        misses.append(f"{texts[i]!r}: expected {queries[i]['expect']}, got {got[:3]}")
+                n = len(idx)
+                row[split] = {
+                    "questions": n,
+                    "top1": round(top1 / n, 3),
+                    "top3": round(top3 / n, 3),
+                    "no_result": empty,
+                    "misses": misses,
+                }
+            out[name] = row
+    out["load"] = _load_note()
+    return out
+
+
+def print_mixed(mixed: dict) -> None:
+    print(
+        f"\n## Mixed questions — {mixed['questions']} (code with words, plain descriptions); {mixed['load']}"
+    )
+    print(f"{'tree':<22}{'half':<6}{'n':>4}{'top-1':>8}{'top-3':>8}{'no result':>11}")
+    for name, row in mixed.items():
+        if not isinstance(row, dict) or "tune" not in row:
+            continue
+        for split in ("tune", "held"):
+            r = row[split]
+            print(
+                f"{name:<22}{split:<6}{r['questions']:>4}{r['top1']:>8.3f}{r['top3']:>8.3f}{r['no_result']:>11}"
+            )
+    for split in ("tune",):  # misses of the tuning half only: the held-out half is not read while tuning
+        for m in mixed["this checkout"][split]["misses"]:
+            print(f"  {split} miss: {m}")
+
+
 # --------------------------------------------------------------------------- 3. latency
 
 _TIMED = """
@@ -245,7 +348,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="skip the cold-process latency runs")
     parser.add_argument("--cold-runs", type=int, default=4, help="processes per latency row (first builds)")
     parser.add_argument("--warm-runs", type=int, default=20, help="in-process repeats for warm latency")
+    parser.add_argument("--release", default=RELEASE, help="commit measured side by side ('' for none)")
+    parser.add_argument("--mixed-only", action="store_true", help="only the mixed questions (issue 28)")
     args = parser.parse_args(argv)
+    if args.mixed_only:
+        mixed = bench_mixed(args.release or None)
+        print_mixed(mixed)
+        out = ROOT / "bench" / "results" / "antipatterns_mixed.json"
+        out.write_text(json.dumps(mixed, indent=2) + "\n")
+        print(f"\nsaved {out.relative_to(ROOT)}")
+        return 0
     snippets, queries, negatives = load_data()
 
     det = bench_detectors(snippets)
@@ -292,11 +404,14 @@ def main(argv: list[str] | None = None) -> int:
         for f in match[mode]["failures"]:
             print(f"  {mode} miss:", f)
 
+    mixed = bench_mixed(args.release or None)
+    print_mixed(mixed)
     result = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": _load_note()},
         "detectors": det,
         "wild": wild,
         "matching": match,
+        "mixed": mixed,
     }
     if not args.quick:
         lat = bench_latency(snippets, args.cold_runs, args.warm_runs)

@@ -6,12 +6,13 @@ loaded (`--plugin-dir`) or without it, alternating so both see the same machine 
 `--store` learnings (bench_hooks.py's corpus-based store) plus what earlier sessions captured, so the
 failure is a hit: the prior fix is injected. Each session:
 
-  idle_bash     `echo` that succeeds while no error is open (x2)       the common case
-  idle_write    Write of a new file while no error is open
+  idle_bash     `echo` that succeeds (x2)                                 the common case: no recall hook
+  idle_write    Write of a new file                                       no recall hook
   failure       `python3 check.py` fails                                  lookup + injection
-  edit_open     Edit while the error is open                              recorded as a file touched
-  resolve       `python3 check.py` passes                                 resolves the error
-  session_end   last answer -> process exit                               Stop (capture) + SessionEnd
+  edit_open     Edit while the error is open                              no recall hook
+  resolve       `python3 check.py` passes                                 no recall hook
+  session_end   last answer -> process exit                               Stop (the capture reads the
+                                                                          transcript) + SessionEnd
 
 Two more kinds of session: `with_http` runs the plugin with `AGENT_LEARNING_RETRIEVAL_URL` set to
 `recall serve` on the same store (the failure hook asks the server instead of importing the learnings
@@ -66,7 +67,7 @@ _HOOK_LINE = re.compile(
 FLOOR_HOOKS = {
     event: [{**({"matcher": "*"} if event.startswith("Post") else {}),
              "hooks": [{"type": "command", "command": "cat >/dev/null", "timeout": 5}]}]
-    for event in ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd")
+    for event in ("PostToolUseFailure", "Stop", "SessionEnd")  # the events recall's plugin registers
 }  # fmt: skip
 
 

@@ -6,8 +6,11 @@ Store: the 62 real causes of `bench/corpus/errors.jsonl` (instance 0 recorded as
 
   hit    PostToolUseFailure with another instance of a recorded cause (expects additionalContext)
   miss   PostToolUseFailure with a distractor / unrelated error (expects silence)
-  ok     PostToolUse of a successful Bash command in a session with no open error (every tool call)
-  stop   Stop of a session holding one resolved error (capture + store write)
+  ok     PostToolUse of a successful Bash command (what an older `recall install` still registers; the
+         plugin registers no hook for successes any more)
+  stop   Stop of a session whose transcript holds one fixed error (the capture engine reads it, stores it)
+  stop_3mb  Stop on a 3 MB transcript of real sessions (three SWE-ContextBench transcripts joined, from
+         bench/sessions/fetch.py's cache), read from its start: what a first Stop pays at most
   http   the hit scenario with AGENT_LEARNING_RETRIEVAL_URL pointing at `recall serve` on the same store
          (the hook then imports no pydantic: stdlib urllib + recall's own modules)
 
@@ -211,6 +214,53 @@ def run_http(
         return injected
 
 
+def fixed_transcript(path: Path, project: Path, error: str, n: int) -> Path:
+    """A transcript as the client writes it: a failing test run, an edit, the same run passing."""
+    run = f"python -m pytest tests/test_{n}.py"
+    target = str(project / "src" / f"mod_{n}.py")
+    lines = [
+        _use(f"f{n}", "Bash", {"command": run}), _result(f"f{n}", "Exit code 1\n" + error, True),
+        _say("The import fails because the package was missing from requirements.txt."),
+        _use(f"e{n}", "Edit", {"file_path": target, "old_string": "x = 1", "new_string": "x = 2"}),
+        _result(f"e{n}", "The file has been updated.", False),
+        _use(f"p{n}", "Bash", {"command": run}), _result(f"p{n}", "1 passed", False),
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _use(tid: str, name: str, tool_input: dict) -> dict:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": tid, "name": name, "input": tool_input}]}}  # fmt: skip
+
+
+def _result(tid: str, text: str, is_error: bool) -> dict:
+    return {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tid, "content": text, "is_error": is_error}]}}  # fmt: skip
+
+
+def _say(text: str) -> dict:
+    return {
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
+
+
+def real_transcript(path: Path, size: int) -> Path | None:
+    """Real transcripts (bench/sessions/fetch.py's SWE-ContextBench cache), largest first, joined until
+    `size` bytes; None when the cache is empty."""
+    cache = ROOT / "bench" / ".cache" / "sessions" / "swecb"
+    files = sorted(cache.glob("*.jsonl"), key=lambda p: p.stat().st_size, reverse=True)
+    if not files:
+        return None
+    with path.open("wb") as out:
+        for f in files:
+            if out.tell() >= size:
+                break
+            out.write(f.read_bytes())
+    return path
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30, help="processes per scenario (default 30)")
@@ -238,10 +288,21 @@ def main() -> int:
         }
         env["RECALL_HOME"] = str(home)
         cmd = [sys.executable, "-m", "recall_agent", "hook"]
+        big = real_transcript(tmp_path / "big.jsonl", 3_000_000)
+        results["stop_3mb_bytes"] = big.stat().st_size if big else 0
 
         walls: dict[str, list[float]] = {
             k: []
-            for k in ("hit", "miss", "ok", "stop", "http", "python -c pass", "import recall_agent.models")
+            for k in (
+                "hit",
+                "miss",
+                "ok",
+                "stop",
+                "stop_3mb",
+                "http",
+                "python -c pass",
+                "import recall_agent.models",
+            )
         }
         cpus: dict[str, list[float]] = {k: [] for k in walls}
         injected = 0
@@ -261,17 +322,18 @@ def main() -> int:
                              "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a", "stderr": ""}}).encode()  # fmt: skip
             w, c, _ = timed(cmd + ["PostToolUse"], ok, env, project)
             walls["ok"].append(w), cpus["ok"].append(c)
-            # a session whose miss-error gets resolved, then Stop captures it
+            # a session whose miss-error gets fixed, then Stop captures it from the transcript
             sid = f"m{i}"
-            success = json.dumps({"session_id": sid, "cwd": str(project), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-                                  "tool_input": {"command": f"python -m pytest tests/test_{i}.py"}, "tool_use_id": f"ok{i}",
-                                  "tool_response": {"stdout": "1 passed", "stderr": ""}}).encode()  # fmt: skip
-            timed(cmd + ["PostToolUse"], success, env, project)
-            stop = json.dumps({"session_id": sid, "cwd": str(project), "hook_event_name": "Stop", "stop_hook_active": False,
-                               "transcript_path": "", "last_assistant_message": "The import failed because the package was "
-                               "missing. I added it to requirements.txt and reinstalled."}).encode()  # fmt: skip
+            transcript = fixed_transcript(tmp_path / f"{sid}.jsonl", project, row["text"], i)
+            stop = json.dumps({"session_id": sid, "transcript_path": str(transcript), "cwd": str(project),
+                               "hook_event_name": "Stop", "stop_hook_active": False}).encode()  # fmt: skip
             w, c, _ = timed(cmd + ["Stop"], stop, env, project)
             walls["stop"].append(w), cpus["stop"].append(c)
+            if big is not None:
+                stop = json.dumps({"session_id": f"big{i}", "transcript_path": str(big), "cwd": str(project),
+                                   "hook_event_name": "Stop", "stop_hook_active": False}).encode()  # fmt: skip
+                w, c, _ = timed(cmd + ["Stop"], stop, env, project)
+                walls["stop_3mb"].append(w), cpus["stop_3mb"].append(c)
             for name, code in (
                 ("python -c pass", "pass"),
                 ("import recall_agent.models", "import recall_agent.models"),
@@ -286,16 +348,21 @@ def main() -> int:
         )
         # sessions whose resolved error Stop turned into a learning (the store may merge equal learnings,
         # so count on the session side)
-        captured = 0
-        for i in range(args.runs):
-            state = json.loads((home / "sessions" / f"m{i}.json").read_text())
-            captured += bool(state.get("captured"))
+        from recall_agent.learnings.store import open_store
 
+        with open_store(home) as store:
+            sessions = {lr.session_id for lr in store.iter_all()}
+        captured = sum(f"m{i}" in sessions for i in range(args.runs))
+
+    big_ok = bool(walls["stop_3mb"])
     results["store_size"] = STORE_SIZE
     results["scenarios"] = {k: summary(walls[k], cpus[k]) for k in walls}
     results["hit_injected"] = f"{injected}/{args.runs}"
     results["http_injected"] = f"{http_injected}/{args.runs}"
     results["stop_captured"] = f"{captured}/{args.runs}"
+    results["stop_3mb_transcript"] = (
+        "3 SWE-ContextBench transcripts joined" if big_ok else "not run (fetch.py)"
+    )
     results["importtime_self_us_on_error"] = breakdown
     results["machine"]["load_after"] = os.getloadavg()  # type: ignore[index]
     results["command"] = "python bench/bench_hooks.py" + (f" --runs {args.runs}" if args.runs != 30 else "")

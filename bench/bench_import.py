@@ -181,8 +181,8 @@ def split_of(name: str) -> str:
 
 
 def quality() -> dict[str, object]:
+    from recall_agent.capture.sessions import sessions_in
     from recall_agent.hooks.importer import read_session
-    from recall_agent.hooks.transcripts import sessions_in
 
     labels = json.loads((CORPUS / "labels.json").read_text())
     per_split: dict[str, dict[str, int]] = {}

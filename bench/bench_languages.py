@@ -206,6 +206,23 @@ def ruby_truth(root: Path, files: list[str]) -> Truth:
     return _json_truth(["ruby", script, str(root), str(root / "lib"), "--", *[str(root / f) for f in files]])
 
 
+def ruby_loaded_truth(root: Path, files: list[str]) -> Truth:
+    """Ruby's own resolution while the files run (lang_loaded.rb): every require/require_relative/load/
+    autoload with the file it resolved to, $LOAD_PATH additions included."""
+    cmd = [
+        "ruby",
+        str(HERE / "lang_loaded.rb"),
+        str(root),
+        str(root / "lib"),
+        "--",
+        *[str(root / f) for f in files],
+    ]
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL, timeout=900
+    )
+    return {k: set(v) for k, v in json.loads(done.stdout)["edges"].items()}
+
+
 def java_truth(root: Path, files: list[str]) -> Truth:
     return _json_truth(
         ["java", "-Xmx4g", str(HERE / "LangTruth.java"), str(root), *[str(root / f) for f in files]]
@@ -485,6 +502,21 @@ CASES: list[Case] = [
         "usr/share/rubygems-integration/all/gems/activesupport-6.1.7.10",
         ("ruby",),
         ruby_truth,
+    ),
+    # issue 28: two more gems of other layouts, against what Ruby loads when the files run
+    Case(
+        "ruby-rack",
+        "debian:ruby-rack",
+        "usr/share/rubygems-integration/all/gems/rack-2.2.22",
+        ("ruby",),
+        ruby_loaded_truth,
+    ),
+    Case(
+        "ruby-rake",
+        "debian:rake",
+        "usr/share/rubygems-integration/all/gems/rake-13.0.6",
+        ("ruby",),
+        ruby_loaded_truth,
     ),
 ]
 

@@ -49,7 +49,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from release import package_in, release_tree  # noqa: E402  (bench/ is on sys.path: this script's folder)
+from corpora import HALVES, all_sets  # noqa: E402  (bench/ is on sys.path: this script's folder)
+from release import package_in, release_tree  # noqa: E402
 
 from recall_agent.learnings import execute_sync, retrieval  # noqa: E402
 from recall_agent.learnings.store import open_store  # noqa: E402
@@ -58,6 +59,7 @@ from recall_agent.models import Learning, LearningRetrievalRequest  # noqa: E402
 CORPUS = ROOT / "bench" / "corpus" / "errors.jsonl"
 REALWORLD = ROOT / "bench" / "corpus" / "realworld"
 RELEASE = "200406f"  # main when issue 14 started: "the current release"
+CASCADE = "87d8fdf"  # main when issue 23 started: today's cascade of constants
 RW_REPO, RW_OTHER_REPO = "app", "other-team-svc"
 HELDOUT = ROOT / "bench" / "corpus" / "heldout.jsonl"
 RESULTS = ROOT / "bench" / "results" / "learnings.json"
@@ -210,45 +212,24 @@ def run_dense_origin(learn: list[dict], queries: list[dict], threshold: float = 
     return out
 
 
-# --------------------------------------------------------------------------- real-world corpus
+# --------------------------------------------------------------------------- side by side (issue 23)
 
 
-def realworld_halves() -> dict[str, tuple[list[dict], list[dict]]]:
-    """half -> (causes, near misses), as split.json assigns them (refuses a stale split)."""
-    sys.path.insert(0, str(REALWORLD))
-    import split as rw_split  # noqa: PLC0415 - the corpus' own loader
-
-    sys.path.pop(0)
-    causes, near = rw_split.load()
-    split = json.loads((REALWORLD / "split.json").read_text())
-    if split != rw_split.compute():
-        raise SystemExit("bench/corpus/realworld/split.json is stale: run bench/corpus/realworld/split.py")
-    by_id = {c["id"]: c for c in causes} | {n["id"]: n for n in near}
-    return {
-        h: ([by_id[i] for i in d["causes"]], [by_id[i] for i in d["near_misses"]]) for h, d in split.items()
-    }
-
-
-def realworld_job(causes: list[dict], near: list[dict], cross_repo: bool) -> tuple[dict, list[str | None]]:
+def set_job(qset: dict, cross_repo: bool) -> tuple[dict, list[str | None]]:
+    """A corpus set (bench/corpora.py) as a runner job: the learnings recorded in one repo (or another
+    team's repo, cross-repo), the queries asked from RW_REPO."""
     learnings = [
         {
-            "key": c["id"],
+            "key": lr["key"],
             "repo": RW_OTHER_REPO if cross_repo else RW_REPO,
-            "text": c["reports"][0]["text"],
-            "resolution": c["resolution"],
+            "text": lr["text"],
+            "resolution": lr["resolution"],
         }
-        for c in causes
+        for lr in qset["learnings"]
     ]
-    queries, truth = [], []
     wide = {"wide_repo": RW_OTHER_REPO} if cross_repo else {}
-    for c in causes:
-        for r in c["reports"][1:]:
-            queries.append({"text": r["text"], "repo": RW_REPO} | wide)
-            truth.append(c["id"])
-    for n in near:
-        queries.append({"text": n["text"], "repo": RW_REPO} | wide)
-        truth.append(None)
-    return {"learnings": learnings, "queries": queries}, truth
+    queries = [{"text": q["text"], "repo": RW_REPO} | wide for q in qset["queries"]]
+    return {"learnings": learnings, "queries": queries}, [q["truth"] for q in qset["queries"]]
 
 
 def run_runner(pythonpath: Path, job: dict) -> dict:
@@ -268,88 +249,158 @@ def run_runner(pythonpath: Path, job: dict) -> dict:
     return json.loads(out.stdout)
 
 
-def miss_kinds(results: list[dict], truth: list[str | None]) -> dict[str, object]:
-    """For positive queries whose right learning was not returned first: was it the top candidate at
-    threshold 0 (a threshold miss) or not (a ranking miss, with its rank or 'absent')?"""
-    threshold, ranking, ranks = 0, 0, []
-    for res, t in zip(results, truth, strict=True):
-        if t is None or (res["ranked"] and res["ranked"][0] == t):
-            continue
-        keys = [k for k, _ in res["all"]]
-        if keys and keys[0] == t:
-            threshold += 1
-        else:
-            ranking += 1
-            ranks.append(keys.index(t) + 1 if t in keys else "absent")
-    return {"threshold_misses": threshold, "ranking_misses": ranking, "ranking_miss_ranks": ranks}
-
-
-def run_bm25_rw(job: dict) -> list[list[str]]:
-    learn = [{"cause": lr["key"], "text": lr["text"]} for lr in job["learnings"]]
-    return run_bm25(learn, job["queries"])
-
-
-def realworld(tmp: Path, release: str | None, only: str | None = None) -> dict:
-    halves = realworld_halves()
-    if only:  # while tuning: never look at the held-out half
-        halves = {only: halves[only]}
-    rel = release_tree(tmp, release) if release else None
-    out: dict = {}
-    for half, (causes, near) in halves.items():
-        for scope in ("same-repo", "cross-repo"):
-            job, truth = realworld_job(causes, near, cross_repo=scope == "cross-repo")
-            col: dict = {}
-            systems = [("recall", ROOT)] + ([(f"release {release}", rel)] if rel else [])
-            for name, path in systems:
-                res = run_runner(path, job)
-                ranked = [r["ranked"] for r in res["results"]]
-                col[name] = metrics(ranked, truth) | miss_kinds(res["results"], truth)
-                col[name]["p50_ms"] = round(statistics.median(res["ms"]), 2)
-                if name == "recall":
-                    col[name]["misses"] = [
-                        f"{t} -> {r['ranked'][0] if r['ranked'] else 'nothing'}"
-                        for r, t in zip(res["results"], truth, strict=True)
-                        if (t is not None and (not r["ranked"] or r["ranked"][0] != t))
-                    ]
-                    col[name]["false_matches"] = [
-                        f"{q['text'][:60]!r} -> {r['ranked'][0]}"
-                        for r, t, q in zip(res["results"], truth, job["queries"], strict=True)
-                        if t is None and r["ranked"]
-                    ]
-            col["bm25-raw"] = metrics(run_bm25_rw(job), truth)
-            out[f"{half} {scope}"] = col
-    out["corpus"] = {
-        h: {
-            "causes": len(c),
-            "positive_queries": sum(len(x["reports"]) - 1 for x in c),
-            "near_misses": len(n),
-        }
-        for h, (c, n) in halves.items()
+def decision_metrics(ranked: list[list[str]], truth: list[str | None]) -> dict[str, float]:
+    """The four figures of issue 23 for one (system, corpus, half, scope): of the queries that have a
+    learning, R@1 (it is returned first), not-returned (nothing returned) and wrong-top-1 (another
+    learning first); of the queries that have none, the false-match rate (anything returned)."""
+    pos = [(r, t) for r, t in zip(ranked, truth, strict=True) if t is not None]
+    neg = [r for r, t in zip(ranked, truth, strict=True) if t is None]
+    return {
+        "R@1": round(sum(1 for r, t in pos if r and r[0] == t) / len(pos), 4),
+        "not_returned": round(sum(1 for r, _ in pos if not r) / len(pos), 4),
+        "wrong_top1": round(sum(1 for r, t in pos if r and r[0] != t) / len(pos), 4),
+        "false_match_rate": round(sum(1 for r in neg if r) / len(neg), 4) if neg else None,
+        "positives": len(pos),
+        "negatives": len(neg),
     }
+
+
+PR_THRESHOLDS = [round(0.05 * i, 2) for i in range(21)]
+
+
+def pr_points(results: list[dict], truth: list[str | None]) -> list[dict]:
+    """Precision and recall of "show the best candidate when its similarity >= t", per threshold t: a
+    shown learning is right when it is the query's own (a shown learning for a no-learning query, or the
+    wrong one, is a false match). From the runner's threshold-0 scores, so one run gives the whole curve."""
+    npos = sum(1 for t in truth if t is not None)
+    nneg = len(truth) - npos
+    out = []
+    for thr in PR_THRESHOLDS:
+        shown = right = false_neg = 0
+        for res, t in zip(results, truth, strict=True):
+            top = res["all"][0] if res["all"] else None
+            if top is None or top[1] < thr:
+                continue
+            shown += 1
+            if top[0] == t:
+                right += 1
+            elif t is None:
+                false_neg += 1
+        out.append(
+            {
+                "threshold": thr,
+                "precision": round(right / shown, 4) if shown else None,
+                "recall": round(right / npos, 4) if npos else None,
+                "false_match_rate": round(false_neg / nneg, 4) if nneg else None,
+                "counts": {
+                    "shown": shown,
+                    "right": right,
+                    "false_on_no_learning": false_neg,
+                    "positives": npos,
+                    "no_learning": nneg,
+                },
+            }
+        )
     return out
 
 
-def print_realworld(rw: dict) -> None:
-    cols = [k for k in rw if k != "corpus"]
-    systems = list(rw[cols[0]].keys())
-    print("real-world corpus:", json.dumps(rw["corpus"]))
-    header = f"{'system':<18}" + "".join(f"{c:>26}" for c in cols)
-    print(header)
-    for metric in ("R@1", "MRR", "false_match_rate"):
-        for name in systems:
-            cells = "".join(f"{rw[c][name][metric]:>26.3f}" for c in cols)
+def pooled_pr(per_corpus: dict[str, list[dict]]) -> list[dict]:
+    """One curve over several corpora's queries (their counts summed per threshold)."""
+    out = []
+    for i, thr in enumerate(PR_THRESHOLDS):
+        c = {
+            k: sum(pts[i]["counts"][k] for pts in per_corpus.values())
+            for k in next(iter(per_corpus.values()))[i]["counts"]
+        }
+        out.append(
+            {
+                "threshold": thr,
+                "precision": round(c["right"] / c["shown"], 4) if c["shown"] else None,
+                "recall": round(c["right"] / c["positives"], 4) if c["positives"] else None,
+                "false_match_rate": round(c["false_on_no_learning"] / c["no_learning"], 4)
+                if c["no_learning"]
+                else None,
+                "counts": c,
+            }
+        )
+    return out
+
+
+def side_by_side(tmp: Path, release: str | None, cascade: str | None, only: str | None = None) -> dict:
+    """The release, today's cascade and the learned decision on every corpus set, both halves (or `only`
+    one, while tuning), same-repo and cross-repo, in one run on the same data."""
+    systems: list[tuple[str, Path]] = [("learned", ROOT)]
+    if cascade:
+        systems.append((f"cascade {cascade}", release_tree(tmp, cascade)))
+    if release:
+        systems.append((f"release {release}", release_tree(tmp, release)))
+    out: dict = {
+        "systems": [n for n, _ in systems],
+        "cells": {},
+        "pr": {},
+        "corpus": {},
+        "loadavg_start": _loadavg(),
+    }
+    for half in (only,) if only else HALVES:
+        for qset in all_sets(half):
+            out["corpus"][f"{qset['name']} {half}"] = {
+                "learnings": len(qset["learnings"]),
+                "positive_queries": sum(1 for q in qset["queries"] if q["truth"]),
+                "no_learning_queries": sum(1 for q in qset["queries"] if not q["truth"]),
+            }
+            for scope in ("same-repo", "cross-repo"):
+                job, truth = set_job(qset, cross_repo=scope == "cross-repo")
+                cell: dict = {}
+                for name, path in systems:
+                    res = run_runner(path, job)
+                    cell[name] = decision_metrics([r["ranked"] for r in res["results"]], truth)
+                    cell[name]["p50_ms"] = round(statistics.median(res["ms"]), 2)
+                    if scope == "same-repo":  # the curves: same-repo, where the threshold decides alone
+                        out["pr"].setdefault(half, {}).setdefault(qset["name"], {})[name] = pr_points(
+                            res["results"], truth
+                        )
+                    if name == "learned":
+                        cell[name]["misses"] = [
+                            f"{t} -> {r['ranked'][0] if r['ranked'] else 'nothing'}"
+                            for r, t in zip(res["results"], truth, strict=True)
+                            if t is not None and (not r["ranked"] or r["ranked"][0] != t)
+                        ]
+                        cell[name]["false_matches"] = [
+                            f"{q['text'][:60]!r} -> {r['ranked'][0]} ({r['why'][0] if r['why'] else ''})"
+                            for r, t, q in zip(res["results"], truth, job["queries"], strict=True)
+                            if t is None and r["ranked"]
+                        ]
+                out["cells"][f"{qset['name']} {half} {scope}"] = cell
+    out["loadavg_end"] = _loadavg()
+    for by_corpus in out["pr"].values():  # the thread corpora pooled: the real pastes
+        threads = {c: v for c, v in by_corpus.items() if c != "synthetic"}
+        if threads:
+            by_corpus["threads pooled"] = {
+                name: pooled_pr({c: v[name] for c, v in threads.items()}) for name in out["systems"]
+            }
+    return out
+
+
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return ""
+
+
+def print_side_by_side(sbs: dict) -> None:
+    print("corpus:", json.dumps(sbs["corpus"]))
+    print(
+        f"{'corpus half scope':<32}{'system':<18}{'R@1':>7}{'not-ret':>9}{'wrong-1':>9}{'FMR':>7}{'p50 ms':>8}"
+    )
+    for col, cell in sbs["cells"].items():
+        for name in sbs["systems"]:
+            m = cell[name]
+            fmr = f"{m['false_match_rate']:.3f}" if m["false_match_rate"] is not None else "-"
             print(
-                f"{name + ' ' + metric:<18}{cells}"
-                if len(name) < 10
-                else f"{name[:8] + ' ' + metric:<18}{cells}"
+                f"{col:<32}{name:<18}{m['R@1']:>7.3f}{m['not_returned']:>9.3f}{m['wrong_top1']:>9.3f}"
+                f"{fmr:>7}{m['p50_ms']:>8.2f}"
             )
-    for name in systems:
-        if "threshold_misses" in rw[cols[0]][name]:
-            cells = "".join(
-                f"{str(rw[c][name]['threshold_misses']) + ' thr / ' + str(rw[c][name]['ranking_misses']) + ' rank':>26}"
-                for c in cols
-            )
-            print(f"{name[:8] + ' misses':<18}{cells}")
 
 
 # --------------------------------------------------------------------------- scale
@@ -492,8 +543,11 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="quality only (skip the 10k/100k stores)")
     ap.add_argument("--sizes", default="10000,100000", help="store sizes for latency (default 10000,100000)")
     ap.add_argument("--release", default=RELEASE, help=f"commit measured as the release (default {RELEASE})")
-    ap.add_argument("--realworld-only", action="store_true", help="only the real-world corpus tables")
-    ap.add_argument("--half", choices=["tuning", "heldout"], help="only this half of the real-world corpus")
+    ap.add_argument(
+        "--cascade", default=CASCADE, help=f"commit measured as today's cascade (default {CASCADE})"
+    )
+    ap.add_argument("--decision-only", action="store_true", help="only the side-by-side decision tables")
+    ap.add_argument("--half", choices=HALVES, help="only this half (while tuning: the tuning half)")
     args = ap.parse_args()
 
     rows = load_corpus()
@@ -509,21 +563,20 @@ def main() -> int:
         },
         "quality": {},
     }
-    if args.realworld_only:
+    if args.decision_only:
         with tempfile.TemporaryDirectory() as tmp:
-            rw = realworld(Path(tmp), None if args.half else args.release, args.half)
-        print_realworld(rw)
-        if args.half:
-            for col, v in rw.items():
-                if col != "corpus":
-                    print(col, "misses:", v["recall"]["misses"], "\nfalse:", v["recall"]["false_matches"])
+            sbs = side_by_side(Path(tmp), args.release, args.cascade, args.half)
+        print_side_by_side(sbs)
+        if args.half:  # a look at one half is not a result
+            for col, cell in sbs["cells"].items():
+                print(col, "misses:", cell["learned"]["misses"], "\nfalse:", cell["learned"]["false_matches"])
             return 0
         prev = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(prev | {"realworld": rw}, indent=2) + "\n")
+        RESULTS.write_text(json.dumps(prev | {"decision": sbs}, indent=2) + "\n")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        results["realworld"] = realworld(Path(tmp), args.release)
+        results["decision"] = side_by_side(Path(tmp), args.release, args.cascade)
         results["quality"], results["recall_misses"] = quality(Path(tmp), rows)
         home = Path(tmp) / "q-a"  # the store recall's run built: the corpus learnings
         results["cold_path"] = cold_path(home, positives[0]["text"])
@@ -550,7 +603,7 @@ def main() -> int:
             f"{b['band']}: {b['pairs']} pairs, {b['same_cause']} same cause" for b in results["calibration"]
         )
     )
-    print_realworld(results["realworld"])
+    print_side_by_side(results["decision"])
     print_table("main corpus", results["quality"])
     if results["recall_misses"]:
         print("recall misses:", "; ".join(results["recall_misses"]))
@@ -585,7 +638,7 @@ def main() -> int:
                 )
     elif previous:
         results["scale"] = previous  # --quick keeps the last scale run
-    results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "loadavg_end": _loadavg()}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"saved {RESULTS.relative_to(ROOT)}")

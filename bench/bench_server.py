@@ -20,6 +20,9 @@ CPU and store time per query kind, cold and warm caches, the access-count flush)
 
     python bench/bench_server.py                       # 100k learnings, 10 s per store, 16 connections, 2 workers
     python bench/bench_server.py --size 10000 --duration 5
+    # several `recall serve` processes (hosts behind a balancer) on one store, at a million learnings:
+    python bench/bench_server.py --size 1000000 --stores postgresql --workers 1 --processes 1,2 \
+        --results bench/results/server-1m.json
 PostgreSQL: RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL (a fresh database is created and dropped
 there; `source .ci/services` starts one); without either only SQLite runs.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -185,6 +189,15 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def post(self, path: str, payload: dict) -> tuple[int, bytes]:
+        try:
+            return await self._post(path, payload)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            # the server closed an idle keep-alive connection (uvicorn: after 5 s): reconnect once, as
+            # HTTP clients do; only a connection that was already open can be stale
+            await self.close()
+            return await self._post(path, payload)
+
+    async def _post(self, path: str, payload: dict) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
@@ -208,11 +221,14 @@ class Connection:
 
 
 async def _load(
-    url: str, queries: list[dict], duration: float, concurrency: int, warmup: list[dict] | None = None
+    urls: list[str], queries: list[dict], duration: float, concurrency: int, warmup: list[dict] | None = None
 ) -> dict:
+    """`concurrency` connections for `duration` seconds, spread round-robin over the servers in `urls`
+    (several `recall serve` processes behind a balancer)."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
-    conns = [Connection(url) for _ in range(concurrency)]
+    conns = [Connection(urls[k % len(urls)]) for k in range(concurrency)]
+    load_before = os.getloadavg()
     stop_at = 0.0
 
     async def worker(offset: int) -> None:
@@ -225,9 +241,12 @@ async def _load(
             i += concurrency
 
     # warm-up: imports, connections, and with `warmup` the caches of a server that has been answering for a
-    # while (term counts, ranked full-text hits, loaded learnings: never answers; no timed query repeats)
+    # while (term counts, ranked full-text hits, loaded learnings: never answers; no timed query repeats);
+    # every server process answers all of them (each holds its own caches)
+    servers = min(len(urls), concurrency)  # conns[j] talks to urls[j] for j < servers
     for k, q in enumerate(warmup or queries[-50:]):
-        await conns[k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
+        for j in range(servers):
+            await conns[j if servers > 1 else k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
     started = time.perf_counter()
     stop_at = started + duration
     await asyncio.gather(*(worker(k) for k in range(concurrency)))
@@ -242,15 +261,22 @@ async def _load(
         "p50_ms": round(statistics.median(latencies), 2),
         "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 2),
         "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
 
 
-async def _writers(url: str, writers: int, each: int) -> dict:
+async def _writers(urls: list[str], writers: int, each: int) -> dict:
+    """`writers` concurrent writers, spread over the servers in `urls`, `each` new learnings apiece."""
     rng = random.Random(99)
     statuses: dict[int, int] = {}
-    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+    clients = [httpx.AsyncClient(base_url=url, timeout=60) for url in urls]
+    async with contextlib.AsyncExitStack() as stack:
+        for c in clients:
+            await stack.enter_async_context(c)
 
         async def writer(w: int) -> None:
+            client = clients[w % len(clients)]
             for i in range(each):
                 body = {
                     "repo": REPOS[(w + i) % len(REPOS)],
@@ -264,9 +290,10 @@ async def _writers(url: str, writers: int, each: int) -> dict:
         started = time.perf_counter()
         await asyncio.gather(*(writer(w) for w in range(writers)))
         elapsed = time.perf_counter() - started
-        stored = (await client.get("/health")).json()["learnings"]
+        stored = (await clients[-1].get("/health")).json()["learnings"]
     return {
         "writers": writers,
+        "servers": len(urls),
         "each": each,
         "stored": stored,
         "exact": stored == writers * each and statuses == {201: writers * each},
@@ -346,29 +373,64 @@ class PgDatabase:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
+def start_servers(env: dict[str, str], log: Path, processes: int, workers: int) -> list[Server]:
+    """`processes` separate `recall serve` processes (each `--workers workers`) on one store."""
+    servers: list[Server] = []
+    try:
+        for n in range(processes):
+            servers.append(Server(env, log.with_name(f"{log.stem}-{n}.log"), workers))
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+    return servers
+
+
+def save_partial(results: dict, args: argparse.Namespace) -> None:
+    """What is measured so far, so a long run that fails late keeps its figures (`partial: true`)."""
+    if not args.no_save:
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps({**results, "partial": True}, indent=2) + "\n")
+
+
 def run_store(
     label: str, env: dict[str, str], work: Path, queries: list[dict], args: argparse.Namespace
 ) -> dict:
-    server = Server(env, work / f"server-{label}.log", args.workers)
-    warmup = queries[WARMUP_SLICE][: args.warmup] if args.warmup else None
-    try:
-        loaded = asyncio.run(_load(server.url, queries, args.duration, args.concurrency, warmup))
-        # one connection: the service time of a request, without queueing behind others
-        single = asyncio.run(_load(server.url, queries[::-1], min(args.duration, 5.0), 1))
-        return {
+    """The load against 1, 2, … server processes (`--processes`) on the same store; the first count's
+    figures at the top level, every count's under `by_processes`."""
+    by_processes: dict[str, dict] = {}
+    for processes in args.processes:
+        servers = start_servers(env, work / f"server-{label}-p{processes}.log", processes, args.workers)
+        urls = [s.url for s in servers]
+        warmup = queries[WARMUP_SLICE][: args.warmup] if args.warmup else None
+        try:
+            loaded = asyncio.run(_load(urls, queries, args.duration, args.concurrency, warmup))
+            # one connection: the service time of a request, without queueing behind others
+            single = asyncio.run(_load(urls[:1], queries[::-1], min(args.duration, 5.0), 1))
+        finally:
+            for server in servers:
+                server.stop()
+        by_processes[str(processes)] = {
             **loaded,
             "one_connection": {k: single[k] for k in ("req_per_s", "p50_ms", "p99_ms", "requests")},
         }
-    finally:
-        server.stop()
+        print(
+            f"{label} x{processes}: {loaded['req_per_s']} req/s, p99 {loaded['p99_ms']} ms, load"
+            f" {loaded['loadavg_before'][0]}",
+            flush=True,
+        )
+    first = by_processes[str(args.processes[0])]
+    return {**first, "by_processes": by_processes}
 
 
-def run_writers(label: str, env: dict[str, str], work: Path, workers: int) -> dict:
-    server = Server(env, work / f"writers-{label}.log", workers)
+def run_writers(label: str, env: dict[str, str], work: Path, args: argparse.Namespace) -> dict:
+    processes = max(args.processes)
+    servers = start_servers(env, work / f"writers-{label}.log", processes, args.workers)
     try:
-        return asyncio.run(_writers(server.url, 8, 500))
+        return asyncio.run(_writers([s.url for s in servers], 8, 500))
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
 
 
 # --------------------------------------------------------------------------- per-request breakdown
@@ -500,14 +562,41 @@ def quality(pg_admin: str | None) -> dict:
 # --------------------------------------------------------------------------- main
 
 
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected counts like 1,2, got {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"expected counts of at least 1, got {text!r}")
+    return counts
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=100_000, help="learnings in each store (default 100000)")
     ap.add_argument("--duration", type=float, default=10.0, help="seconds of load per store (default 10)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent connections (default 16)")
     ap.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="server processes (default: one per core)"
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="uvicorn workers of each server process (default: one per core)",
     )
+    ap.add_argument(
+        "--processes",
+        type=_counts,
+        default=[1],
+        help="separate `recall serve` processes on one store, load spread over them; a list runs each"
+        " (default 1; e.g. --workers 1 --processes 1,2)",
+    )
+    ap.add_argument(
+        "--stores",
+        type=lambda t: [x for x in t.split(",") if x],
+        default=["sqlite", "postgresql"],
+        help="stores to run (default sqlite,postgresql)",
+    )
+    ap.add_argument("--results", type=Path, default=RESULTS, help=f"JSON written (default {RESULTS.name})")
     ap.add_argument(
         "--warmup",
         type=int,
@@ -533,6 +622,7 @@ def main() -> int:
         "duration_s": args.duration,
         "concurrency": args.concurrency,
         "workers": args.workers,
+        "processes": args.processes,
         "warmup_queries": args.warmup,
         "release": {"commit": args.release or None, "stores": {}},
         "targets": {"req_per_s": TARGET_RPS, "p99_ms": TARGET_P99_MS},
@@ -542,65 +632,12 @@ def main() -> int:
         results["quality"] = quality(pg_admin)
     with tempfile.TemporaryDirectory(prefix="recall-bench-server-") as tmp:
         work = Path(tmp)
-        home = work / "sqlite-home"
-        fill_s = fill_sqlite(home, data)
-        from recall_agent.learnings.store import open_store
-
-        with open_store(home) as store:
-            parts = breakdown(store, queries[BREAKDOWN_SLICE])
         release = release_tree(work, args.release) if args.release else None
-        if release:  # the same file (schema 1 in both): the release reads it as it is
-            shutil.copytree(home, work / "release-sqlite-home")
-        env = {"RECALL_HOME": str(home), "RECALL_DATABASE_URL": ""}
-        results["stores"]["sqlite"] = {
-            "fill_s": round(fill_s, 1),
-            **run_store("sqlite", env, work, queries, args),
-            "breakdown": parts,
-        }
-        results["stores"]["sqlite"]["writers"] = run_writers(
-            "sqlite",
-            {"RECALL_HOME": str(work / "sqlite-writers"), "RECALL_DATABASE_URL": ""},
-            work,
-            args.workers,
-        )
-        if release:
-            env = {"RECALL_HOME": str(work / "release-sqlite-home"), "RECALL_DATABASE_URL": ""}
-            results["release"]["stores"]["sqlite"] = run_store(
-                "release-sqlite", {**env, "PYTHONPATH": str(release)}, work, queries, args
-            )
-        if pg_admin:
-            db = PgDatabase(pg_admin)
-            try:
-                fill_p = fill_pg(db.url, data)
-                from recall_agent.learnings.pg_store import PgStore
-
-                with PgStore(db.url) as store:
-                    parts = breakdown(store, queries[BREAKDOWN_SLICE])
-                env = {"RECALL_HOME": str(work / "pg-home"), "RECALL_DATABASE_URL": db.url}
-                results["stores"]["postgresql"] = {
-                    "fill_s": round(fill_p, 1),
-                    **run_store("pg", env, work, queries, args),
-                    "breakdown": parts,
-                }
-            finally:
-                db.drop()
-            db = PgDatabase(pg_admin)
-            try:
-                env = {"RECALL_HOME": str(work / "pg-writers"), "RECALL_DATABASE_URL": db.url}
-                results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work, args.workers)
-            finally:
-                db.drop()
-            if release:  # its own database: the release refuses this checkout's newer schema
-                db = PgDatabase(pg_admin)
-                try:
-                    fill_with(release, db.url, data, work)
-                    env = {"RECALL_HOME": str(work / "release-pg-home"), "RECALL_DATABASE_URL": db.url}
-                    results["release"]["stores"]["postgresql"] = run_store(
-                        "release-pg", {**env, "PYTHONPATH": str(release)}, work, queries, args
-                    )
-                finally:
-                    db.drop()
-        else:
+        if "sqlite" in args.stores:
+            run_sqlite(results, data, queries, work, release, args)
+        if "postgresql" in args.stores and pg_admin:
+            run_postgresql(results, data, queries, work, release, args, pg_admin)
+        elif "postgresql" in args.stores:
             print(
                 "PostgreSQL skipped: set RECALL_BENCH_DATABASE_URL or RECALL_TEST_DATABASE_URL",
                 file=sys.stderr,
@@ -608,10 +645,78 @@ def main() -> int:
 
     print_table(results)
     if not args.no_save:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"saved {RESULTS.relative_to(ROOT)}")
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"saved {args.results}")
     return 0
+
+
+def run_sqlite(
+    results: dict, data: list, queries: list[dict], work: Path, release: Path | None, args
+) -> None:
+    home = work / "sqlite-home"
+    fill_s = fill_sqlite(home, data)
+    from recall_agent.learnings.store import open_store
+
+    with open_store(home) as store:
+        parts = breakdown(store, queries[BREAKDOWN_SLICE])
+    if release:  # the same file (schema 1 in both): the release reads it as it is
+        shutil.copytree(home, work / "release-sqlite-home")
+    env = {"RECALL_HOME": str(home), "RECALL_DATABASE_URL": ""}
+    results["stores"]["sqlite"] = {
+        "fill_s": round(fill_s, 1),
+        **run_store("sqlite", env, work, queries, args),
+        "breakdown": parts,
+    }
+    save_partial(results, args)
+    results["stores"]["sqlite"]["writers"] = run_writers(
+        "sqlite", {"RECALL_HOME": str(work / "sqlite-writers"), "RECALL_DATABASE_URL": ""}, work, args
+    )
+    save_partial(results, args)
+    if release:
+        env = {"RECALL_HOME": str(work / "release-sqlite-home"), "RECALL_DATABASE_URL": ""}
+        results["release"]["stores"]["sqlite"] = run_store(
+            "release-sqlite", {**env, "PYTHONPATH": str(release)}, work, queries, args
+        )
+        save_partial(results, args)
+
+
+def run_postgresql(
+    results: dict, data: list, queries: list[dict], work: Path, release: Path | None, args, pg_admin: str
+) -> None:
+    db = PgDatabase(pg_admin)
+    try:
+        fill_p = fill_pg(db.url, data)
+        from recall_agent.learnings.pg_store import PgStore
+
+        with PgStore(db.url) as store:
+            parts = breakdown(store, queries[BREAKDOWN_SLICE])
+        env = {"RECALL_HOME": str(work / "pg-home"), "RECALL_DATABASE_URL": db.url}
+        results["stores"]["postgresql"] = {
+            "fill_s": round(fill_p, 1),
+            **run_store("pg", env, work, queries, args),
+            "breakdown": parts,
+        }
+        save_partial(results, args)
+    finally:
+        db.drop()
+    db = PgDatabase(pg_admin)
+    try:
+        env = {"RECALL_HOME": str(work / "pg-writers"), "RECALL_DATABASE_URL": db.url}
+        results["stores"]["postgresql"]["writers"] = run_writers("pg", env, work, args)
+        save_partial(results, args)
+    finally:
+        db.drop()
+    if release:  # its own database: the release refuses this checkout's newer schema
+        db = PgDatabase(pg_admin)
+        try:
+            fill_with(release, db.url, data, work)
+            env = {"RECALL_HOME": str(work / "release-pg-home"), "RECALL_DATABASE_URL": db.url}
+            results["release"]["stores"]["postgresql"] = run_store(
+                "release-pg", {**env, "PYTHONPATH": str(release)}, work, queries, args
+            )
+        finally:
+            db.drop()
 
 
 def print_table(results: dict) -> None:
@@ -630,31 +735,39 @@ def print_table(results: dict) -> None:
         f"\nrecall serve --workers {results['workers']}, {size:,} learnings, {results['concurrency']} connections,"
         f" {results['duration_s']:g} s per store"
     )
-    print(f"{'store':<11} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'requests':>9}  {'non-200':>7}  {'target':<7}"
+    print(f"{'store':<14} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'requests':>9}  {'non-200':>7}  {'target':<7}"
           f" {'8x500 writes':>12} {'stored':>7} {'writes/s':>8}")  # fmt: skip
     rows = list(results["stores"].items())
     rows += [(f"release:{name[:2]}", r) for name, r in results.get("release", {}).get("stores", {}).items()]
     for name, r in rows:
-        one = r.get("one_connection", {})
-        non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
-        ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
         w = r.get("writers")
         writes = (
             f" {'exact' if w.get('exact') else 'WRONG':>12} {w.get('stored', '-'):>7} {w.get('writes_per_s', '-'):>8}"
             if w
             else ""
         )
-        print(
-            f"{name:<11} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
-            f"  {'met' if ok else 'MISSED':<7}{writes}"
-        )
-        if one:
-            print(
-                f"{'  1 conn':<11} {one['req_per_s']:>7} {one['p50_ms']:>7} {one['p99_ms']:>7} {one['requests']:>9}"
-            )
+        for processes, one_run in (r.get("by_processes") or {"1": r}).items():
+            label = f"{name} x{processes}" if "by_processes" in r else name
+            _print_row(label, one_run, writes)
+            writes = ""
     for name, r in results["stores"].items():
         if "breakdown" in r:
             print_breakdown(name, r["breakdown"])
+
+
+def _print_row(label: str, r: dict, writes: str) -> None:
+    one = r.get("one_connection", {})
+    non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
+    ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
+    load = r.get("loadavg_before", ["-"])[0]
+    print(
+        f"{label:<14} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
+        f"  {'met' if ok else 'MISSED':<7} load {load}{writes}"
+    )
+    if one:
+        print(
+            f"{'  1 conn':<14} {one['req_per_s']:>7} {one['p50_ms']:>7} {one['p99_ms']:>7} {one['requests']:>9}"
+        )
 
 
 def print_breakdown(name: str, parts: dict) -> None:

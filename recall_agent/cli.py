@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "import-sessions": "recall_agent.hooks.import_cli:main",  # learn from existing Claude Code sessions (issue 12)
     "catalog": "recall_agent.antipatterns.cli:main",  # validate/browse the antipattern catalog (issue 5)
     "mcp": "recall_agent.mcp.cli:main",  # the tools over MCP stdio (issue 11)
+    "doctor": "recall_agent.doctor:main",  # what is installed and working, with fixes (issue 24)
 }
 
 

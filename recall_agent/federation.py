@@ -33,6 +33,7 @@ import anyio
 import anyio.to_thread
 
 from recall_agent import repo
+from recall_agent.errors import describe
 from recall_agent.models import (
     BackendRole,
     FederationRequest,
@@ -97,7 +98,8 @@ class Engine:
 def _architecture(text: str, repo_path: str | None, roles: set[str], limit: int) -> list[FederationResult]:
     if repo_path is None:
         raise RuntimeError(
-            "no repository: pass repo_path, start the server with --repo, or run inside a git repo"
+            "no project here: run inside a git repository or a folder with a project manifest,"
+            " or index one first with `recall index PATH`"
         )
     return _engine_function("recall_agent.architecture")(text, repo_path, roles=roles, limit=limit)
 
@@ -150,13 +152,14 @@ def configured_repos() -> list[str]:
 
 
 def resolve_repos(request_repo: str | None) -> list[str | None]:
-    """request field → the configured repositories → cwd's git top-level → [None] (no repository)."""
+    """request field → the configured repositories → cwd's project (git top-level, else the folder recall
+    indexed or the nearest with a project manifest) → [None] (no repository)."""
     if request_repo:  # the caller's own folder (in-process); `recall serve` checks it first (server/scope.py)
         return [os.path.realpath(request_repo)]  # no `~` expansion; a symlink loop stays unresolved
     repos = configured_repos()
     if repos:
         return list(repos)
-    root = repo.toplevel(repo.current_dir())
+    root = repo.project_root(repo.current_dir())  # git top-level, else an indexed or manifest folder
     return [str(root) if root else None]
 
 
@@ -232,7 +235,7 @@ async def _run(outcome: _Outcome, query: str, roles: list[BackendRole], limit: i
         outcome.error = f"{outcome.engine.name} engine unavailable ({exc})"
     except Exception as exc:  # an engine failure is reported, never raised to the caller
         outcome.error = f"{outcome.engine.name} engine failed after {time.perf_counter() - t0:.1f}s: " + (
-            f"{type(exc).__name__}: {exc}"
+            describe(exc)
         )
     outcome.done = True
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Literal
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
@@ -105,6 +105,9 @@ class MatchReason(WireModel):
     subjects: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=8)
     frame: str = Field(default="", max_length=200)  # innermost application frame both share, if any
     exact: bool = False  # same fingerprint: the same cause lines after folding
+    # the decisive value that differs on an otherwise shared message ("same message, other library: libgthread
+    # vs libGL"): why a similar-looking learning scores low
+    differs: str = Field(default="", max_length=200)
 
 
 class LearningMatch(WireModel):
@@ -139,6 +142,60 @@ class LearningRetrievalResponse(WireModel):
     context_matches_count: int = Field(default=0, ge=0)
 
 
+class FixFile(WireModel):
+    """A file the fix changed: the functions or classes around the change, and the change, shortened."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=PATH_MAX, pattern=NO_NUL)
+    symbols: list[Annotated[str, Field(max_length=200, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=10
+    )
+    change: str | None = Field(default=None, max_length=400, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FixCommand(WireModel):
+    """A fix that was a changed command: the one that failed and the one that worked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    before: str = Field(max_length=1000, pattern=NO_NUL)
+    after: str = Field(max_length=1000, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FixPackage(WireModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
+    version: str | None = Field(default=None, max_length=64, pattern=NO_NUL)
+
+    _storable = model_validator(mode="after")(_storable)
+
+
+class FixEvidence(WireModel):
+    """What a learning's fix touched, as data (recall extension; optional on POST /v1/learnings):
+    `source` says who wrote it — `transcript` (captured from a session), `agent` (the agent's own
+    `recall learn`), `manual` (a person)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["transcript", "agent", "manual"] = "manual"
+    files: list[FixFile] = Field(default_factory=list, max_length=50)
+    command: FixCommand | None = None
+    packages: list[FixPackage] = Field(default_factory=list, max_length=20)
+    verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
+    # where in the session it came from: the failing tool calls and the call that showed it fixed
+    calls: list[Annotated[str, Field(max_length=200, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=21
+    )
+
+    _storable = model_validator(mode="after")(_storable)
+
+
 class Learning(WireModel):
     """The stored learning record (origin design), also the body of POST /v1/learnings."""
 
@@ -160,6 +217,7 @@ class Learning(WireModel):
     access_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
     last_accessed_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    fix: FixEvidence | None = None  # recall extension: what the fix touched
 
     @field_validator("resolution_summary")
     @classmethod

@@ -7,17 +7,13 @@ time. Readers never lock: `os.replace` means they see either the old or the new 
 The state (plain JSON, schema version 1):
 
     session_id, cwd, repo_root, created_at, updated_at   (timestamps: float seconds since the epoch)
-    errors:    [{key, family, targets, tool, command, text, ident, ts, resolved_ts, resolved_by,
-                 injected: [learning ids], feedback}]
-    successes: [{key, family, targets, tool, command, ts, tool_use_id}]
-    files:     [{path, ts}]                 files the agent edited or wrote, in first-touch order
+    errors:    [{key, tool, command, text, ident, ts, tool_use_id, resolved_ts,
+                 injected: [learning ids], feedback}]   failures the on-error hook saw
     injected:  {error ident: [learning ids]} what was already shown for which error
-    captured:  [error key, ...]             errors already turned into learnings (capture is idempotent)
 
-Two empty marker files mirror the state for the hook entry script, which tests them without starting Python:
-`<session>.open` (an error is not resolved yet) and `<session>.capture` (a resolved error is not captured yet).
-
-`key` identifies "the same command or test" across a failure and a later success (see hooks/state.py).
+`key` identifies the failing check (hooks/events.py). The capture engine's own state (where it stopped
+reading the transcript, the open errors) is `<session>.capture.json` (hooks/capture.py), and
+`<session>.offset` the main transcript's offset that the hook entry script compares with its size.
 The client reads `last_recorded_error()` to fill `/recall` with no arguments.
 """
 
@@ -39,8 +35,6 @@ from recall_agent import repo
 
 SCHEMA_VERSION = 1
 MAX_ERRORS = 100
-MAX_SUCCESSES = 300
-MAX_FILES = 300
 MAX_ERROR_TEXT = 4000
 # how many session files the repo-wide lookup (no session id) reads before giving up
 MAX_SCAN = 50
@@ -81,10 +75,7 @@ def new_state(session_id: str, cwd: str | None) -> dict[str, Any]:
         "created_at": now,
         "updated_at": now,
         "errors": [],
-        "successes": [],
-        "files": [],
         "injected": {},
-        "captured": [],
     }
 
 
@@ -166,36 +157,11 @@ def update(
         state["updated_at"] = time.time()
         trim(state)
         _atomic_write(path, state)
-        _mark(path, state)
-
-
-# Marker files next to `<session>.json` that the hook entry script (`recall_agent/hooks/recall-hook`) tests with
-# a plain `[ -e ]`-style check, so a tool call in a session with nothing open never starts Python.
-OPEN_MARKER = ".open"  # an error of the session is not resolved yet
-CAPTURE_MARKER = ".capture"  # a resolved error waits to be captured as a learning
-
-
-def _mark(path: Path, state: dict[str, Any]) -> None:
-    errors = [e for e in state["errors"] if isinstance(e, dict)]
-    _set_marker(path.with_suffix(OPEN_MARKER), any(not e.get("resolved_ts") for e in errors))
-    _set_marker(
-        path.with_suffix(CAPTURE_MARKER), any(e.get("resolved_ts") and not e.get("captured") for e in errors)
-    )
-
-
-def _set_marker(marker: Path, present: bool) -> None:
-    if present:
-        marker.touch()
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            marker.unlink()
 
 
 def trim(state: dict[str, Any]) -> None:
-    """Keep the newest errors and successes and the first files (bounded state for long sessions)."""
+    """Keep the newest errors (bounded state for long sessions)."""
     state["errors"] = state["errors"][-MAX_ERRORS:]
-    state["successes"] = state["successes"][-MAX_SUCCESSES:]
-    state["files"] = state["files"][:MAX_FILES]
 
 
 def _latest_error_text(state: dict[str, Any]) -> str | None:
@@ -267,8 +233,8 @@ def prune(home: Path | None = None, older_than_s: float = STALE_AFTER_S) -> int:
     except OSError:
         return 0
     for entry in entries:
-        if entry.name.endswith((".json", ".lock", OPEN_MARKER, CAPTURE_MARKER)) and _mtime(entry) < cutoff:
+        if entry.name.endswith((".json", ".lock", ".offset")) and _mtime(entry) < cutoff:
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
-                removed += entry.name.endswith(".json")
+                removed += entry.name.endswith(".json") and not entry.name.endswith(".capture.json")
     return removed

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -342,6 +343,16 @@ def run_claude(
         text=True,
         timeout=timeout,
     )
+
+
+def run_skill_block(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """A `Turn`: the model following the skill, running the ```bash block the skill's text put in the request."""
+    text = Request(body=request, path="", arrived=0).latest_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    assert blocks, f"the skill's text did not reach the model: {text[-1500:]}"
+    return [
+        {"type": "tool_use", "name": "Bash", "input": {"command": blocks[0], "description": "Ask recall"}}
+    ]
 
 
 # A session to script: a check that fails on a missing module (printing a fake token), and its fix.

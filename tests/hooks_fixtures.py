@@ -125,6 +125,12 @@ class Session:
         }
         return run_hook("PostToolUseFailure", payload, self.env)
 
+    def logged_failure(self, command: str, error: str, tid: str | None = None) -> str:
+        """A failed call in the transcript only (the hook is run by the test itself); returns its id."""
+        tid = tid or self._tool_use_id()
+        self._log(_tool_use(tid, "Bash", {"command": command}), _tool_result(tid, error, is_error=True))
+        return tid
+
     def bash_fails_old_style(self, command: str, stderr: str) -> subprocess.CompletedProcess[str]:
         """Older Claude Code: a non-zero exit reaches PostToolUse with the exit code in tool_response."""
         tid = self._tool_use_id()
@@ -136,29 +142,39 @@ class Session:
         }
         return run_hook("PostToolUse", payload, self.env)
 
-    def bash_ok(self, command: str, stdout: str = "1 passed") -> subprocess.CompletedProcess[str]:
+    def bash_ok(self, command: str, stdout: str = "1 passed") -> None:
+        """A successful call: in the transcript only (recall registers no hook for successes)."""
         tid = self._tool_use_id()
-        self._log(_tool_use(tid, "Bash", {"command": command}), _tool_result(tid, stdout, is_error=False))
-        payload = self._base("PostToolUse") | {
-            "tool_name": "Bash",
-            "tool_input": {"command": command},
-            "tool_use_id": tid,
-            "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False},
-        }
-        return run_hook("PostToolUse", payload, self.env)
+        self._log(
+            _tool_use(tid, "Bash", {"command": command}),
+            _tool_result(tid, stdout, is_error=False)
+            | {"toolUseResult": {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False}},
+        )
 
-    def edit(self, rel_path: str) -> subprocess.CompletedProcess[str]:
+    def edit(
+        self, rel_path: str, old: str = "import requests_oauth", new: str = "import requests_oauthlib"
+    ) -> None:
+        """An Edit as the client writes it: the call, and a result carrying the file as it was before and
+        the hunk's line numbers (`originalFile`, `structuredPatch`); the file on disk changes too."""
         tid = self._tool_use_id()
-        path = str(self.project / rel_path)
-        tool_input = {"file_path": path, "old_string": "requests_oauth", "new_string": "requests_oauthlib"}
-        self._log(_tool_use(tid, "Edit", tool_input), _tool_result(tid, "The file has been updated.", False))
-        payload = self._base("PostToolUse") | {
-            "tool_name": "Edit",
-            "tool_input": tool_input,
-            "tool_use_id": tid,
-            "tool_response": {"filePath": path, "success": True},
-        }
-        return run_hook("PostToolUse", payload, self.env)
+        file = self.project / rel_path
+        original = file.read_text() if file.exists() else ""
+        line = original[: original.find(old)].count("\n") + 1 if old in original else 1
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(original.replace(old, new, 1))
+        tool_input = {"file_path": str(file), "old_string": old, "new_string": new}
+        result = {
+            "filePath": str(file),
+            "oldString": old,
+            "newString": new,
+            "originalFile": original,
+            "structuredPatch": [{"oldStart": line, "oldLines": 1, "newStart": line, "newLines": 1,
+                                 "lines": [f"-{old}", f"+{new}"]}],
+        }  # fmt: skip
+        self._log(
+            _tool_use(tid, "Edit", tool_input),
+            _tool_result(tid, "The file has been updated.", False) | {"toolUseResult": result},
+        )
 
     def say(self, text: str) -> None:
         self._log(

@@ -5,7 +5,9 @@ Three sources, so a pattern added later is covered without editing this file:
    them, e.g. redaction's rule tables);
 2. pattern literals passed straight to `re.search(...)`, `re.sub(...)` etc. inside functions (read from the
    source with `ast`);
-3. the regex detectors of the shipped antipattern catalog (YAML).
+3. the regex detectors of the shipped antipattern catalog (YAML);
+4. the known-format rules redaction loads as data (gitleaks' rules and their allowlists, recall's own
+   formats, the keyword trie), compiled as recall_agent.redact.formats compiles them.
 
 Used by tests/test_regex_safety.py (every pattern under its budget) and bench/bench_regex.py (the table).
 """
@@ -117,10 +119,22 @@ def catalog_patterns() -> list[Found]:
     return found
 
 
+def format_patterns() -> list[Found]:
+    from recall_agent.redact import formats
+
+    found = [Found("redact.formats:keywords", formats.keyword_pattern())]
+    for rule in formats.rules():
+        found.append(Found(f"redact.formats:{rule.id}", formats.compiled(rule.regex)))
+        for n, allow in enumerate(rule.allowlists):
+            for m, regex in enumerate(allow.regexes):
+                found.append(Found(f"redact.formats:{rule.id}:allow{n}.{m}", formats.compiled(regex)))
+    return found
+
+
 def all_patterns() -> list[Found]:
     """Each distinct (pattern, flags) once, named by the first place it was found."""
     seen: dict[tuple[str, int], Found] = {}
-    for item in [*module_patterns(), *inline_patterns(), *catalog_patterns()]:
+    for item in [*module_patterns(), *inline_patterns(), *catalog_patterns(), *format_patterns()]:
         seen.setdefault((item.pattern.pattern, item.pattern.flags), item)
     return list(seen.values())
 

@@ -234,3 +234,77 @@ def test_mutable_default_needs_a_mutation_or_a_leak() -> None:
         """
     )
     assert found == {"py-mutable-default-arg": [8]}
+
+
+def test_cli_names_disabled_tls_first_for_code_among_words(
+    tmp_path: Path, recall_cmd: list[str], subprocess_env: dict[str, str]
+) -> None:
+    question = "httpx.get(url, verify=False) in the sync job"
+    out = recall(recall_cmd, subprocess_env, tmp_path, "--scope", "antipatterns", question)
+    first = out.split("### [Antipatterns] Result 1", 1)[1].split("###", 1)[0]
+    assert "Detected pattern: TLS certificate verification disabled" in first
+    assert "httpx.get(url, verify=False)" in first
+
+
+@pytest.mark.parametrize(
+    ("question", "code", "kind"),
+    [
+        ("httpx.get(url, verify=False) in the sync job", "httpx.get(url, verify=False)", "python"),
+        ("for the export I do os.system('pg_dump ' + db) nightly", "os.system('pg_dump ' + db)", "python"),
+        ("if ratio == 0.3: in the scoring code", "if ratio == 0.3: pass", "python"),
+        ("except Exception: pass around the refresh", "try:\n    pass\nexcept Exception: pass", "python"),
+        ("catch (e) {} around JSON.parse", "try {} catch (e) {}", "javascript"),
+        ("rm -rf $TMPDIR/* in the cleanup script", "rm -rf $TMPDIR/*", "shell"),
+        ("cd $DIR; make in the deploy script", "cd $DIR\nmake", "shell"),
+        (
+            "SELECT * FROM events WHERE user_id = $1 in the feed query",
+            "SELECT * FROM events WHERE user_id = $1",
+            "sql",
+        ),
+        (
+            "WHERE id NOT IN (SELECT uid FROM bans) returns nothing",
+            "WHERE id NOT IN (SELECT uid FROM bans)",
+            "sql",
+        ),
+        (
+            "COPY . /app and then RUN pip install -r req.txt, slow",
+            "COPY . /app\nRUN pip install -r req.txt",
+            "dockerfile",
+        ),
+    ],
+)
+def test_code_among_words_is_found_with_its_language(question: str, code: str, kind: str) -> None:
+    found = code_in(question)
+    assert found is not None and found.fragment
+    assert (found.code, found.kinds[0]) == (code, kind)
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "the container has no USER line, so it runs as root",
+        "note: this is slow when the list is long",
+        "my bash script carries on after a command fails",
+        "each row of {% for o in orders %} hits the database",
+    ],
+)
+def test_words_with_code_like_marks_stay_words(prose: str) -> None:
+    found = code_in(prose)
+    assert found is None or found.kinds != ("dockerfile",) and "note" not in found.code
+
+
+def test_a_fragment_is_answered_from_its_own_language(tmp_path: Path) -> None:
+    results = query("if ratio == 0.3: in the scoring function never matches", str(tmp_path))
+    ids = [(r.model_extra or {}).get("antipattern_id") for r in results]
+    assert ids[0] == "float-equality"
+    assert "js-loose-equality" not in ids
+
+
+def test_a_quoted_instruction_is_not_judged_as_a_whole_dockerfile(tmp_path: Path) -> None:
+    results = query("FROM python:latest in our Dockerfile for the api", str(tmp_path))
+    detected = [
+        (r.model_extra or {}).get("antipattern_id")
+        for r in results
+        if r.model_extra["match_kind"] == "detection"
+    ]
+    assert detected == ["docker-latest-tag"]  # no "runs as root": the USER line may be further down

@@ -289,12 +289,21 @@ def test_free_text_error_finds_the_files_it_names(py_repo: Path) -> None:
         "AttributeError: 'Order' object has no attribute 'totl'"
     )
     results = query(text, str(py_repo))
-    assert results[0].content.startswith("`shop.service.checkout` — function, src/shop/service.py:5-7")
-    assert results[1].content.startswith("`shop.service` — python module")
+    # the traceback's frame in the repository first, then what the names it mentions are
+    assert results[0].content.startswith(
+        "Traceback frames in this repository:\n  src/shop/service.py:7 in `checkout`"
+    )
+    assert (results[0].model_extra or {})["answer"] == "error_origin"
+    assert results[1].content.startswith("`shop.service.checkout` — function, src/shop/service.py:5-7")
+    assert results[2].content.startswith("`shop.service` — python module")
     assert any(r.content.startswith("`shop.models.Order`") for r in results)
     assert query("how do I make coffee today", str(py_repo)) == []
     elsewhere = 'File "/usr/lib/python3/site-packages/shop/models.py", line 3, in total'
-    assert query(elsewhere, str(py_repo))[0].content.startswith("`shop.models` — python module")
+    found = query(elsewhere, str(py_repo))
+    assert found[0].content.startswith(
+        "Traceback frames in this repository:\n  src/shop/models.py:3 in `total`"
+    )
+    assert found[1].content.startswith("`shop.models` — python module")
 
 
 def test_multi_language_queries(multi_repo: Path) -> None:
@@ -432,6 +441,31 @@ def test_folder_cache_still_sees_new_changed_and_ignored_files(py_repo: Path) ->
     assert "tests/test_models.py" not in _one("what imports shop.models", py_repo)
 
 
+def test_unchanged_folders_skip_gitignore_matching_but_see_an_edit(
+    py_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose listing and .gitignore chain are unchanged keeps its filtered listing (no .gitignore is
+    read again); an edited .gitignore (by its stat) filters its folders again."""
+    from recall_agent.architecture import indexer
+
+    old = time.time_ns() - 3600 * 10**9
+    (py_repo / ".gitignore").write_text("*.tmp\n")
+    for path in [py_repo, *py_repo.rglob("*")]:
+        os.utime(path, ns=(old, old))
+    conn, _ = open_index(py_repo)
+    reads: list[str] = []
+    real = indexer._load_gitignore
+    monkeypatch.setattr(indexer, "_load_gitignore", lambda folder: reads.append(folder) or real(folder))
+    assert "tests/test_models.py" in _one("what imports shop.models", py_repo)
+    assert reads == []  # nothing changed: no .gitignore read, no pattern matched
+    (py_repo / ".gitignore").write_text("tests/\n")
+    later = old + 10**9
+    os.utime(py_repo / ".gitignore", ns=(later, later))  # an old-looking stamp: not racy, just different
+    os.utime(py_repo, ns=(old, old))
+    assert "tests/test_models.py" not in _one("what imports shop.models", py_repo)
+    assert reads == [str(py_repo)]
+
+
 def test_concurrent_first_indexes_agree(multi_repo: Path, recall_cmd: list[str]) -> None:
     procs = [
         subprocess.Popen([*recall_cmd, "index", str(multi_repo), "--json"], stdout=subprocess.PIPE, text=True)
@@ -540,3 +574,111 @@ def test_a_local_definition_shadows_the_imported_one(py_repo: Path) -> None:
     assert "legacy.py" not in callers.splitlines()[1]  # legacy.py calls its own make_order
     own = _one("who calls shop.legacy.make_order", py_repo)
     assert "src/shop/legacy.py:9 in old_checkout (0.95)" in own
+
+
+# --------------------------------------------------------------------------- scale: workers, caps
+
+
+def _store_rows(conn) -> dict[str, list]:
+    """Every fact of an index by file path (ids differ between two builds, paths do not)."""
+    path = {i: p for i, p in conn.execute("SELECT id, path FROM files")}
+    rows = {
+        "files": list(
+            conn.execute("SELECT path, lang, package, lines, unread, is_test, doc, note FROM files")
+        ),
+        "symbols": list(
+            (path[f], *rest)
+            for f, *rest in conn.execute(
+                "SELECT file_id, name, qualname, kind, line, end_line, signature, doc, returns FROM symbols"
+            )
+        ),
+        "calls": list(
+            (path[f], *rest)
+            for f, *rest in conn.execute("SELECT file_id, caller, name, recv, line, rtype FROM calls")
+        ),
+        "edges": list(
+            (path[s], path[d], line) for s, d, line in conn.execute("SELECT src, dst, line FROM edges")
+        ),
+        "text": list(
+            (path[r], *rest)
+            for r, *rest in conn.execute("SELECT rowid, path, defs, docs, idents FROM file_text")
+        ),
+        "symbol_text": list(
+            conn.execute(
+                "SELECT s.qualname, t.words, t.doc FROM symbol_text t JOIN symbols s ON s.id = t.rowid"
+            )
+        ),
+    }
+    return {name: sorted(tuple(r) for r in table) for name, table in rows.items()}
+
+
+def test_parse_workers_build_the_same_index(
+    multi_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsed by a pool of 2 processes or in-process, the index holds the same facts."""
+    from recall_agent.architecture import graph, indexer
+
+    serial = graph.connect(tmp_path / "serial.sqlite")
+    monkeypatch.setenv("RECALL_INDEX_WORKERS", "1")
+    update(serial, multi_repo)
+    monkeypatch.setenv("RECALL_INDEX_WORKERS", "2")
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "PARSE_CHUNK", 2)
+    monkeypatch.setattr(indexer, "BATCH_FILES", 3)
+    pools: list[int] = []
+    stream = indexer._parsed_stream
+
+    def watched(root, jobs):
+        import multiprocessing
+
+        for n, item in enumerate(stream(root, jobs)):
+            if n == 0:
+                pools.append(len(multiprocessing.active_children()))
+            yield item
+
+    monkeypatch.setattr(indexer, "_parsed_stream", watched)
+    pooled = graph.connect(tmp_path / "pooled.sqlite")
+    stats = update(pooled, multi_repo)
+    assert pools and pools[0] >= 2  # the parse ran in worker processes
+    assert stats.parsed == stats.files > 6
+    assert _store_rows(pooled) == _store_rows(serial)
+
+
+def test_no_file_cap_by_default_and_a_loud_one_when_asked(
+    py_repo: Path, recall_cmd: list[str], subprocess_env: dict[str, str]
+) -> None:
+    env = {k: v for k, v in subprocess_env.items() if k != "RECALL_INDEX_MAX_FILES"}
+    full = subprocess.run(
+        [*recall_cmd, "index", str(py_repo), "--json"], capture_output=True, text=True, env=env
+    )
+    assert full.returncode == 0 and json.loads(full.stdout)["capped_at"] == 0
+    assert "WARNING" not in full.stderr
+    total = json.loads(full.stdout)["files"]
+    capped = subprocess.run(
+        [*recall_cmd, "index", str(py_repo), "--json"],
+        capture_output=True,
+        text=True,
+        env={**env, "RECALL_INDEX_MAX_FILES": "3"},
+    )
+    assert capped.returncode == 0, capped.stderr
+    assert json.loads(capped.stdout)["files"] == 3 < total
+    assert "WARNING: the index stopped at 3 files" in capped.stderr
+    answer = subprocess.run(
+        [*recall_cmd, "index", str(py_repo), "--max-files", "3", "--query", "who calls nothing_here"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert "the index stopped at 3 files" in answer.stdout and "answers do not see them" in answer.stdout
+    bad = subprocess.run(
+        [*recall_cmd, "index", str(py_repo)],
+        capture_output=True,
+        text=True,
+        env={**env, "RECALL_INDEX_MAX_FILES": "lots"},
+    )
+    assert bad.returncode == 2 and "RECALL_INDEX_MAX_FILES must be a whole number" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    again = subprocess.run(
+        [*recall_cmd, "index", str(py_repo), "--json"], capture_output=True, text=True, env=env
+    )
+    assert json.loads(again.stdout)["files"] == total  # uncapped again: every file is back

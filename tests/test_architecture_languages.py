@@ -211,6 +211,30 @@ def test_ruby_autoload_and_load_path_without_shadowing_the_standard_library(tmp_
     assert ("lib/acme.rb", "lib/acme/core_ext/date.rb") not in edges  # `date` is the standard library
 
 
+def test_ruby_paths_built_from_the_files_own_place(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path / "gem",
+        {
+            "lib/acme.rb": "module Acme\nend\nif $0 == __FILE__\n  require 'acme/cli'\nend\n",
+            "lib/acme/cli.rb": "module Acme\n  class Cli\n  end\nend\n",
+            "lib/acme/util.rb": "module Acme\n  module Util\n  end\nend\n",
+            "spec/spec_helper.rb": "require File.expand_path('../../lib/acme', __FILE__)\n",
+            "spec/util_spec.rb": "require_relative File.join(__dir__, 'spec_helper')\nrequire 'acme/util'\n",
+            "spec/cli_spec.rb": 'require "#{__dir__}/spec_helper"\nrequire File.expand_path("../lib/acme/cli", __dir__)\n',
+            "bin/acme.rb": "require File.join(File.dirname(__FILE__), '..', 'lib', 'acme')\n",
+        },
+    )
+    conn, _ = open_index(repo)
+    edges = _edges(conn)
+    assert ("spec/spec_helper.rb", "lib/acme.rb") in edges  # File.expand_path("../x", __FILE__)
+    assert ("spec/util_spec.rb", "spec/spec_helper.rb") in edges  # File.join(__dir__, ...)
+    assert ("spec/util_spec.rb", "lib/acme/util.rb") in edges  # lib/ from spec/
+    assert ("spec/cli_spec.rb", "spec/spec_helper.rb") in edges  # "#{__dir__}/x"
+    assert ("spec/cli_spec.rb", "lib/acme/cli.rb") in edges  # File.expand_path("x", __dir__)
+    assert ("bin/acme.rb", "lib/acme.rb") in edges  # File.join(File.dirname(__FILE__), ...)
+    assert ("lib/acme.rb", "lib/acme/cli.rb") not in edges  # only when run as the program
+
+
 def test_csharp_namespaces_and_kotlin_objects(tmp_path: Path) -> None:
     repo = write(
         tmp_path / "cs",
@@ -252,7 +276,9 @@ def test_files_that_fail_to_parse_are_counted_and_said_in_answers(tmp_path: Path
         text=True,
         check=True,
     )
-    assert json.loads(proc.stdout)["syntax_errors"] == 1
+    summary = json.loads(proc.stdout)
+    assert summary["syntax_errors"] == 1
+    assert summary["lines"] == 9 and 1 <= summary["unread_lines"] <= 2  # `def broken(:` and what it breaks
     text = subprocess.run(
         [*recall_cmd, "index", str(repo)],
         capture_output=True,
@@ -261,8 +287,9 @@ def test_files_that_fail_to_parse_are_counted_and_said_in_answers(tmp_path: Path
     ).stdout
     assert "1 file(s) with syntax errors were indexed partially (python 1)" in text
     answer = _answer("what imports lib/core.py", repo)
-    assert "1 other python file did too" in answer
-    assert "lib/broken.py has syntax errors" in _answer("lib/broken.py", repo)
+    assert "1 other python file has lines the grammar could not read (" in answer
+    assert "lines, " in answer and "so a dependency or call written there is not counted" in answer
+    assert "lib/broken.py has syntax errors: " in _answer("lib/broken.py", repo)
     assert "syntax errors" not in _answer("lib/fine.py", repo)
 
 

@@ -26,13 +26,13 @@ from claude_fixtures import (
     ERROR_LINE,
     FAKE_TOKEN,
     MessagesMock,
-    Request,
     Turn,
     claude_binary,
     claude_env,
     fix_script,
     make_checkout,
     run_claude,
+    run_skill_block,
 )
 from hooks_fixtures import all_learnings
 
@@ -45,16 +45,6 @@ if claude_binary() is None:
     pytest.skip(
         "the claude CLI is not installed (npm install -g @anthropic-ai/claude-code)", allow_module_level=True
     )
-
-
-def run_skill_block(request: dict[str, object]) -> list[dict[str, object]]:
-    """The model following the skill: run the ```bash block that the skill's text put in the request."""
-    text = Request(body=request, path="", arrived=0).latest_text()
-    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
-    assert blocks, f"the skill's text did not reach the model: {text[-1500:]}"
-    return [
-        {"type": "tool_use", "name": "Bash", "input": {"command": blocks[0], "description": "Ask recall"}}
-    ]
 
 
 @pytest.fixture
@@ -121,7 +111,7 @@ def test_plugin_in_headless_claude(
     log = debug.read_text()
     assert "Loaded inline plugin from path: recall" in log and "Loaded 1 skills from plugin recall" in log
     assert plugin_problems(log.replace(str(tmp_path), "<tmp>")) == []
-    assert re.search(r"Hooks: Stop .*recall-hook.* finished with status 0", log)
+    assert re.search(r"Hooks: Stop .*bin/recall.* hook Stop.* finished with status 0", log)
     listing = api.main_requests[0].text()
     assert SKILL in listing and "Ask recall before guessing" in listing
     after_failure = api.main_requests[1]

@@ -239,3 +239,17 @@ def test_json_has_scope_responses_and_failures() -> None:
     assert doc["learnings"]["failure"] == {"kind": "timeout", "message": "timeout after 9 s"}
     assert doc["federation"]["response"] == SEED_FEDERATION
     assert doc["federation"]["failure"] is None
+
+
+def test_why_line_names_the_decisive_value_that_differs() -> None:
+    from recall_agent.client.display import why_line
+
+    line = why_line(
+        {
+            "kind": "ImportError",
+            "template": "ImportError: libgthread-2.0.so.0: cannot open shared object file",
+            "differs": "same message, other library: libgthread-2.0.so.0 vs libGL.so.1",
+        }
+    )
+    assert line.endswith("same message, other library: libgthread-2.0.so.0 vs libGL.so.1")
+    assert "differs" not in why_line({"kind": "KeyError", "differs": ""})

@@ -44,6 +44,13 @@ def frontmatter(path: Path) -> tuple[dict, str]:
     return yaml.safe_load(match.group(1)), match.group(2)
 
 
+ERROR_PLACEHOLDER = "<the error line that names the cause, as printed>"
+RESOLUTION_PLACEHOLDER = (
+    "<at most 3 lines: the cause, the change that fixed it (file and function, old -> new, or the command or "
+    "package), how it was verified>"
+)
+
+
 def render(body: str, arguments: str) -> str:
     """What the harness does: substitute the session id and the raw arguments (one pass)."""
     body = body.replace("${CLAUDE_SESSION_ID}", SID)
@@ -76,7 +83,7 @@ def test_frontmatter_is_valid() -> None:
     tools = meta["allowed-tools"]
     tools = tools.split(",") if isinstance(tools, str) else tools
     assert [t.strip() for t in tools] == ["Bash(recall:*)"]
-    assert "$ARGUMENTS" in body and "recall learn --error" in body
+    assert "$ARGUMENTS" in body and 'recall learn --session "${CLAUDE_SESSION_ID}" --error' in body
 
 
 def test_root_skill_is_the_same_skill() -> None:
@@ -130,12 +137,9 @@ def test_nasty_arguments_reach_recall_unchanged(
 def test_learn_block_passes_error_and_resolution_unchanged(tmp_path: Path, client_env) -> None:
     """The `recall learn` block, filled with nasty text, gives recall exactly that text as argv."""
     _, body = frontmatter(SKILL)
-    block = bash_blocks(body)[1]
+    block = bash_blocks(render(body, ""))[1]
     resolution = 'Quote "$x" and `y` (really); it\'s fixed.\nVerified with `make test`.'
-    block = block.replace("<the error text: the line that names the cause, as printed>", NASTY)
-    block = block.replace(
-        "<2-3 precise sentences: the cause, the change that fixed it, and how it was verified>", resolution
-    )
+    block = block.replace(ERROR_PLACEHOLDER, NASTY).replace(RESOLUTION_PLACEHOLDER, resolution)
     bin_dir = tmp_path / "stub"
     bin_dir.mkdir()
     dump = tmp_path / "argv.json"
@@ -150,6 +154,8 @@ def test_learn_block_passes_error_and_resolution_unchanged(tmp_path: Path, clien
     argv = json.loads(dump.read_text())
     assert argv == [
         "learn",
+        "--session",
+        SID,
         "--error=" + NASTY,
         "--resolution=" + resolution,
         "--file",
@@ -166,11 +172,8 @@ def test_learn_then_recall_end_to_end(tmp_path: Path, client_env, fake_path, git
     fix = (
         "PyYAML was missing from the runtime dependencies. Added pyyaml>=6 to pyproject.toml and reinstalled."
     )
-    learn = bash_blocks(body)[1]
-    learn = learn.replace("<the error text: the line that names the cause, as printed>", error)
-    learn = learn.replace(
-        "<2-3 precise sentences: the cause, the change that fixed it, and how it was verified>", fix
-    )
+    learn = bash_blocks(render(body, ""))[1]
+    learn = learn.replace(ERROR_PLACEHOLDER, error).replace(RESOLUTION_PLACEHOLDER, fix)
     learn = learn.replace("path/to/the/changed/file", "pyproject.toml")
     env = dict(client_env, PATH=f"{fake_path}{os.pathsep}{client_env['PATH']}")
     stored = run_block(learn, git_repo, env)

@@ -36,15 +36,17 @@ def env(isolated_recall_env: Path) -> dict[str, str]:
 
 
 def _fix_session(sid: str, project: Path, env: dict[str, str]) -> Session:
-    """error -> edit -> unrelated success -> same command succeeds -> the agent explains -> stop."""
+    """error -> the agent names the cause -> edit -> unrelated success -> same command succeeds -> the
+    agent's closing sentence -> stop."""
     s = Session(sid, project, env)
     command = PYTEST.format(project=project)
     assert injected_context(s.bash_fails(command, ERROR_TEXT)) is None  # nothing learned yet: silent
-    assert s.edit("src/app/client.py").stdout == ""
-    assert s.bash_ok("git status --short", stdout=" M src/app/client.py").stdout == ""
-    assert s.bash_ok(command + " 2>&1 | tail -n 20").stdout == ""
     s.say(FIX_MESSAGE)
-    stop = s.stop("Done. Anything else?")
+    s.edit("src/app/client.py")
+    s.bash_ok("git status --short", stdout=" M src/app/client.py")
+    s.bash_ok(command + " 2>&1 | tail -n 20")
+    s.say("Perfect! All tests pass now.")
+    stop = s.stop("Perfect! All tests pass now.")
     assert (stop.returncode, stop.stdout, stop.stderr) == (0, "", "")
     return s
 
@@ -64,16 +66,24 @@ def test_fixed_error_becomes_one_learning_with_the_right_fields(
     assert learning.confidence == pytest.approx(0.7)
     assert len(learning.error_signatures) == 1
     assert "ModuleNotFoundError: No module named 'requests_oauth'" in learning.error_signatures[0]
-    # the agent's own words after the fix (from the transcript), not the closing pleasantry
-    assert "requests-oauthlib" in learning.resolution_summary
-    assert "Anything else" not in learning.resolution_summary
+    # what fixed it, from the edit; the cause in the agent's words; never its closing sentence
+    summary = learning.resolution_summary
+    assert (
+        "`src/app/client.py`" in summary and "`import requests_oauth` → `import requests_oauthlib`" in summary
+    )
+    assert "requests-oauthlib" in summary  # the cause, as the agent said it before the fix
+    assert "Perfect" not in summary and "All tests pass" not in summary
+    assert len(summary.splitlines()) <= 3
+    assert learning.fix is not None and learning.fix.source == "transcript"
+    assert [f.path for f in learning.fix.files] == ["src/app/client.py"]
     dumped = learning.model_dump_json()
     assert PLANTED_SECRET not in dumped and PLANTED_PASSWORD not in dumped
     assert "<redacted:github_token>" in learning.error_signatures[0]
     assert "<redacted:password>" in learning.error_signatures[0]
-    # the session file on disk holds no secret either
-    raw_state = session_state.session_path("sess-1").read_text()
-    assert PLANTED_SECRET not in raw_state and PLANTED_PASSWORD not in raw_state
+    # the session files on disk hold no secret either (the hooks' record, the capture engine's state)
+    for suffix in (".json", ".capture.json"):
+        raw_state = session_state.session_path("sess-1").with_suffix(suffix).read_text()
+        assert PLANTED_SECRET not in raw_state and PLANTED_PASSWORD not in raw_state
 
 
 def test_stop_twice_and_session_end_capture_once(
@@ -85,15 +95,17 @@ def test_stop_twice_and_session_end_capture_once(
     assert len(all_learnings(isolated_recall_env)) == 1
 
 
-def test_secrets_in_commands_never_reach_the_session_file(project: Path, env: dict[str, str]) -> None:
+def test_secrets_in_commands_never_reach_the_session_files(project: Path, env: dict[str, str]) -> None:
     s = Session("sess-cmd", project, env)
     command = f"GITHUB_TOKEN={PLANTED_SECRET} gh api /user"
     s.bash_fails(command, "HTTP 401: Bad credentials")
     s.bash_ok(command)
-    raw = session_state.session_path("sess-cmd").read_text()
-    assert PLANTED_SECRET not in raw
+    assert s.stop("done").returncode == 0
+    for suffix in (".json", ".capture.json"):
+        raw = session_state.session_path("sess-cmd").with_suffix(suffix).read_text()
+        assert PLANTED_SECRET not in raw, suffix
     state = session_state.load("sess-cmd")
-    assert state is not None and state["errors"][0]["resolved_ts"]  # redacted alike, still resolved
+    assert state is not None and state["errors"][0]["resolved_ts"]  # the capture saw it fixed
 
 
 def test_unresolved_error_is_not_captured(
@@ -124,8 +136,10 @@ def test_next_sessions_get_the_learning_once_per_error_and_feedback_moves_confid
     assert "ticket ABC-123" in context and "src/app/client.py" in context
     assert len(context.splitlines()) <= 3
 
-    # the same error again in the same session: not injected twice, and the learning did not help
+    # the same error again in the same session: not injected twice, and the learning did not help (judged
+    # when the turn ends, from the transcript)
     assert injected_context(second.bash_fails(command, ERROR_TEXT)) is None
+    assert second.stop("I could not fix it.").returncode == 0
     (after_repeat,) = all_learnings(isolated_recall_env)
     assert after_repeat.confidence == pytest.approx(0.6)
 
@@ -239,20 +253,22 @@ def test_unwritable_recall_home(project: Path, tmp_path: Path) -> None:
     blocker.write_text("a file where RECALL_HOME's parent should be")
     env = hook_env(blocker / "home")
     s = Session("sess-ro", project, env)
-    for proc in (s.bash_fails(PYTEST.format(project=project), ERROR_TEXT), s.bash_ok("ls"), s.stop("done")):
+    s.bash_ok("ls")
+    for proc in (s.bash_fails(PYTEST.format(project=project), ERROR_TEXT), s.stop("done")):
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
 def test_huge_transcript_is_read_from_the_end(
     project: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:
+    """recall joins a session late: its first Stop reads the transcript's last part, not 100 MB."""
     s = Session("sess-big", project, env)
     command = PYTEST.format(project=project)
-    s.bash_fails(command, ERROR_TEXT)
     filler = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 10_000}}) + "\n"
     with s.transcript.open("a") as fh:
         for _ in range(10_500):  # ~100 MB of earlier conversation
             fh.write(filler)
+    s.bash_fails(command, ERROR_TEXT)
     s.edit("src/app/client.py")
     s.bash_ok(command)
     s.say(FIX_MESSAGE)
@@ -260,10 +276,10 @@ def test_huge_transcript_is_read_from_the_end(
     proc = s.stop("Done.")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     (learning,) = all_learnings(isolated_recall_env)
-    assert "requests-oauthlib" in learning.resolution_summary
+    assert "requests_oauthlib" in learning.resolution_summary
 
 
-def test_missing_transcript_falls_back_to_last_assistant_message(
+def test_missing_transcript_captures_nothing_and_says_why(
     project: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:
     s = Session("sess-nt", project, env)
@@ -272,9 +288,10 @@ def test_missing_transcript_falls_back_to_last_assistant_message(
     s.edit("src/app/client.py")
     s.bash_ok(command)
     s.transcript.unlink()
-    assert s.stop(FIX_MESSAGE).returncode == 0
-    (learning,) = all_learnings(isolated_recall_env)
-    assert "requests_oauthlib" in learning.resolution_summary
+    proc = s.stop(FIX_MESSAGE)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert all_learnings(isolated_recall_env) == []  # the transcript is what the capture reads
+    assert "transcript not read" in (isolated_recall_env / "logs" / "hooks.log").read_text()
 
 
 # ---------------------------------------------------------------------- team server
@@ -365,3 +382,50 @@ def test_deadline_ends_the_process_silently(
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     log = (isolated_recall_env / "logs" / "hooks.log").read_text()
     assert "deadline: gave up" in log or "no time left" in log
+
+
+# ---------------------------------------------------------------------- the agent's own learning
+
+
+def _agent_learns(sid: str, project: Path, env: dict[str, str], recall_cmd: list[str]) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        [*recall_cmd, "learn", "--session", sid, "--error", "ModuleNotFoundError: No module named 'requests_oauth'",
+         "--resolution", "The client imported requests_oauth; the package is requests-oauthlib (renamed import).",
+         "--file", "src/app/client.py"],
+        cwd=project, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_agents_learning_supersedes_the_automatic_one(
+    project: Path, env: dict[str, str], isolated_recall_env: Path, recall_cmd: list[str]
+) -> None:
+    """Captured at an earlier Stop, then written by the agent: only the agent's stays."""
+    _fix_session("sess-a", project, env)
+    (automatic,) = all_learnings(isolated_recall_env)
+    assert automatic.fix is not None and automatic.fix.source == "transcript"
+    kept = _agent_learns("sess-a", project, env, recall_cmd)
+    (only,) = all_learnings(isolated_recall_env)
+    assert str(only.id) == kept and only.fix is not None and only.fix.source == "agent"
+    assert "requests-oauthlib (renamed import)" in only.resolution_summary
+
+
+def test_the_agents_learning_in_the_same_turn_stops_the_automatic_one(
+    project: Path, env: dict[str, str], isolated_recall_env: Path, recall_cmd: list[str]
+) -> None:
+    s = Session("sess-b", project, env)
+    command = PYTEST.format(project=project)
+    s.bash_fails(command, ERROR_TEXT)
+    s.edit("src/app/client.py")
+    s.bash_ok(command)
+    learn = (
+        "recall learn --session sess-b --error=\"ModuleNotFoundError: No module named 'requests_oauth'\""
+        " --resolution='renamed the import to requests_oauthlib' --file src/app/client.py"
+    )
+    kept = _agent_learns("sess-b", project, env, recall_cmd)  # what that call stored
+    s.bash_ok(learn, stdout=kept)  # and the call in the transcript
+    assert s.stop("Done.").returncode == 0
+    (only,) = all_learnings(isolated_recall_env)
+    assert str(only.id) == kept and only.fix is not None and only.fix.source == "agent"

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, all_learnings, hook_env, make_project
+from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, Session, all_learnings, hook_env, make_project
 
 from recall_agent.hooks.install import ENTRY_SCRIPT, EVENTS, is_recall_hook
 
@@ -72,7 +72,7 @@ def test_install_is_idempotent_and_keeps_other_hooks(
         assert "async" not in ours[0]  # an async Stop dies with `claude -p` before it finishes
 
     removed = _run(recall_cmd, ["uninstall"], project, env)
-    assert removed.returncode == 0 and "removed 4" in removed.stdout
+    assert removed.returncode == 0 and f"removed {len(EVENTS)}" in removed.stdout
     assert json.loads(settings.read_text()) == OTHER_SETTINGS
     again = _run(recall_cmd, ["uninstall"], project, env)
     assert again.returncode == 0 and "no recall hooks" in again.stdout
@@ -81,7 +81,8 @@ def test_install_is_idempotent_and_keeps_other_hooks(
 def test_install_replaces_the_entries_of_earlier_versions(
     tmp_path: Path, env: dict[str, str], recall_cmd: list[str]
 ) -> None:
-    """Earlier installs wrote `"<recall>" hook <Event>` with an async Stop: they are replaced, not kept."""
+    """Earlier installs wrote `"<recall>" hook <Event>` with an async Stop, and a PostToolUse hook that this
+    version no longer needs: they are replaced or removed, not kept."""
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     old = {
@@ -93,10 +94,10 @@ def test_install_replaces_the_entries_of_earlier_versions(
     settings.write_text(json.dumps(old))
     assert _run(recall_cmd, ["install", "--dir", str(tmp_path)], tmp_path, env).returncode == 0
     hooks = json.loads(settings.read_text())["hooks"]
-    for event in ("Stop", "PostToolUse"):
-        (group,) = hooks[event]
-        (hook,) = group["hooks"]
-        assert hook["command"].endswith(f"recall-hook {event}") and "async" not in hook
+    (group,) = hooks["Stop"]
+    (hook,) = group["hooks"]
+    assert hook["command"].endswith("recall-hook Stop") and "async" not in hook
+    assert "PostToolUse" not in hooks  # a success needs no hook: the capture reads the transcript
 
 
 def test_user_scope_writes_home_settings(tmp_path: Path, env: dict[str, str], recall_cmd: list[str]) -> None:
@@ -130,14 +131,17 @@ def test_install_help_and_bad_flags(tmp_path: Path, env: dict[str, str], recall_
 def test_plugin_hooks_json_matches_the_installed_events() -> None:
     root = Path(__file__).resolve().parent.parent
     data = json.loads((root / "hooks" / "hooks.json").read_text())
-    assert set(data["hooks"]) == set(EVENTS)
+    # the plugin adds SessionStart: a first use sets recall up at once (`recall install` has recall already)
+    assert set(data["hooks"]) == set(EVENTS) | {"SessionStart"}
     for event, groups in data["hooks"].items():
         (hook,) = groups[0]["hooks"]
-        assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/recall-hook" {event}'
-        assert is_recall_hook(hook) and hook["timeout"] == EVENTS[event][1]
+        # the plugin's launcher (bin/recall: finds or sets up recall) hands the event to the entry script
+        assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/recall" hook {event}'
+        assert is_recall_hook(hook) and hook["timeout"] == EVENTS.get(event, (None, 5))[1]
         assert "async" not in hook
     # the plugin runs the same entry script that `recall install` names (one script, in the package)
     assert (root / "hooks" / "recall-hook").resolve() == ENTRY_SCRIPT.resolve()
+    assert 'exec sh "$root/hooks/recall-hook"' in (root / "bin" / "recall").read_text()
     assert ENTRY_SCRIPT.stat().st_mode & 0o111
 
 
@@ -184,13 +188,17 @@ def test_replayed_session_through_the_installed_hooks(
         "error": ERROR_TEXT,
         "is_interrupt": False,
     }
+    transcript = Session("replay-1", project, env)  # writes the transcript the client would write
+    assert str(transcript.transcript) == base("replay-1", "Stop")["transcript_path"]
+    transcript.logged_failure(pytest_cmd, ERROR_TEXT, tid="toolu_01")
+    transcript.say(FIX_MESSAGE)
+    transcript.edit("src/app/client.py")
+    transcript.bash_ok(pytest_cmd, "3 passed")
     sequence = [
         ("PostToolUseFailure", failure),
-        ("PostToolUse", {"tool_name": "Edit", "tool_use_id": "toolu_02", "tool_input": {"file_path": str(project / "src/app/client.py"), "old_string": "a", "new_string": "b"}, "tool_response": {"filePath": str(project / "src/app/client.py")}}),
-        ("PostToolUse", {"tool_name": "Bash", "tool_use_id": "toolu_03", "tool_input": {"command": pytest_cmd}, "tool_response": {"stdout": "3 passed", "stderr": "", "interrupted": False}}),
-        ("Stop", {"stop_hook_active": False, "last_assistant_message": FIX_MESSAGE}),
+        ("Stop", {"stop_hook_active": False, "last_assistant_message": "Done."}),
         ("SessionEnd", {"reason": "exit"}),
-    ]  # fmt: skip
+    ]
     for event, extra in sequence:
         proc = _replay(commands[event], base("replay-1", event) | extra, env, project)
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), event

@@ -38,7 +38,7 @@ def test_last_error_without_session_id_picks_newest_session_in_same_repo(tmp_pat
     with session.update("new", cwd=str(repo / "src")) as state:
         state["errors"].append({"key": "c", "text": "newest error here"})
     with session.update("no-errors", cwd=str(repo)) as state:
-        state["files"].append("x.py")
+        state["injected"]["x"] = ["id"]
     import os
     import time
 

@@ -243,7 +243,7 @@ def test_each_turn_is_captured_on_its_own(
     assert by_error[True].file_paths_touched == ["src/dates.py"]
 
 
-def test_what_is_not_a_fix_is_not_stored(
+def test_what_is_not_a_fix_is_not_stored_and_a_created_folder_is(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:
     w = TranscriptWriter(folder_of(claude_dir, project) / "n.jsonl", "neg-1", str(project))
@@ -256,8 +256,8 @@ def test_what_is_not_a_fix_is_not_stored(
     w.bash("make deploy", "deployed")  # allowed the second time: not a fix of anything
     w.tool_error("Bash", {"command": "npm run e2e"}, "The user doesn't want to proceed with this tool use.")
     w.bash("npm run e2e", "ok")
-    w.bash("ls build/", "ls: cannot access 'build/': No such file or directory", 2)  # a probe
-    w.bash("mkdir build", "")
+    w.bash("ls build/", "ls: cannot access 'build/': No such file or directory", 2)  # a missing folder...
+    w.bash("mkdir build", "")  # ...that the next command creates: that is a fix (stored, below)
     w.bash("ls build/", "")
     w.bash("grep -rn TODO src", "", 1)  # no match: exit code only
     w.edit("src/a.py")
@@ -269,8 +269,9 @@ def test_what_is_not_a_fix_is_not_stored(
     w.save()
     out = run(["import-sessions"], env, project)
     assert out.returncode == 0
-    assert "0 learning(s) stored" in out.stdout, out.stdout
-    assert all_learnings(isolated_recall_env) == []
+    assert "1 learning(s) stored" in out.stdout, out.stdout
+    (only,) = all_learnings(isolated_recall_env)  # declined calls, usage errors, grep, a retry: nothing
+    assert only.resolution_summary.startswith("`build/` did not exist: created it with `mkdir build`.")
 
 
 def test_bad_files_and_lines_are_skipped_and_counted(

@@ -11,6 +11,7 @@ from pathlib import Path
 from uuid import UUID
 
 from recall_agent.learnings import execute
+from recall_agent.learnings.store import SCHEMA_VERSION
 
 ERR = """Traceback (most recent call last):
   File "/home/alice/shop/app/db.py", line 12, in connect
@@ -190,7 +191,7 @@ def test_store_problems_are_one_line(recall_cmd: list[str], isolated_recall_env:
     assert out.returncode == 1 and "newer than this recall supports" in out.stderr
 
     with sqlite3.connect(db) as raw:
-        raw.execute("PRAGMA user_version = 1")
+        raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     db.chmod(0o444)
     try:
         out = rec(recall_cmd, "learn", "--repo", "r", "--error", ERR, "--resolution", "z")

@@ -60,9 +60,63 @@ def test_near_miss_is_not_a_match_at_the_default_threshold() -> None:
     learn()
     res = run({"error_text": tb().replace("redis", "celery"), "repo": "acme"})
     assert res["matches"] == []
-    # the lexical evidence is still there below the threshold
-    res = run({"error_text": tb().replace("redis", "celery"), "repo": "acme", "min_similarity_error": 0.3})
+    # the candidate is still scored below the threshold, and `why` names the value that differs
+    res = run({"error_text": tb().replace("redis", "celery"), "repo": "acme", "min_similarity_error": 0.0})
     assert len(res["matches"]) == 1 and res["matches"][0]["similarity"] < 0.85
+    assert "celery" in res["matches"][0]["why"]["differs"] and "redis" in res["matches"][0]["why"]["differs"]
+
+
+GIT_PASSWORD = (
+    "remote: Support for password authentication was removed on August 13, 2021.\n"
+    "remote: Please see https://docs.github.com/en/get-started/getting-started-with-git/about-remote-"
+    "repositories#cloning-with-https-urls for information on currently recommended modes of authentication.\n"
+    "fatal: Authentication failed for 'https://github.com/acme/shop.git/'\n"
+)
+LIBGL = (
+    "Traceback (most recent call last):\n"
+    '  File "/app/run.py", line 3, in <module>\n'
+    "    import cv2\n"
+    "ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n"
+)
+
+
+def test_done_means_a_multi_line_learning_answers_a_prefixed_paste_and_its_first_line() -> None:
+    """Issue 23: one learning whose error is a multi-line message; the message pasted with a prefix on
+    its first line (and another user's repository URL) is answered, and so is its first line alone."""
+    target = learn(error_signatures=[GIT_PASSWORD], resolution_summary="use a personal access token")
+    prefixed = "Error: " + GIT_PASSWORD.replace("acme/shop", "bob/tools")
+    first_line = GIT_PASSWORD.splitlines()[0]
+    for text in (prefixed, first_line):
+        res = run({"error_text": text, "repo": "acme"})
+        assert [m["learning_id"] for m in res["matches"]] == [str(target.id)], text
+        assert res["matches"][0]["similarity"] >= 0.85
+
+
+def test_done_means_a_near_miss_in_the_library_name_is_not_answered_and_why_names_it() -> None:
+    """Issue 23: the same message for another missing library is another cause (another package to
+    install): not answered at the default threshold, and `why` says which value differs."""
+    learn(error_signatures=[LIBGL], resolution_summary="apt-get install -y libgl1")
+    near = LIBGL.replace("libGL.so.1", "libgthread-2.0.so.0").replace("/app/run.py", "/srv/bot/main.py")
+    assert run({"error_text": near, "repo": "acme"})["matches"] == []
+    res = run({"error_text": near, "repo": "acme", "min_similarity_error": 0.0})
+    differs = res["matches"][0]["why"]["differs"]
+    assert differs.startswith("same message, other library:")
+    assert "libgthread" in differs and "libGL" in differs
+    # the same library from another checkout is still the same cause
+    same = LIBGL.replace("/app/run.py", "/srv/bot/main.py")
+    assert len(run({"error_text": same, "repo": "acme"})["matches"]) == 1
+
+
+def test_similarity_is_the_models_probability_mapped_onto_the_protocol_threshold() -> None:
+    """The wire's min_similarity_error keeps its meaning: at the default 0.85 a match is shown exactly
+    when the acceptance model's probability reaches its tuned threshold; the map is monotonic in 0-1."""
+    from recall_agent.learnings import acceptance
+
+    t = acceptance.model()["threshold"]
+    assert acceptance.similarity(t) == pytest.approx(0.85, abs=1e-6)
+    ps = [i / 100 for i in range(101)]
+    sims = [acceptance.similarity(p) for p in ps]
+    assert sims == sorted(sims) and sims[0] == 0.0 and sims[-1] == pytest.approx(1.0)
 
 
 def test_similar_but_not_identical_error_scores_between() -> None:

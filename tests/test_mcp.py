@@ -244,7 +244,8 @@ def test_the_plugin_registers_recall_mcp(repo: Path) -> None:
     """`.mcp.json` at the plugin root (where Claude Code reads a plugin's MCP servers) starts `recall mcp`."""
     config = json.loads((Path(__file__).resolve().parent.parent / ".mcp.json").read_text())
     server = config["mcpServers"]["recall"]
-    assert server == {"command": "recall", "args": ["mcp"]}
+    # the plugin's launcher: the plugin's own recall, or recall on PATH (tests/test_plugin_install.py)
+    assert server == {"command": "${CLAUDE_PLUGIN_ROOT}/bin/recall", "args": ["mcp"]}
     tools = run(lambda: stdio_session(repo, *server["args"][1:]), lambda s: s.list_tools()).tools
     assert "recall" in {t.name for t in tools}
 

@@ -25,11 +25,14 @@ def test_the_inventory_finds_the_patterns_it_must() -> None:
         "recall_agent.learnings.signatures",
         "recall_agent.federation",
         "recall_agent.antipatterns.scan",
+        "recall_agent.capture.output",
+        "recall_agent.capture.commands",
     ):
         assert module in where, module
     assert any(p.where.startswith("catalog:") for p in PATTERNS)
+    assert sum(p.where.startswith("redact.formats:") for p in PATTERNS) >= 250  # gitleaks' rules and recall's
     assert any(
-        p.where.startswith("recall_agent/hooks/capture.py:") for p in PATTERNS
+        p.where.startswith("recall_agent/capture/learning.py:") for p in PATTERNS
     )  # inline re.sub(...) calls
 
 

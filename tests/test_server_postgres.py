@@ -289,3 +289,58 @@ def test_add_many_and_bulk_load(pg_store) -> None:
     with pytest.raises(ValueError, match="already stored"):
         pg_store.bulk_load([make(id=fresh[0].id, fix="again")])
     assert pg_store.count() == 55
+
+
+# --------------------------------------------------------------------------- several servers, one database
+
+
+def _ask(url: str, error: str, repo: str = "shop") -> list[dict]:
+    body = {"match_type": "error_signature", "error_text": error, "repo": repo}
+    r = httpx.post(url + "/v1/nodes/node_agent_learning_retrieval_effect/execute", json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()["matches"]
+
+
+def test_two_servers_on_one_database_see_each_others_writes(
+    tmp_path: Path, pg_url: str, isolated_recall_env: Path
+) -> None:
+    """Two `recall serve` processes (two hosts behind a balancer) on one PostgreSQL: what one stores, the
+    other answers at once, although its caches held the earlier answer (the generations live in the
+    database: core.py)."""
+    env = {"RECALL_DATABASE_URL": pg_url}
+    a = start_server(tmp_path, env=env)
+    b = start_server(tmp_path, env=env)
+    error = "KeyError: 'cart_total'\n  File \"shop/cart.py\", line 12, in total"
+    try:
+        first = {"repo": "shop", "error_signatures": [error], "resolution_summary": "default the total to 0"}
+        assert httpx.post(a.url + LEARN, json=first).status_code == 201
+        seen = _ask(b.url, error.replace("line 12", "line 40"))  # B's caches now hold this answer
+        assert [m["resolution_summary"] for m in seen] == ["default the total to 0"]
+        for _ in range(3):  # warm: the same question again is served from B's caches
+            assert len(_ask(b.url, error)) == 1
+        # A merges a new file into the learning and stores a second fix for the same error
+        merged = {**first, "file_paths_touched": ["shop/cart.py"]}
+        assert httpx.post(a.url + LEARN, json=merged).json()["merged"] is True
+        second = {
+            "repo": "shop",
+            "error_signatures": [error],
+            "resolution_summary": "compute the total lazily",
+        }
+        assert httpx.post(a.url + LEARN, json=second).status_code == 201
+        after = _ask(b.url, error.replace("line 12", "line 41"))
+        assert sorted(m["resolution_summary"] for m in after) == [
+            "compute the total lazily",
+            "default the total to 0",
+        ]
+        old = next(m for m in after if m["resolution_summary"] == "default the total to 0")
+        assert old["file_paths_touched"] == ["shop/cart.py"]  # the merge, not B's cached copy
+        assert httpx.get(b.url + "/health").json()["learnings"] == 2
+        # and the other way round: A has answered "nothing" for an error, B stores a fix, A answers it
+        coupon = "ValueError: coupon code 'SPRING' has expired"
+        assert _ask(a.url, coupon) == []
+        third = {"repo": "shop", "error_signatures": [coupon], "resolution_summary": "check the expiry first"}
+        assert httpx.post(b.url + LEARN, json=third).status_code == 201
+        assert [m["resolution_summary"] for m in _ask(a.url, coupon)] == ["check the expiry first"]
+    finally:
+        a.stop()
+        b.stop()

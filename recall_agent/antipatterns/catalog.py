@@ -30,6 +30,7 @@ KNOWN_FIELDS = (
         "enforcement",
         "languages",
         "keywords",
+        "phrases",
         "detectors",
         "disabled",
         "in_tests",
@@ -54,6 +55,7 @@ class Antipattern:
     example_language: str
     remedy: str = ""
     keywords: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()  # how people describe it in their own words (each embedded on its own)
     detectors: list[Detector] = field(default_factory=list)
     source_ticket: str | None = None
     in_tests: str = "report"  # "skip": in test files this is a fixture, not a risk (fake secrets, localhost)
@@ -66,6 +68,10 @@ class Antipattern:
         parts = [self.name, self.description, self.remedy, " ".join(self.keywords), self.category]
         parts.append(" ".join(self.languages))
         return "\n".join(p for p in parts if p)
+
+    def lexical_text(self) -> str:
+        """What BM25 reads: the search text and the phrases people use for it."""
+        return "\n".join([self.search_text(), *self.phrases])
 
 
 @dataclass
@@ -215,6 +221,7 @@ def parse_entry(raw: Any, origin: str = "shipped", source_file: str = "") -> Ant
         raise CatalogEntryError("enforcement", f"one of {', '.join(ENFORCEMENTS)} (got {enforcement!r})")
     languages = _string_list(raw, "languages", required=True)
     keywords = _string_list(raw, "keywords", required=False)
+    phrases = _string_list(raw, "phrases", required=False)
     example_language = raw.get("example_language") or languages[0]
     detectors = _detectors(raw, example_language, eager=origin != "shipped")
     in_tests = raw.get("in_tests", "report")
@@ -234,6 +241,7 @@ def parse_entry(raw: Any, origin: str = "shipped", source_file: str = "") -> Ant
         example_language=example_language,
         remedy=(raw.get("remedy") or "").strip(),
         keywords=tuple(keywords),
+        phrases=tuple(phrases),
         detectors=detectors,
         source_ticket=raw.get("source_ticket"),
         in_tests=in_tests,

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +25,12 @@ from recall_agent.antipatterns.snippet import code_in
 from recall_agent.models import AntipatternMatch, BackendRole, FederationResult, content_hash
 
 ENGINE = "recall-antipatterns"
-SEMANTIC_WEIGHT = 0.5  # blended = w * cosine + (1 - w) * lexical
-MIN_SCORE = 0.30  # below this a catalog entry is not "about" the question
+SEMANTIC_WEIGHT = 0.5  # the benchmark's baselines: blended = w * cosine + (1 - w) * lexical
+# the engine's score: sigmoid(a * cosine + b * lexical + c), fitted on labelled questions by
+# bench/fit_antipattern_match.py (weights in match_weights.json); an entry is about the question when the
+# fitted probability reaches MIN_SCORE
+WEIGHTS_FILE = Path(__file__).with_name("match_weights.json")
+MIN_SCORE = 0.5
 MAX_LIMIT = 50  # catalog matches
 MAX_DETECTIONS = 500  # detections are not cut by `limit`: every finding reaches the answer up to this
 
@@ -45,10 +51,21 @@ def query(text: str, repo_path: str | None, *, limit: int = 5) -> list[Federatio
     report = scan(catalog, text, repo)
     question = _strip_paths(text, report.query_paths)
     snippet = code_in(text)  # the question as typed: code keeps its line breaks
+    semantic, index = match_text(catalog, question)
     if snippet is not None:
         report.detections[:0] = scan_snippet(catalog, snippet, report.notes)
-    semantic, index = match_text(catalog, question)
+        semantic = [m for m in semantic if in_language(m.entry, snippet.kinds)]
     return build_results(catalog, report, semantic, index, limit)
+
+
+_FAMILIES = {"javascript": "typescript", "typescript": "javascript"}
+
+
+def in_language(entry: Antipattern, kinds: tuple[str, ...]) -> bool:
+    """An entry about the language the question's code is written in (or about no language in particular):
+    a float compared with `==` in Python is not JavaScript's loose equality."""
+    wanted = {"general", *kinds, *(_FAMILIES[k] for k in kinds if k in _FAMILIES)}
+    return bool(wanted & set(entry.languages))
 
 
 def _repo(repo_path: str | None) -> Path | None:
@@ -80,7 +97,7 @@ def _lexical_index(catalog: Catalog) -> LexicalIndex:
     """BM25 statistics of the catalog, built once per catalog version in a process."""
     index = _lexical_indexes.get(catalog.digest)
     if index is None:
-        index = LexicalIndex([catalog.entries[i].search_text() for i in sorted(catalog.entries)])
+        index = LexicalIndex([catalog.entries[i].lexical_text() for i in sorted(catalog.entries)])
         if len(_lexical_indexes) >= 16:  # a server answering for many repositories: forget the oldest
             _lexical_indexes.pop(next(iter(_lexical_indexes)))
         _lexical_indexes[catalog.digest] = index
@@ -102,16 +119,36 @@ def rank_entries(catalog: Catalog, text: str, mode: str = "blended") -> tuple[li
         sem = score(catalog, text)
         cosine, index = sem.scores, sem.index
     matches = []
+    weights = match_weights()
     for i in ids:
         sim = cosine.get(i, 0.0)
         blended = {
-            "blended": SEMANTIC_WEIGHT * sim + (1 - SEMANTIC_WEIGHT) * lexical[i],
+            "blended": _fitted(weights, sim, lexical[i]),
             "lexical": lexical[i],
             "semantic": sim,
         }[mode]
         matches.append(SemanticMatch(catalog.entries[i], sim, lexical[i], blended))
     matches.sort(key=lambda m: (-m.blended, m.entry.id))
     return matches, index
+
+
+_weights: dict[str, float] = {}
+
+
+def match_weights() -> dict[str, float]:
+    """The fitted weights (read once); a missing or broken file falls back to the fit as published."""
+    if not _weights:
+        try:
+            loaded = json.loads(WEIGHTS_FILE.read_text())
+            _weights.update({k: float(loaded[k]) for k in ("cosine", "lexical", "bias")})
+        except (OSError, ValueError, KeyError, TypeError):
+            _weights.update({"cosine": 6.1938, "lexical": 4.8088, "bias": -3.3276})
+    return _weights
+
+
+def _fitted(w: dict[str, float], cosine: float, lexical: float) -> float:
+    z = w["cosine"] * cosine + w["lexical"] * lexical + w["bias"]
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 def build_results(

@@ -334,6 +334,54 @@ def _bare_except(m: PyModule) -> list[Hit]:
     return hits
 
 
+@_rule("py-raise-without-from", "python")
+@_python
+def _raise_without_from(m: PyModule) -> list[Hit]:
+    """`raise NewError(...)` inside an `except` block with no `from`: the caught error's traceback is lost
+    (flake8-bugbear B904). A bare `raise` and re-raising the caught name keep it."""
+    hits = []
+    for h in m.nodes:
+        if not isinstance(h, ast.ExceptHandler):
+            continue
+        for node in _handler_statements(h):
+            if isinstance(node, ast.Raise) and node.exc is not None and node.cause is None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if not (isinstance(exc, ast.Name) and exc.id == h.name):
+                    hits.append(m.hit(node, "the new exception does not chain the one caught"))
+    return hits
+
+
+def _handler_statements(handler: ast.ExceptHandler) -> list[ast.AST]:
+    """Nodes of an except block, not entering nested functions, classes or other handlers."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(handler.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.ExceptHandler))
+    return out
+
+
+@_rule("py-float-equality", "python")
+@_python
+def _float_equality(m: PyModule) -> list[Hit]:
+    hits = []
+    for node in m.nodes:
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            sides = [node.left, *node.comparators]
+            if any(_fractional(s) for s in sides):
+                hits.append(m.hit(node, "exact comparison with a fractional float"))
+    return hits
+
+
+def _fractional(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, float) and not node.value.is_integer()
+
+
 _BLOCKING_EXACT = {
     "time.sleep",
     "urllib.request.urlopen",
@@ -807,7 +855,7 @@ def _reexport_module(tree: ast.Module) -> bool:
 @_rule("py-wildcard-import", "python")
 @_python
 def _wildcard_import(m: PyModule) -> list[Hit]:
-    if _reexport_module(m.tree):
+    if _reexport_module(m.tree) and not m.ctx.fragment:  # a quoted line is not a whole re-export module
         return []
     return [
         m.hit(n, f"`from {n.module} import *`")
@@ -993,6 +1041,8 @@ def _dockerfile_copy_all_before_install(ctx: ScanContext) -> list[Hit]:
 
 @_rule("dockerfile-runs-as-root", "dockerfile")
 def _dockerfile_runs_as_root(ctx: ScanContext) -> list[Hit]:
+    if ctx.fragment:  # a quoted instruction says nothing about the lines it leaves out
+        return []
     final_from, user = None, None
     for ins in _dockerfile(ctx.text):
         if ins.op == "FROM":

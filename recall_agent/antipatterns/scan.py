@@ -18,6 +18,7 @@ from recall_agent import worktree
 from recall_agent.antipatterns.catalog import Antipattern, Catalog
 from recall_agent.antipatterns.snippet import Snippet
 from recall_agent.antipatterns.source import Hit, ScanContext, file_kind
+from recall_agent.errors import describe
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 200
@@ -274,7 +275,7 @@ def detect(catalog: Catalog, ctx: ScanContext, notes: list[str]) -> dict[str, li
             try:
                 hits = det.find(ctx)
             except Exception as exc:  # one broken detector must not hide the others' findings
-                notes.append(f"detector of {entry.id} failed on {ctx.path}: {type(exc).__name__}: {exc}")
+                notes.append(f"detector of {entry.id} failed on {ctx.path}: {describe(exc)}")
                 continue
             if hits:
                 by_entry.setdefault(entry.id, []).extend(hits)
@@ -290,7 +291,7 @@ def scan_snippet(catalog: Catalog, snippet: Snippet, notes: list[str]) -> list[D
     for kind in snippet.kinds:
         header = _implied_imports(snippet.code) if kind == "python" else ""
         shift = header.count("\n")
-        ctx = ScanContext(header + snippet.code, kind, SNIPPET_PATH)
+        ctx = ScanContext(header + snippet.code, kind, SNIPPET_PATH, fragment=snippet.fragment)
         for entry_id, hits in detect(catalog, ctx, notes).items():
             hits = [replace(h, line=h.line - shift, end_line=max(0, h.end_line - shift)) for h in hits]
             hits = [h for h in hits if h.line >= 1]
@@ -320,7 +321,26 @@ def _implied_imports(code: str) -> str:
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             roots.append(node.value.id)
     modules = sorted({r for r in roots if r not in bound and r.isidentifier() and r not in _NOT_MODULES})
-    return "".join(f"import {m}\n" for m in modules)
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in _KNOWN_NAMES} - bound)
+    lines = [_KNOWN_NAMES[n] for n in names] + [f"import {m}" for m in modules if m not in _KNOWN_NAMES]
+    return "".join(line + "\n" for line in lines)
+
+
+# names a question quotes without their import, each with the import that makes the checks see them
+_KNOWN_NAMES = {
+    "ElementTree": "from xml.etree import ElementTree",
+    "ET": "import xml.etree.ElementTree as ET",
+    "minidom": "from xml.dom import minidom",
+    "mark_safe": "from django.utils.safestring import mark_safe",
+    "Markup": "from markupsafe import Markup",
+    "urlopen": "from urllib.request import urlopen",
+    "Popen": "from subprocess import Popen",
+    "check_output": "from subprocess import check_output",
+    "mktemp": "from tempfile import mktemp",
+    "lru_cache": "from functools import lru_cache",
+    "md5": "from hashlib import md5",
+    "sha1": "from hashlib import sha1",
+}
 
 
 _NOT_MODULES = frozenset(

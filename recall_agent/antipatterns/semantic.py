@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recall_agent.antipatterns.catalog import Catalog
+from recall_agent.errors import describe
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,6 +39,7 @@ ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
 SERVER_TIMEOUT_S = 5
 _local_lock = threading.Lock()  # one local-mode client per process at a time (Qdrant's own rule)
 _vector_cache: dict[str, np.ndarray] = {}
+_phrase_cache: dict[str, tuple[list[str], np.ndarray]] = {}
 
 
 @dataclass
@@ -69,6 +71,19 @@ def catalog_vectors(catalog: Catalog) -> np.ndarray:
     return vectors
 
 
+def phrase_vectors(catalog: Catalog) -> tuple[list[str], np.ndarray]:
+    """Embeddings of every entry's phrases (how people describe it), with the entry id of each row."""
+    from recall_agent.embeddings import embed
+
+    key = collection_name(catalog) + ":phrases"
+    cached = _phrase_cache.get(key)
+    if cached is None:
+        owners = [i for i in _entry_ids(catalog) for _ in catalog.entries[i].phrases]
+        texts = [p for i in _entry_ids(catalog) for p in catalog.entries[i].phrases]
+        cached = _phrase_cache[key] = (owners, embed(texts))
+    return cached
+
+
 def _point_id(entry_id: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "recall-antipattern:" + entry_id))
 
@@ -80,6 +95,25 @@ def score(catalog: Catalog, text: str) -> SemanticScores:
     if not catalog.entries:
         return SemanticScores({}, "none")
     query_vec = embed([text])[0]
+    result = _score_entries(catalog, query_vec)
+    return SemanticScores(_with_phrases(catalog, query_vec, result.scores), result.index)
+
+
+def _with_phrases(catalog: Catalog, query_vec: np.ndarray, scores: dict[str, float]) -> dict[str, float]:
+    """An entry scores as well as the closest of its texts: its description or one of its phrases."""
+    import numpy as np
+
+    owners, vectors = phrase_vectors(catalog)
+    if not owners:
+        return scores
+    sims = vectors @ np.asarray(query_vec, dtype=np.float32)
+    best = dict(scores)
+    for owner, sim in zip(owners, sims, strict=True):
+        best[owner] = max(best.get(owner, 0.0), max(0.0, min(1.0, float(sim))))
+    return best
+
+
+def _score_entries(catalog: Catalog, query_vec: np.ndarray) -> SemanticScores:
     url = os.environ.get("QDRANT_URL")
     if not url and index_mode() == "memory":
         return SemanticScores(_score_memory(catalog, query_vec), "memory")
@@ -125,7 +159,7 @@ def _local_client():  # -> QdrantClient
     except RuntimeError as exc:  # "Storage folder ... is already accessed by another instance"
         raise _IndexUnavailable(f"{path} is locked by another recall process") from exc
     except Exception as exc:  # corrupt storage, permissions: still answer from memory
-        raise _IndexUnavailable(f"cannot open {path}: {type(exc).__name__}: {exc}") from exc
+        raise _IndexUnavailable(f"cannot open {path}: {describe(exc)}") from exc
 
 
 def _score_qdrant(client, catalog: Catalog, query_vec: np.ndarray, *, local: bool) -> dict[str, float]:
@@ -141,7 +175,7 @@ def _score_qdrant(client, catalog: Catalog, query_vec: np.ndarray, *, local: boo
     except _IndexUnavailable:
         raise
     except Exception as exc:  # server down, timeouts, version mismatch
-        raise _IndexUnavailable(f"qdrant failed: {type(exc).__name__}: {str(exc)[:120]}") from exc
+        raise _IndexUnavailable(f"qdrant failed: {describe(exc)[:120]}") from exc
     return {
         h.payload["id"]: max(0.0, min(1.0, float(h.score))) for h in hits if h.payload and "id" in h.payload
     }

@@ -1,10 +1,12 @@
 """Code inside a question: `recall --scope antipatterns "def f(x, acc=[]): ..."` is code, not prose.
 
-`code_in(text)` finds the code (a fenced block, `backticks`, or the whole question), and guesses its
-language from what parses: Python by `ast`, JavaScript/TypeScript by tree-sitter without errors,
-Dockerfile, SQL and shell command lines by their leading words. A snippet both Python and JavaScript accept with nothing
+`code_in(text)` finds the code (a fenced block, `backticks`, the whole question, or else the longest run
+of words that is code: `httpx.get(url, verify=False) in the sync job`), and guesses its language from
+what parses: Python by `ast`, JavaScript/TypeScript by tree-sitter without errors, Dockerfile, SQL and
+shell command lines by their leading words. A snippet both Python and JavaScript accept with nothing
 telling them apart (`exec(user_code)`) is checked as both. Prose never parses as either with a call or an
-assignment in it, so ordinary questions stay prose.
+assignment in it, so ordinary questions stay prose. A fragment found among words is marked `fragment`:
+checks that judge a whole file (no `USER` line anywhere) do not run on it.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ _PY_CODE = (
     ast.While,
     ast.Try,
     ast.Subscript,
+    ast.If,
+    ast.Assert,
+    ast.Raise,
 )
 _JS_CODE = {
     "call_expression",
@@ -55,6 +60,8 @@ _JS_CODE = {
     "arrow_function",
     "import_statement",
     "new_expression",
+    "try_statement",
+    "if_statement",
 }
 
 
@@ -62,18 +69,27 @@ _JS_CODE = {
 class Snippet:
     code: str
     kinds: tuple[str, ...]  # file kinds to check it as, best guess first
+    fragment: bool = False  # found among words: a piece of a file, not a whole one
 
 
 def code_in(text: str) -> Snippet | None:
     """The code a question carries and its likely language(s); None for a question in words."""
     # the whole question before `spans`: a JavaScript template literal is code, not a quote
-    candidates = [*_fenced(text), text, *(m.group(1) for m in _TICKS.finditer(text))]
-    for raw in candidates:
+    # a line led by a shell command or an SQL verb may go on in words: the fragment search trims them
+    led_by_words: Snippet | None = None
+    for raw in [*_fenced(text), text, *(m.group(1) for m in _TICKS.finditer(text))]:
         code = _dedent(raw)[:MAX_SNIPPET]
         kinds = guess_kinds(code)
-        if kinds:
+        if kinds and raw is text and kinds[0] in ("shell", "sql"):
+            led_by_words = Snippet(code, kinds)
+        elif kinds:
             return Snippet(code, kinds)
-    return None
+    from recall_agent.antipatterns.fragments import fragment_in
+
+    found = fragment_in(text)
+    if found:
+        return Snippet(found[0], found[1], fragment=found[0] != " ".join(text.split()))
+    return led_by_words
 
 
 def _fenced(text: str) -> list[str]:
@@ -102,7 +118,13 @@ def guess_kinds(code: str) -> tuple[str, ...]:
         return ("sql",)
     if _SHELL.match(code) and not code.rstrip().endswith("?"):
         return ("shell",)
-    python = _is_python(code)
+    return guess_script_kinds(code)
+
+
+def guess_script_kinds(code: str, *, fragment: bool = False) -> tuple[str, ...]:
+    """python and/or javascript/typescript, by what parses; a `fragment` (words around it) must do more
+    than annotate a name (`note: this` parses as Python)."""
+    python = _is_python(code, fragment)
     script = _script_kind(code)
     if python and script:
         js, py = bool(_JS_MARKS.search(code) or _TS_MARKS.search(code)), bool(_PY_MARKS.search(code))
@@ -114,12 +136,16 @@ def guess_kinds(code: str) -> tuple[str, ...]:
     return (script,) if script else ()
 
 
-def _is_python(code: str) -> bool:
+def _is_python(code: str, fragment: bool = False) -> bool:
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return False
-    return any(isinstance(node, _PY_CODE) for node in ast.walk(tree))
+    return any(
+        isinstance(node, _PY_CODE)
+        and not (fragment and isinstance(node, ast.AnnAssign) and node.value is None)
+        for node in ast.walk(tree)
+    )
 
 
 def _script_kind(code: str) -> str | None:

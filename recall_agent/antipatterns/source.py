@@ -123,6 +123,7 @@ class ScanContext:
     text: str
     kind: str
     path: str = ""
+    fragment: bool = False  # a piece of code quoted in a question, not a whole file
     _py_tree: ast.Module | None = None
     _py_failed: bool = False
     _ts_trees: dict[str, Any] = field(default_factory=dict)

@@ -7,6 +7,8 @@ import json
 import sqlite3
 import sys
 
+from recall_agent.errors import describe
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -28,15 +30,27 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     parser.add_argument(
+        "--max-files",
+        type=_count,
+        metavar="N",
+        help="index at most N files (default: every file; also RECALL_INDEX_MAX_FILES); 0 means no cap",
+    )
+    parser.add_argument(
         "--query", metavar="TEXT", help='answer one question after indexing, e.g. "who calls Client.send"'
     )
     return parser
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of files, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from recall_agent.architecture import graph
-    from recall_agent.architecture.indexer import RepositoryError, find_repo_root, update
+    from recall_agent.architecture.indexer import RepositoryError, cap_note, find_repo_root, update
 
     try:
         root = find_repo_root(args.path)
@@ -48,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall index: cannot open the index store under $RECALL_HOME: {exc}", file=sys.stderr)
         return 1
     try:
-        stats = update(conn, root, progress=False if args.quiet else None, force=args.full)
+        stats = update(
+            conn, root, progress=False if args.quiet else None, force=args.full, cap=args.max_files
+        )
+        if stats.capped:
+            print(f"recall index: WARNING: {cap_note(stats.capped)}", file=sys.stderr)
         hist = None if args.no_history else index_history(root, full=args.full)
         if args.query:
             from recall_agent.architecture.engine import answer
@@ -56,11 +74,14 @@ def main(argv: list[str] | None = None) -> int:
             for i, a in enumerate(answer(conn, root, args.query)):
                 print(f"### [{a.role}] {i}\n{a.content}\n")
             return 0
+    except RepositoryError as exc:
+        print(f"recall index: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("recall index: interrupted (the index keeps what was committed)", file=sys.stderr)
         return 130
     except (OSError, sqlite3.Error) as exc:
-        print(f"recall index: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        print(f"recall index: {describe(exc)}", file=sys.stderr)
         return 1
     finally:
         conn.close()
@@ -119,8 +140,12 @@ def _summary_dict(stats, hist=None) -> dict:
         "import_edges": stats.edges,
         "calls": stats.calls,
         "syntax_errors": stats.syntax_errors,
+        "unread_lines": stats.unread_lines,
+        "lines": stats.lines,
         "languages": stats.languages,
         "seconds": round(stats.seconds, 3),
+        "phases_s": {k: round(v, 3) for k, v in stats.phases.items()},
+        "capped_at": stats.capped,
         "notes": stats.notes,
         **({"history": _history_dict(hist)} if hist is not None else {}),
     }
@@ -139,7 +164,11 @@ def _summary_text(stats, hist=None) -> str:
     notes = [n for n in stats.notes if "syntax errors" not in n][:10]
     if stats.syntax_errors:
         by_lang = ", ".join(f"{lang} {n}" for lang, n in stats.syntax_errors_by_lang.items())
-        lines.append(f"{stats.syntax_errors} file(s) with syntax errors were indexed partially ({by_lang})")
+        share = stats.unread_lines / stats.lines if stats.lines else 0.0
+        lines.append(
+            f"{stats.syntax_errors} file(s) with syntax errors were indexed partially ({by_lang}):"
+            f" {stats.unread_lines:,} of {stats.lines:,} lines ({share:.1%}) unread, the rest indexed"
+        )
     lines += [f"  note: {n}" for n in notes]
     if hist is not None:
         lines.append(_history_text(hist))

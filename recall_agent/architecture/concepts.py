@@ -10,6 +10,7 @@ package's own source is preferred over tests, examples, docs and legacy copies (
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from recall_agent.architecture import choice, words
@@ -135,22 +136,23 @@ class Hit:
 # --------------------------------------------------------------------------- index side
 
 
-def store(conn: sqlite3.Connection, file_id: int, path: str, facts: object | None) -> None:
-    """Replace a file's concept text and its symbols' (symbols must already be written)."""
-    conn.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
-    if facts is None:
-        return
-    symbols = conn.execute("SELECT id, name, doc FROM symbols WHERE file_id = ?", (file_id,)).fetchall()
-    defs = " ".join(" ".join(words.split_identifier(name)) for _, name, _ in symbols)
+def file_text(path: str, facts: object, symbol_words: list[str]) -> tuple[str, str, str, str]:
+    """A file's concept row: its path's words, its definitions' words, its docs, its identifier words."""
     docs = "\n".join(filter(None, [getattr(facts, "doc", ""), getattr(facts, "comments", "")]))
+    return words.path_words(path), " ".join(symbol_words), docs, getattr(facts, "idents", "")
+
+
+def store(
+    conn: sqlite3.Connection,
+    file_id: int,
+    text: tuple[str, str, str, str],
+    symbols: Iterable[tuple[int, str, str]],
+) -> None:
+    """Write a file's concept row and its symbols' (symbol id, name words, doc); old rows are gone."""
     conn.execute(
-        "INSERT INTO file_text(rowid, path, defs, docs, idents) VALUES (?,?,?,?,?)",
-        (file_id, words.path_words(path), defs, docs, getattr(facts, "idents", "")),
+        "INSERT INTO file_text(rowid, path, defs, docs, idents) VALUES (?,?,?,?,?)", (file_id, *text)
     )
-    conn.executemany(
-        "INSERT INTO symbol_text(rowid, words, doc) VALUES (?,?,?)",
-        [(sid, " ".join(words.split_identifier(name)), doc) for sid, name, doc in symbols],
-    )
+    conn.executemany("INSERT INTO symbol_text(rowid, words, doc) VALUES (?,?,?)", symbols)
 
 
 # --------------------------------------------------------------------------- query side

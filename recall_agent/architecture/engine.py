@@ -16,6 +16,7 @@ from pathlib import Path
 from recall_agent.architecture import concepts, render
 from recall_agent.architecture import queries as q
 from recall_agent.architecture.diagnose import diagnose
+from recall_agent.architecture.origins import Origins, locate
 from recall_agent.architecture.understand import HISTORY_INTENTS, Intent, understand
 
 _WORD = re.compile(r"\w+")
@@ -39,7 +40,7 @@ def answer(
         return _auto(conn, root, intent, roles, limit)
     if intent.action in HISTORY_INTENTS:
         return _history(conn, root, intent, roles)
-    found = q.lookup(conn, intent.subject, root)
+    found = q.lookup(conn, intent.subject, root, fuzzy=False)  # closest names only when answering "unknown"
     words_not_a_name = " " in q.clean_subject(intent.subject, root)
     if not found.targets and words_not_a_name and intent.action != "lookup":
         # "what depends on the json tag module": the subject described in words, when one file clearly is it
@@ -50,8 +51,12 @@ def answer(
         asked_where = intent.action == "lookup" and words_not_a_name  # "where is the retry logic"
         if asked_where and (about := _concepts(conn, text, roles, limit)):
             return about
-        content = render.unknown(q.clean_subject(intent.subject, root), found.closest, root.name)
-        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": found.closest})]
+        subject = q.clean_subject(intent.subject, root)
+        closest = q.closest_names(conn, subject) if subject else []
+        content = render.unknown(subject, closest, root.name)
+        if cap := _cap_caveat(conn):
+            content = f"{content}\nNote: {cap}."
+        return [Answer(content, _pick(intent.role, roles), {"answer": "unknown", "closest": closest})]
     # the most likely match gets the full answer; other matches of an ambiguous name get one compact list
     out = [_one(conn, intent, found.targets[0], roles)]
     if len(found.targets) > 1 and limit > 1:
@@ -82,23 +87,37 @@ def _one(conn: sqlite3.Connection, intent: Intent, target: q.Target, roles: set[
     return result
 
 
+def _cap_caveat(conn: sqlite3.Connection) -> str:
+    """The user capped the files indexed and the cap applied: every answer says so."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'capped'").fetchone()
+    if not row or not row[0].isdigit() or row[0] == "0":
+        return ""
+    from recall_agent.architecture.indexer import cap_note
+
+    return cap_note(int(row[0]))
+
+
 def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> str:
-    """Say so when the answer rests on files the grammar could not read whole."""
-    row = conn.execute("SELECT note FROM files WHERE id = ?", (target.file_id,)).fetchone()
+    """Say so when the answer rests on files the grammar could not read whole, and how much it missed."""
+    row = conn.execute("SELECT note, unread, lines FROM files WHERE id = ?", (target.file_id,)).fetchone()
     own = bool(row and "syntax errors" in (row[0] or ""))
-    others = 0
+    others = unread = lines = 0
     if action in ("blast", "dependents", "callers", "tests"):
-        others = conn.execute(
-            "SELECT count(*) FROM files WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
+        others, unread = conn.execute(
+            "SELECT count(*), coalesce(sum(unread), 0) FROM files"
+            " WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
             (target.lang, target.file_id),
-        ).fetchone()[0]
-    parts = []
+        ).fetchone()
+        if others:
+            lines = conn.execute("SELECT sum(lines) FROM files WHERE lang = ?", (target.lang,)).fetchone()[0]
+    parts = [cap] if (cap := _cap_caveat(conn)) else []
     if own:
-        parts.append(f"{target.path} has syntax errors and was indexed partially")
+        parts.append(f"{target.path} has syntax errors: {row[1]} of its {row[2]} lines were not read")
     if others:
+        share = f" ({unread:,} of {lines:,} lines, {unread / lines:.1%})" if lines else ""
         parts.append(
-            f"{others} other {target.lang} file{'s' if others > 1 else ''} did too, so a dependency or call"
-            " written past an error is not counted"
+            f"{others:,} other {target.lang} {'files have' if others > 1 else 'file has'} lines the grammar could not"
+            f" read{share}, so a dependency or call written there is not counted"
         )
     return f"Note: {'; '.join(parts)}." if parts else ""
 
@@ -197,6 +216,9 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
     """Free text (an error, a sentence): an import error explained, then cards for the repository names it
     mentions; nothing if none."""
     out: list[Answer] = []
+    found = locate(conn, root, intent.text)
+    if found.sites or found.frames:
+        out.append(Answer(render.origins(found), _pick("repowise", roles), _origin_extras(found)))
     if explained := diagnose(conn, root, intent.text):
         out.append(Answer(explained, _pick("repowise", roles), {"answer": "import_error"}))
     seen: set[tuple[int, int | None]] = set()
@@ -218,6 +240,23 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
     if not out and _reads_like_a_question(intent.text):
         return _concepts(conn, intent.text, roles, limit)
     return out
+
+
+def _origin_extras(found: Origins) -> dict:
+    first = found.sites[0] if found.sites else None
+    target = first.path if first else found.frames[0].repo_path
+    location = f"{first.path}:{first.line}" if first else f"{target}:{found.frames[0].line}"
+    return {
+        "answer": "error_origin",
+        "target": (first.scope or first.path) if first else target,
+        "location": location,
+        "kind": "raise site" if first else "frame",
+        "sites": [
+            {"file": h.path, "line": h.line, "scope": h.scope, "kind": h.kind, "matched": h.matched}
+            for h in found.sites[:5]
+        ],
+        "frames": [{"file": f.repo_path, "line": f.line, "function": f.func} for f in found.frames[:10]],
+    }
 
 
 def _file_described(conn: sqlite3.Connection, subject: str) -> list[q.Target]:

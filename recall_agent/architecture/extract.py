@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from recall_agent.architecture import values, words
+from recall_agent.architecture import messages, values, words
 from recall_agent.architecture.languages import LanguageSpec, grammar, query, spec_body_types
 
 if TYPE_CHECKING:
@@ -66,11 +66,12 @@ class FileFacts:
     calls: list[Call] = field(default_factory=list)
     package: str = ""  # package / namespace declaration, when the language has one
     doc: str = ""  # first line of the module docstring / header comment
-    errors: int = 0  # ERROR nodes: the file had syntax errors (still indexed)
+    errors: int = 0  # lines the grammar could not read (ERROR / MISSING nodes); the rest is still indexed
     refs: set[str] = field(default_factory=set)  # type-like names mentioned (see languages.py `@ref`)
     embeds: list[str] = field(default_factory=list)  # Go: "outer=inner" struct embeddings
     comments: str = ""  # comments and docstrings (concept search)
     idents: str = ""  # distinct identifier words (concept search)
+    sites: list = field(default_factory=list)  # messages.Site: raise / log sites and their literal parts
 
 
 def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
@@ -78,7 +79,7 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
 
     tree = Parser(grammar(spec.name)).parse(source)
     root = tree.root_node
-    facts = FileFacts(errors=1 if root.has_error else 0)
+    facts = FileFacts(errors=_unread_lines(root) if root.has_error else 0)
     defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
     calls: list[tuple[Node, str, str]] = []
     types: dict[str, list[tuple[int, int, str]]] = {}  # variable -> (scope start, end, declared type)
@@ -94,9 +95,25 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
+    facts.sites = messages.sites(spec.name, source, root, facts.symbols)
     facts.comments = words.comments(spec.name, source, root)
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
+
+
+def _unread_lines(root: Node) -> int:
+    """Lines holding an ERROR or MISSING node (at least 1): how much of a file the grammar could not read."""
+    lines: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            lines.update(range(node.start_point[0], node.end_point[0] + 1))
+        elif node.is_missing:
+            lines.add(node.start_point[0])
+        elif node.has_error:
+            stack.extend(node.children)
+    return max(1, len(lines))
 
 
 def _lexical_refs(source: bytes) -> set[str]:
@@ -211,8 +228,62 @@ def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | Non
     if spec.name == "ruby":
         method = node.child_by_field_name("method")
         kind = _text(source, method) if method is not None else "require"
+        if _ruby_script_only(source, node):
+            return []  # under `if $0 == __FILE__`: Ruby runs it only when the file is the program itself
+        if src_node.type == "string_content" and any(
+            c.type == "interpolation" for c in (src_node.parent.children if src_node.parent else [])
+        ):
+            return []  # "#{__dir__}/x": read whole by the pattern for built paths
+        if src_node.type != "string_content":  # File.expand_path("../x", __dir__), "#{__dir__}/x"
+            folder_relative = _ruby_path_expression(_text(source, src_node))
+            return [Import("./" + folder_relative, [], line)] if folder_relative else []
         return [Import(("./" if kind == "require_relative" else "") + text, [], line)]
     return [Import(text, [], line)]
+
+
+_RB_HERE = r"(?:__dir__|File\.dirname\(\s*__FILE__\s*\)|__FILE__)"
+_RB_STR = r"['\"]([^'\"#\n]{1,200})['\"]"
+_RB_EXPAND = re.compile(rf"^(?:::)?File\.expand_path\(\s*{_RB_STR}\s*,\s*({_RB_HERE})\s*\)$")
+_RB_JOIN = re.compile(rf"^(?:::)?File\.join\(\s*({_RB_HERE})\s*((?:,\s*{_RB_STR[:-1]}[^'\"]*['\"]\s*)+)\)$")
+_RB_INTERP = re.compile(rf"^\"#{{({_RB_HERE})}}/([^'\"#\n]{{1,200}})\"$")
+_RB_PART = re.compile(r"['\"]([^'\"]*)['\"]")
+
+
+def _ruby_path_expression(text: str) -> str:
+    """A require's path built from the file's own place, as a path from its folder ("" if not one of
+    these forms): File.expand_path("../x", __FILE__) — relative to the file, so one `..` is its folder —,
+    File.expand_path("x", __dir__), File.join(__dir__, "a", "b"), "#{__dir__}/x"."""
+    text = " ".join(text.split())
+    if m := _RB_EXPAND.match(text):
+        path, base = m.group(1), m.group(2)
+        if base == "__FILE__":
+            if not path.startswith("../"):
+                return ""
+            path = path[3:]
+        return path
+    if m := _RB_JOIN.match(text):
+        if m.group(1) == "__FILE__":
+            return ""
+        return "/".join(_RB_PART.findall(m.group(2)))
+    if m := _RB_INTERP.match(text):
+        return m.group(2) if m.group(1) != "__FILE__" else ""
+    return ""
+
+
+_SCRIPT_GUARD = re.compile(
+    r"^\s*(?:\$0|\$PROGRAM_NAME)\s*==\s*__FILE__\s*$|^\s*__FILE__\s*==\s*(?:\$0|\$PROGRAM_NAME)\s*$"
+)
+
+
+def _ruby_script_only(source: bytes, node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("if", "if_modifier"):
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and _SCRIPT_GUARD.match(_text(source, cond)):
+                return True
+        parent = parent.parent
+    return False
 
 
 def _rust_outside_inline_mods(node: Node, path: str) -> str:
@@ -357,7 +428,7 @@ def _signature(spec: LanguageSpec, source: bytes, node: Node) -> str:
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().strip("/*#!-").strip()
-        if line.startswith("@") or not line:  # javadoc tags, blank comment lines
+        if line.startswith(("@", "SPDX-License-Identifier")) or not line:  # javadoc tags, license tags
             continue
         sentence = line.find(". ")
         if sentence > 0:
@@ -403,7 +474,9 @@ def _doc(spec: LanguageSpec, source: bytes, node: Node) -> str:
 def _module_doc(spec: LanguageSpec, source: bytes, root: Node) -> str:
     if spec.name == "python":
         return _python_docstring(source, root)
-    first = root.named_children[0] if root.named_children else None
-    if first is not None and "comment" in first.type:
-        return _first_line(_text(source, first))
+    for node in root.named_children[:4]:  # the leading comments: a license tag may come first
+        if "comment" not in node.type:
+            break
+        if line := _first_line(_text(source, node)):
+            return line
     return ""

@@ -2,7 +2,8 @@
 
 Tables: `files` (one row per source file seen, with the stat and content hash that drive incremental
 updates), `symbols`, `imports` (raw, as written) and `edges` (imports resolved to files), `calls` (raw call
-sites; resolved to definitions at query time, see queries.py); `meta` also keeps the walk's folder listings. No server: plain sqlite3 in WAL mode.
+sites; resolved to definitions at query time, see queries.py), `sites` (raise/log sites with their
+messages' literal parts, see messages.py); `meta` also keeps the walk's folder listings. No server: plain sqlite3 in WAL mode.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from recall_agent.config import recall_home
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "10"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,6 +28,7 @@ CREATE TABLE IF NOT EXISTS files (
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL DEFAULT '',
     lines INTEGER NOT NULL DEFAULT 0,
+    unread INTEGER NOT NULL DEFAULT 0, -- lines the grammar could not read (syntax errors)
     is_test INTEGER NOT NULL DEFAULT 0,
     doc TEXT NOT NULL DEFAULT '',
     note TEXT NOT NULL DEFAULT ''    -- why it was skipped, or 'syntax errors'
@@ -84,6 +86,23 @@ END;
 CREATE TRIGGER IF NOT EXISTS symbols_text_gone AFTER DELETE ON symbols BEGIN
     DELETE FROM symbol_text WHERE rowid = old.id;
 END;
+-- raise / throw / log sites and the literal parts of their messages (messages.py, origins.py)
+CREATE TABLE IF NOT EXISTS sites (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    kind TEXT NOT NULL,              -- raise | error | log | message
+    scope TEXT NOT NULL,             -- qualname of the enclosing definition
+    exc TEXT NOT NULL,               -- the type raised, when written there
+    cond TEXT NOT NULL,              -- the closest enclosing `if` condition
+    parts TEXT NOT NULL              -- literal parts, joined by U+001F
+);
+CREATE INDEX IF NOT EXISTS sites_file ON sites(file_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS site_text USING fts5(parts, tokenize='unicode61');
+CREATE TRIGGER IF NOT EXISTS sites_text_gone AFTER DELETE ON sites BEGIN
+    DELETE FROM site_text WHERE rowid = old.id;
+END;
 """
 
 
@@ -107,6 +126,8 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")  # persistent: set once when the file is created
     if version is not None:  # an older layout: rebuild from scratch (it's a cache)
         for table in (
+            "site_text",
+            "sites",
             "symbol_text",
             "file_text",
             "dirs",

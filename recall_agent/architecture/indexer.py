@@ -10,19 +10,22 @@ a note so the next walk does not look at them again until they change.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
+import signal
 import sqlite3
 import stat
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall_agent.architecture import concepts, graph
+from recall_agent.architecture import concepts, graph, messages
 from recall_agent.architecture.lang import ImportRow
 from recall_agent.architecture.languages import BY_NAME, BY_SUFFIX, language_for
 from recall_agent.architecture.resolve import (
@@ -35,14 +38,17 @@ from recall_agent.architecture.resolve import (
 )
 
 MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
-MAX_FILES = int(os.environ.get("RECALL_INDEX_MAX_FILES", 50_000))
+MAX_FILES_ENV = "RECALL_INDEX_MAX_FILES"  # a cap on the files indexed, only when the user sets one
 PROGRESS_MIN_FILES = 50
 BATCH_FILES = 300  # files parsed per committed transaction
+PARALLEL_MIN_FILES = 400  # fewer files to parse are parsed in-process (starting workers costs ~0.3 s)
+PARSE_CHUNK = 40  # files per task sent to a parse worker
 JS_MANIFESTS = frozenset({"package.json", "tsconfig.json", "jsconfig.json"})
 BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.json"})
 MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
-# folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore); mtime 0 = rescan
-DirCache = dict[str, tuple[int, list[str], list[str], bool]]
+# folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore[, .gitignore chain key,
+# the sub-folders and files that chain keeps]); mtime 0 = rescan
+DirCache = dict[str, tuple]
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
 
 SKIP_DIRS = frozenset(
@@ -97,6 +103,11 @@ class IndexStats:
     languages: dict[str, int] = field(default_factory=dict)
     syntax_errors: int = 0  # files indexed partially (the grammar met errors)
     syntax_errors_by_lang: dict[str, int] = field(default_factory=dict)
+    unread_lines: int = 0  # lines of those files the grammar could not read (the rest is indexed)
+    lines: int = 0  # lines of every parsed file
+    # seconds: walk, parse (and write), resolve, summary
+    phases: dict[str, float] = field(default_factory=dict)
+    capped: int = 0  # the walk stopped at this many files (the user's RECALL_INDEX_MAX_FILES)
     notes: list[str] = field(default_factory=list)
 
 
@@ -163,19 +174,45 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
     return False
 
 
-def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
+def max_files() -> int:
+    """The user's cap on indexed files (`RECALL_INDEX_MAX_FILES`); 0 means none, the default."""
+    raw = os.environ.get(MAX_FILES_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        value = int(raw)
+    except ValueError:
+        raise RepositoryError(f"{MAX_FILES_ENV} must be a whole number of files, not {raw!r}") from None
+    if value < 0:
+        raise RepositoryError(f"{MAX_FILES_ENV} must be 0 (no cap) or more, not {value}")
+    return value
+
+
+def cap_note(cap: int) -> str:
+    return (
+        f"the index stopped at {cap:,} files (RECALL_INDEX_MAX_FILES or --max-files): files past them are"
+        " not indexed and answers do not see them; unset it to index every file"
+    )
+
+
+def walk(root: Path, cache: DirCache | None = None, cap: int = 0) -> WalkResult:
     """Stat every source file under `root` that recall would parse (no file is read here).
 
     A folder whose mtime is unchanged since the last walk has the same entries, so its cached listing
     replaces the scandir (files are still stat'ed one by one: contents change without touching the
-    folder). `.gitignore` rules are applied on every walk. The new listing is in `result.dirs`.
+    folder). `.gitignore` rules are applied on every walk, but a folder whose listing and whose chain of
+    `.gitignore` files (by stat) are both unchanged keeps its filtered listing, so no pattern is matched and
+    no `.gitignore` is read (the kernel's 300 files and 60,000 paths took seconds). The new listing is in
+    `result.dirs`. `cap` (when not 0) stops the walk at that many files.
     """
     result = WalkResult(files={})
-    stack: list[tuple[str, list[tuple[str, object]]]] = [("", [])]
+    # (folder, its chain of .gitignore files as a key, whether one of them changed within the racy window)
+    stack: list[tuple[str, str, bool]] = [("", "", False)]
     base = str(root)
     now = time.time_ns()
+    specs_of = _SpecChain(base)
     while stack:
-        rel_dir, specs = stack.pop()
+        rel_dir, chain, racy = stack.pop()
         abs_dir = f"{base}/{rel_dir}" if rel_dir else base
         try:
             mtime = os.stat(abs_dir).st_mtime_ns
@@ -189,22 +226,29 @@ def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
             if listing is None:
                 continue
             result.dirs_changed = True
-        result.dirs[rel_dir] = listing
-        _, subdirs, files, has_gitignore = listing
+        _, subdirs, files, has_gitignore = listing[:4]
         if has_gitignore:
-            spec = _load_gitignore(abs_dir)
-            if spec is not None:
-                specs = [*specs, (rel_dir, spec)]
+            chain, racy = _chain_with(chain, racy, rel_dir, abs_dir, now)
+        if chain and (listing is not cached or len(listing) < 7 or listing[4] != chain or racy):
+            specs = specs_of(chain)
+            subdirs = [d for d in subdirs if not _ignored(f"{rel_dir}/{d}" if rel_dir else d, True, specs)]
+            files = [
+                f
+                for f in files
+                if f in MANIFESTS or not _ignored(f"{rel_dir}/{f}" if rel_dir else f, False, specs)
+            ]
+            listing = (*listing[:4], chain, subdirs, files)
+            result.dirs_changed = True
+        elif chain:
+            subdirs, files = listing[5], listing[6]
+        result.dirs[rel_dir] = listing
         prefix = f"{rel_dir}/" if rel_dir else ""
         for name in subdirs:
-            if not (specs and _ignored(prefix + name, True, specs)):
-                stack.append((prefix + name, specs))
+            stack.append((prefix + name, chain, racy))
         for name in files:
             rel = prefix + name
             if name in MANIFESTS:
                 result.manifests.append(rel)
-                continue
-            if specs and _ignored(rel, False, specs):
                 continue
             try:
                 st = os.lstat(f"{abs_dir}/{name}")
@@ -213,11 +257,41 @@ def walk(root: Path, cache: DirCache | None = None) -> WalkResult:
             if not stat.S_ISREG(st.st_mode):
                 continue  # symlinks, sockets, FIFOs and devices are never read
             result.files[rel] = (st.st_mtime_ns, st.st_size)
-            if len(result.files) >= MAX_FILES:
+            if cap and len(result.files) >= cap:
                 result.truncated = True
                 return result
     result.dirs_changed = result.dirs_changed or (cache is not None and len(cache) != len(result.dirs))
     return result
+
+
+def _chain_with(chain: str, racy: bool, rel_dir: str, abs_dir: str, now: int) -> tuple[str, bool]:
+    """The .gitignore chain key extended by this folder's file (folder, mtime, size; NUL-separated: no path
+    holds a NUL), and whether it changed within the racy window (it may change again within the same
+    mtime tick, so its folders are filtered again on every walk)."""
+    try:
+        st = os.stat(f"{abs_dir}/.gitignore")
+    except OSError:
+        return chain, racy
+    link = f"{rel_dir}\0{st.st_mtime_ns}\0{st.st_size}"
+    return (f"{chain}\0{link}" if chain else link), racy or now - st.st_mtime_ns <= RACY_NS
+
+
+class _SpecChain:
+    """The compiled .gitignore specs of a chain key, each file read and compiled once per walk."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.specs: dict[str, object | None] = {}
+
+    def __call__(self, chain: str) -> list[tuple[str, object]]:
+        out = []
+        for rel_dir in chain.split("\0")[::3]:
+            if rel_dir not in self.specs:
+                self.specs[rel_dir] = _load_gitignore(f"{self.base}/{rel_dir}" if rel_dir else self.base)
+            spec = self.specs[rel_dir]
+            if spec is not None:
+                out.append((rel_dir, spec))
+        return out
 
 
 def _list_folder(abs_dir: str, mtime: int) -> tuple[int, list[str], list[str], bool] | None:
@@ -286,7 +360,45 @@ class Parsed:
     lang: str | None = None
     note: str = ""
     lines: int = 0
+    unread: int = 0  # lines the grammar could not read (syntax errors)
     facts: object | None = None  # extract.FileFacts
+    rows: Rows | None = None  # the facts as table rows (what a parse worker sends back: tuples pickle fast)
+
+
+@dataclass
+class Rows:
+    """One parsed file's facts as the rows `_write_parsed` inserts."""
+
+    package: str
+    doc: str
+    symbols: list[tuple]  # (name, qualname, kind, line, end_line, signature, doc, returns)
+    symbol_words: list[str]  # each symbol's name split into words (concept search), aligned with symbols
+    imports: list[tuple]  # (spec, names, line, typing_only)
+    calls: list[tuple]  # (caller, name, recv, line, rtype)
+    text: tuple[str, str, str, str]  # file_text: path words, definition words, docs, identifier words
+    sites: list = field(default_factory=list)  # messages.Site: raise / log sites (dataclasses pickle too)
+
+
+def _rows(p: Parsed) -> Rows | None:
+    facts = p.facts
+    if facts is None:
+        return None
+    from recall_agent.architecture import words
+
+    symbols = [
+        (s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns) for s in facts.symbols
+    ]
+    symbol_words = [" ".join(words.split_identifier(s.name)) for s in facts.symbols]
+    return Rows(
+        facts.package,
+        facts.doc,
+        symbols,
+        symbol_words,
+        [(i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
+        [(c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
+        concepts.file_text(p.path, facts, symbol_words),
+        list(facts.sites),
+    )
 
 
 def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str | None) -> Parsed:
@@ -320,15 +432,17 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
     if minifiable and parsed.lines and len(data) / parsed.lines > 400 and len(data) > 20_000:
         parsed.note = "skipped: minified or generated (very long lines)"
         return parsed
-    if spec.name == "c" and path.endswith(".h"):
-        from recall_agent.architecture.lang.cfamily import looks_cpp
+    if spec.name in ("c", "cpp"):
+        from recall_agent.architecture.lang.cfamily import blank_annotations, looks_cpp
 
-        if looks_cpp(data):  # a C++ header: classes, namespaces and templates need the C++ grammar
-            spec = BY_NAME["cpp"]
+        if spec.name == "c" and path.endswith(".h") and looks_cpp(data):
+            spec = BY_NAME["cpp"]  # a C++ header: classes, namespaces and templates need the C++ grammar
+        data = blank_annotations(data)  # `__init`, `__user`, `__aligned(8)`: macros the grammar cannot see
     parsed.lang = spec.name
     facts = extract(spec, data)
     if facts.errors:
-        parsed.note = "syntax errors (partially indexed)"
+        parsed.unread = min(facts.errors, parsed.lines)
+        parsed.note = f"syntax errors (partially indexed: {parsed.unread} of {parsed.lines} lines unread)"
     if spec.name == "csharp" and not facts.package:
         facts.package = next((s.name for s in facts.symbols if s.kind == "namespace"), "")
     parsed.facts = facts
@@ -338,43 +452,60 @@ def _parse_file(root: Path, path: str, mtime_ns: int, size: int, old_hash: str |
 # --------------------------------------------------------------------------- update the store
 
 
-def _write_parsed(conn: sqlite3.Connection, p: Parsed) -> int:
-    """Upsert one file's row and replace its facts (by path: another process may have written it first)."""
-    facts = p.facts
-    package = getattr(facts, "package", "") if facts is not None else ""
-    doc = getattr(facts, "doc", "") if facts is not None else ""
-    row = (p.lang, package, p.size, p.mtime_ns, p.hash, p.lines, int(is_test_path(p.path)), doc, p.note)
+def _write_parsed(conn: sqlite3.Connection, p: Parsed, next_symbol: list[int]) -> int:
+    """Upsert one file's row and replace its facts (by path: another process may have written it first).
+
+    Symbol ids are given here (`next_symbol` holds the next free one) so their concept rows need no
+    read-back."""
+    rows = p.rows if p.rows is not None else _rows(p)
+    package, doc = (rows.package, rows.doc) if rows is not None else ("", "")
+    row = (
+        p.lang,
+        package,
+        p.size,
+        p.mtime_ns,
+        p.hash,
+        p.lines,
+        p.unread,
+        int(is_test_path(p.path)),
+        doc,
+        p.note,
+    )
     conn.execute(
-        "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, is_test, doc, note, path)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET lang=excluded.lang,"
+        "INSERT INTO files(lang, package, size, mtime_ns, hash, lines, unread, is_test, doc, note, path)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET lang=excluded.lang,"
         " package=excluded.package, size=excluded.size, mtime_ns=excluded.mtime_ns, hash=excluded.hash,"
-        " lines=excluded.lines, is_test=excluded.is_test, doc=excluded.doc, note=excluded.note",
+        " lines=excluded.lines, unread=excluded.unread, is_test=excluded.is_test, doc=excluded.doc,"
+        " note=excluded.note",
         (*row, p.path),
     )
     file_id = conn.execute("SELECT id FROM files WHERE path=?", (p.path,)).fetchone()[0]
-    for table in ("symbols", "imports", "calls"):
+    for table in ("symbols", "imports", "calls", "sites"):
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
     conn.execute("DELETE FROM edges WHERE src=?", (file_id,))
-    if facts is None:
-        concepts.store(conn, file_id, p.path, None)
+    conn.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+    if rows is None:
         return file_id
+    first = next_symbol[0]
+    next_symbol[0] += len(rows.symbols)
+    ids = range(first, next_symbol[0])
     conn.executemany(
-        "INSERT INTO symbols(file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
-        " VALUES (?,?,?,?,?,?,?,?,?)",
-        [
-            (file_id, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns)
-            for s in facts.symbols
-        ],
+        "INSERT INTO symbols(id, file_id, name, qualname, kind, line, end_line, signature, doc, returns)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [(sid, file_id, *sym) for sid, sym in zip(ids, rows.symbols, strict=True)],
     )
     conn.executemany(
         "INSERT INTO imports(file_id, spec, names, line, typing_only) VALUES (?,?,?,?,?)",
-        [(file_id, i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
+        [(file_id, *imp) for imp in rows.imports],
     )
     conn.executemany(
         "INSERT INTO calls(file_id, caller, name, recv, line, rtype) VALUES (?,?,?,?,?,?)",
-        [(file_id, c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
+        [(file_id, *call) for call in rows.calls],
     )
-    concepts.store(conn, file_id, p.path, facts)
+    concepts.store(
+        conn, file_id, rows.text, zip(ids, rows.symbol_words, (sym[6] for sym in rows.symbols), strict=True)
+    )
+    messages.store(conn, file_id, rows.sites)
     return file_id
 
 
@@ -487,27 +618,30 @@ def update(
     progress: bool | None = None,
     force: bool = False,
     summary: bool = True,
+    cap: int | None = None,
 ) -> IndexStats:
     """Bring the store in line with the files on disk; returns what was done.
 
     Parsed files are committed in batches, so an interrupted first index (a query's deadline, Ctrl-C)
     keeps its work and the next run continues; a `dirty` mark makes that next run resolve all imports.
+    `cap` stops at that many files (None: `RECALL_INDEX_MAX_FILES`, else no cap).
     """
     started = time.perf_counter()
     stats = IndexStats(root=root, store=Path(conn.execute("PRAGMA database_list").fetchone()[2]))
-    walked = walk(root, _load_dirs(conn))
-    known = {
-        r["path"]: r
-        for r in conn.execute("SELECT id, path, mtime_ns, size, hash, package, lang FROM files").fetchall()
-    }
-    removed = [r["id"] for p, r in known.items() if p not in walked.files]
-    todo = [
-        (p, m, s)
-        for p, (m, s) in walked.files.items()
-        if force or p not in known or known[p]["mtime_ns"] != m or known[p]["size"] != s
-    ]
-    if walked.truncated:
-        stats.notes.append(f"stopped at {MAX_FILES} files (RECALL_INDEX_MAX_FILES)")
+    cap = max_files() if cap is None else cap
+    walked = walk(root, _load_dirs(conn), cap)
+    stats.phases["walk"] = time.perf_counter() - started
+    stamps = conn.cursor()
+    stamps.row_factory = None  # plain tuples: the kernel has 55,000 rows to compare
+    stamp = {path: (m, s) for path, m, s in stamps.execute("SELECT path, mtime_ns, size FROM files")}
+    gone = [p for p in stamp if p not in walked.files]
+    todo = [(p, m, s) for p, (m, s) in walked.files.items() if force or stamp.get(p) != (m, s)]
+    known = _known_rows(conn, [p for p, _, _ in todo if p in stamp] + gone)
+    removed = [known[p]["id"] for p in gone]
+    stats.capped = cap if walked.truncated else 0
+    if graph.get_meta(conn, "capped") != str(stats.capped):
+        with _transaction(conn):
+            graph.set_meta(conn, "capped", str(stats.capped))
     dirty = (
         graph.get_meta(conn, "dirty") == "1"
         or graph.get_meta(conn, "indexed_at") is None
@@ -515,16 +649,36 @@ def update(
     )
     if removed or todo or dirty:
         graph.set_meta(conn, "dirty", "1")
+        mark = time.perf_counter()
         set_changed, changed_ids, parsed = _parse_and_write(conn, root, todo, known, removed, force, progress)
+        stats.phases["parse"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         _finish(conn, root, walked, changed_ids, set_changed or dirty)
+        stats.phases["resolve"] = time.perf_counter() - mark
         stats.parsed = parsed
         stats.removed = len(removed)
     if walked.dirs_changed and not walked.truncated:
         _save_dirs(conn, walked.dirs)
     if summary:
+        mark = time.perf_counter()
         _fill_stats(conn, stats)
+        stats.phases["summary"] = time.perf_counter() - mark
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _known_rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, sqlite3.Row]:
+    """The stored rows of these paths (the ones about to change), by path."""
+    out: dict[str, sqlite3.Row] = {}
+    for i in range(0, len(paths), 500):
+        chunk = paths[i : i + 500]
+        for r in conn.execute(
+            "SELECT id, path, mtime_ns, size, hash, package, lang FROM files"
+            f" WHERE path IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            out[r["path"]] = r
+    return out
 
 
 def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: bool, progress: bool | None):
@@ -541,14 +695,14 @@ def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: b
                 chunk = removed[i : i + 500]
                 conn.execute(f"DELETE FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)
     show = (progress if progress is not None else sys.stderr.isatty()) and len(todo) >= PROGRESS_MIN_FILES
+    jobs = [(p, m, s, old_hash(p)) for p, m, s in todo]
     with _progress(show, root.name, len(todo)) as advance:
-        for i in range(0, len(todo), BATCH_FILES):
-            batch = []
-            for p, m, s in todo[i : i + BATCH_FILES]:
-                batch.append(_parse_file(root, p, m, s, old_hash(p)))
-                advance()
+        stream = _parsed_stream(root, jobs)
+        while batch := list(itertools.islice(stream, BATCH_FILES)):
             with _transaction(conn):
+                next_symbol = [conn.execute("SELECT coalesce(max(id), 0) + 1 FROM symbols").fetchone()[0]]
                 for p in batch:
+                    advance()
                     row = known.get(p.path)
                     if p.note == "unchanged":  # touched, same content: remember the new stat only
                         conn.execute(
@@ -556,11 +710,68 @@ def _parse_and_write(conn, root: Path, todo, known, removed: list[int], force: b
                         )
                         continue
                     parsed_count += 1
-                    new_package = getattr(p.facts, "package", "") if p.facts is not None else ""
+                    new_package = p.rows.package if p.rows is not None else ""
                     if row is None or row["lang"] != p.lang or row["package"] != new_package:
                         set_changed = True
-                    changed_ids.add(_write_parsed(conn, p))
+                    changed_ids.add(_write_parsed(conn, p, next_symbol))
     return set_changed, changed_ids, parsed_count
+
+
+def index_workers() -> int:
+    """Parse processes: `RECALL_INDEX_WORKERS`, else one per core this process may run on."""
+    raw = os.environ.get("RECALL_INDEX_WORKERS", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _parsed_stream(root: Path, jobs: list[tuple[str, int, int, str | None]]) -> Iterator[Parsed]:
+    """Parsed files in `jobs` order, their facts as rows; parsed by a pool of processes when it pays.
+
+    At most two chunks per worker are in flight, so memory stays bounded however slow the writer is."""
+    workers = index_workers()
+    if workers < 2 or len(jobs) < PARALLEL_MIN_FILES:
+        for job in jobs:
+            parsed = _parse_file(root, *job)
+            parsed.rows, parsed.facts = _rows(parsed), None
+            yield parsed
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = (jobs[i : i + PARSE_CHUNK] for i in range(0, len(jobs), PARSE_CHUNK))
+    # spawn: the parent may hold threads (a progress bar) and open SQLite handles, which fork would copy
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init) as pool:
+        pending = deque(
+            pool.submit(_parse_chunk, str(root), c) for c in itertools.islice(chunks, 2 * workers)
+        )
+        try:
+            while pending:
+                done = pending.popleft().result()
+                if (chunk := next(chunks, None)) is not None:
+                    pending.append(pool.submit(_parse_chunk, str(root), chunk))
+                yield from done
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it keeps the work done)
+
+
+def _parse_chunk(root: str, jobs: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
+    """A parse worker's unit: files parsed, facts turned into rows (plain tuples cross processes fast)."""
+    out = []
+    for job in jobs:
+        parsed = _parse_file(Path(root), *job)
+        parsed.rows, parsed.facts = _rows(parsed), None
+        out.append(parsed)
+    return out
 
 
 def _finish(conn, root: Path, walked: WalkResult, changed_ids: set[int], everything: bool) -> None:
@@ -622,6 +833,9 @@ def _fill_stats(conn: sqlite3.Connection, stats: IndexStats) -> None:
         )
     )
     stats.syntax_errors = sum(stats.syntax_errors_by_lang.values())
+    stats.unread_lines, stats.lines = conn.execute(
+        "SELECT coalesce(sum(unread), 0), coalesce(sum(lines), 0) FROM files WHERE lang IS NOT NULL"
+    ).fetchone()
     for path, note in conn.execute(
         "SELECT path, note FROM files WHERE note != '' ORDER BY lang IS NOT NULL, path LIMIT 20"
     ):

@@ -241,6 +241,8 @@ RUBY = """
   (#match? @_m "^require(_relative)?$")) @import
 (call !receiver method: (identifier) @_m arguments: (argument_list . (simple_symbol) . (string (string_content) @import.source))
   (#eq? @_m "autoload")) @import
+(call method: (identifier) @_m arguments: (argument_list . [(call) (string (interpolation))] @import.source)
+  (#match? @_m "^require(_relative)?$")) @import
 """
 
 PHP = """

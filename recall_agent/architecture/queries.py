@@ -22,6 +22,7 @@ from recall_agent.architecture.target import Target
 
 CLASS_LIKE = ("class", "interface", "struct", "enum", "trait", "type")
 MAX_DEPTH = 10
+CLOSEST_POOL = 20_000  # names difflib compares an unknown subject with, at most
 _KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1, "function": 2}
 
 
@@ -251,10 +252,25 @@ def closest_names(conn: sqlite3.Connection, subject: str, n: int = 5) -> list[st
     """Closest symbol / module names to an unknown subject (difflib over a prefiltered candidate set)."""
     last = re.split(r"[./:#]", subject)[-1] or subject
     low = last.lower()
-    names = [r[0] for r in conn.execute("SELECT DISTINCT name FROM symbols")]
+    pool: set[str] = set()
+    for first in {low[:1], low[:1].upper()} if low else set():  # same first letter: the name index
+        pool.update(
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT name FROM symbols WHERE name >= ? AND name < ?", (first, chr(ord(first) + 1))
+            )
+        )
+    pool.update(
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT name FROM symbols WHERE name LIKE ? ESCAPE '\\'", (f"%{_like_escape(low)}%",)
+        )
+        if low in r[0].lower()
+    )
     modules = [r[0] for r in conn.execute("SELECT DISTINCT module FROM files WHERE module != ''")]
-    pool = {c for c in names if c[:1].lower() == low[:1] or low in c.lower()}
     pool |= {m for m in modules if low in m.lower() or m.rsplit(".", 1)[-1][:1].lower() == low[:1]}
+    if len(pool) > CLOSEST_POOL:  # a kernel-sized repository: difflib over the names nearest in length
+        pool = set(sorted(pool, key=lambda c: (abs(len(c) - len(last)), c))[:CLOSEST_POOL])
     substring = sorted((c for c in pool if low in c.lower()), key=len)[:n]
     close = difflib.get_close_matches(last, list(pool), n=n, cutoff=0.6)
     out: list[str] = []

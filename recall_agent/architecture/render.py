@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from recall_agent.architecture.concepts import Hit
+from recall_agent.architecture.origins import Origins
 from recall_agent.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent
 from recall_agent.architecture.target import Target
 
@@ -377,3 +378,29 @@ def tests_to_run(label: str, paths: list[str], tests: list) -> str:
         + "\n".join(f"{i}. {_test(t)}" for i, t in enumerate(tests[:12], 1))
         + (f"\n(+{len(tests) - 12} more)" if len(tests) > 12 else "")
     )
+
+
+def origins(found: Origins) -> str:
+    """Where an error is raised (the site whose literal text it carries) and its frames in the repository."""
+    lines = []
+    for i, h in enumerate(found.sites[:3]):
+        where = f"{h.path}:{h.line}" + (f" in {_code(h.scope)}" if h.scope else "")
+        when = f" (when {_code(h.cond)})" if h.cond else ""
+        verb = {"raise": "Raised", "error": "Error built", "log": "Logged", "message": "Message defined"}[
+            h.kind
+        ]
+        head = f"{verb} at {where}{when}" if i == 0 else f"Also at {where}{when}"
+        code = f": {_code(h.code)}" if h.code else ""
+        shared = ", ".join(f"“{m}”" for m in h.matched[:3])
+        lines.append(f"{head}{code} — the message's {shared}" + (" [test file]" if h.is_test else ""))
+    if len(found.sites) > 3:
+        lines.append(f"(+{len(found.sites) - 3} more sites with the same text)")
+    if found.frames:
+        lines.append("Traceback frames in this repository:")
+        for f in found.frames[:6]:
+            func = f" in {_code(f.func)}" if f.func else ""
+            code = f" — {_code(f.code)}" if f.code else ""
+            lines.append(f"  {f.repo_path}:{f.line}{func}{code}")
+        if len(found.frames) > 6:
+            lines.append(f"  (+{len(found.frames) - 6} more frames)")
+    return "\n".join(lines)

@@ -48,8 +48,9 @@ def path_words(path: str) -> str:
 def identifier_words(source: str) -> str:
     """The distinct words of every identifier in a file (each once: how often a local is used says little)."""
     seen: dict[str, None] = {}
-    for m in _IDENTIFIER.finditer(source):
-        for word in split_identifier(m.group(0)):
+    # each distinct identifier is split once: a repeat adds no word (files repeat names thousands of times)
+    for ident in dict.fromkeys(_IDENTIFIER.findall(source)):
+        for word in split_identifier(ident):
             seen.setdefault(word, None)
             if len(seen) >= IDENTS_MAX:
                 return " ".join(seen)

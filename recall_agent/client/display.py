@@ -117,6 +117,8 @@ def why_line(why: object) -> str:
         parts.append(f"in {why['frame'].strip()}")
     if why.get("exact") is True:
         parts.append("same error lines")
+    if isinstance(why.get("differs"), str) and why["differs"].strip():
+        parts.append(one_line(why["differs"])[:160])
     return " · ".join(parts)
 
 

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from recall_agent.errors import describe
+
 TOTAL_BUDGET_S = 10.0
 REQUEST_TIMEOUT_S = 9.0
 POLL_S = 0.005
@@ -99,7 +101,7 @@ async def post_json(url: str, payload: dict, timeout_s: float = REQUEST_TIMEOUT_
     except httpx.ConnectError as exc:
         raise BackendFailure("connection", f"connection refused: {url} ({exc})") from None
     except httpx.HTTPError as exc:
-        raise BackendFailure("connection", f"{type(exc).__name__}: {exc} ({url})") from None
+        raise BackendFailure("connection", f"{describe(exc)} ({url})") from None
     if not 200 <= resp.status_code < 300:
         reason = f"HTTP {resp.status_code} {resp.reason_phrase}".strip()
         raise BackendFailure("http_status", f"{reason}: {_snippet(resp.text)} ({url})")
@@ -155,8 +157,7 @@ def _run_node_in_thread(name: str, payload: dict, box: dict) -> None:
         box["error"] = exc
     except Exception as exc:  # the node raised: its own failure, shown as such
         # a validation error names the model on line 1 and the field on lines 2-3: keep those
-        head = "; ".join(line.strip() for line in str(exc).strip().splitlines()[:3])
-        box["error"] = BackendFailure("error", f"{type(exc).__name__}: {head}"[:400])
+        box["error"] = BackendFailure("error", describe(exc))
 
 
 def _start_node(outcome: BackendOutcome) -> dict[str, Any]:

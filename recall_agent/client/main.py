@@ -15,8 +15,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from recall_agent import repo
 from recall_agent.client import query
 from recall_agent.client.query import UsageError
+from recall_agent.errors import describe
 
 if TYPE_CHECKING:
     from recall_agent.client.context import Context
@@ -48,7 +50,7 @@ one Markdown answer with sources. Backends are advisory: recall exits 0 even whe
 
 Backends: in-process by default; HTTP when AGENT_LEARNING_RETRIEVAL_URL / KNOWLEDGE_FEDERATION_URL are set.
 Other commands: recall learn | export | forget | index | catalog | serve | mcp | hook | install | uninstall |
-import-sessions (each has --help).
+import-sessions | doctor (each has --help).
 
 examples:
   recall "ImportError: cannot import name 'Foo' from 'bar'"
@@ -128,8 +130,9 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     payloads = query.build_payloads(args, ctx.repo, error_text)
     _redact_outgoing(payloads, fanout)
     federation = payloads.get("federation")
-    if federation is not None and ctx.repo_root and not fanout.backend_url("federation"):
-        federation["repo_path"] = str(ctx.repo_root)  # in-process only: the wire payload stays the seed's
+    project = repo.project_root(ctx.cwd) if federation is not None else None
+    if federation is not None and project and not fanout.backend_url("federation"):
+        federation["repo_path"] = str(project)  # in-process only: the wire payload stays the seed's
     # recall installs no pydantic plugins; skipping pydantic's scan of every installed distribution's entry
     # points saves ~30 ms on the in-process path (PYDANTIC_DISABLE_PLUGINS is pydantic's own switch)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
@@ -184,5 +187,5 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # one readable line, never a traceback
-        print(f"recall: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"recall: internal error: {describe(exc)}", file=sys.stderr)
         return 1

@@ -16,9 +16,10 @@ _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
 HOOK_HELP = """usage: recall hook <Event>
 
 Claude Code hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
-Events: PostToolUseFailure (recall prior fixes for the error), PostToolUse (record successes and edits;
-failures from older Claude Code versions are treated as PostToolUseFailure), Stop and SessionEnd (capture
-resolved errors as learnings). Problems go to $RECALL_HOME/logs/hooks.log, never to the agent.
+Events: PostToolUseFailure (recall prior fixes for the error; a PostToolUse that carries a failure, from
+Claude Code versions before PostToolUseFailure, is treated the same), Stop and SessionEnd (read the
+session's transcript and capture the errors it fixed as learnings). Problems go to
+$RECALL_HOME/logs/hooks.log, never to the agent.
 
 Environment: AGENT_LEARNING_RETRIEVAL_URL (query a server), RECALL_SERVER_URL + RECALL_TOKEN (store
 captured learnings on a team server), RECALL_HOOK_MIN_SIMILARITY (default 0.85), RECALL_HOOK_MAX_INJECT

@@ -5,10 +5,8 @@ Field names follow Claude Code's hook reference (`tool_name`, `tool_input`, `too
 versions and as PostToolUse with the exit code inside `tool_response` in older ones; both end up here as a
 failed `ToolEvent`.
 
-Command identity: `key` is the normalized command line (cd prefix, output plumbing and whitespace folded);
-`family` is the tool and subcommand (`pytest`, `npm test`, `git push`, `python app.py`), `targets` the
-remaining non-option arguments. A failure is resolved by a later success with the same key, or with the
-same family whose targets cover the failure's (`pytest tests/` covers `pytest tests/test_a.py::test_x`).
+`key` identifies the failing check (`recall_agent.capture.commands`): the same error of the same check is
+injected once per session, and a learning injected for it is judged by what follows.
 """
 
 from __future__ import annotations
@@ -16,8 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from recall_agent.hooks.runtime import response_failed
@@ -27,19 +24,6 @@ ERROR_TEXT_MAX = 4000
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool (old_string not found, no such file to read), not the code
 IGNORED_FAILURE_TOOLS = FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "ExitPlanMode"}
-_WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
-_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("hatch", "run")}
-_MULTI = {
-    "git", "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "docker", "kubectl", "pip", "pip3", "uv",
-    "poetry", "dotnet", "mvn", "gradle", "gradlew", "bundle", "rake", "terraform", "helm", "deno", "just",
-    "tox", "nox", "mix", "swift", "rails",
-}  # fmt: skip
-_INTERPRETERS = {"python", "python3", "node", "ruby", "bash", "sh", "zsh", "perl", "php", "deno", "ts-node"}
-_PLUMBING_STAGE = re.compile(r" ?(?:tail|head|less|more|cat|tee|grep)\b[^|;&]*")
-_REDIRECT = re.compile(r" ?\d?>&\d ?| ?2> ?/dev/null ?")
-_CD_PREFIX = re.compile(r"^ ?cd (?:\"[^\"]*\"|'[^']*'|\S+) ?(?:&&|;) ?")
-_SEPARATOR = re.compile(r"&&|\|\||;|\|")
-_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _IDENT_FOLD = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{7,40}\b|\d+")
 
 
@@ -53,8 +37,6 @@ class ToolEvent:
     tool_use_id: str | None = None
     interrupted: bool = False
     key: str = ""
-    family: str = ""
-    targets: list[str] = field(default_factory=list)
 
 
 def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
@@ -71,7 +53,9 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
         path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
         ev.file_path = redact(path) if path else path  # the session file keeps it
     else:
-        ev.command = _describe_input(tool, tool_input)
+        from recall_agent.capture.commands import tool_command
+
+        ev.command = tool_command(tool, tool_input).text
 
     if event == "PostToolUseFailure":
         ev.failed = True
@@ -86,18 +70,20 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     if ev.command:
         # commands carry secrets too (`curl -H "Authorization: ..."`, `DB_PASSWORD=... pytest`); a failure
         # and its success are redacted alike, so their keys still compare
-        ev.command, ev.key, ev.family, targets = _command_facts(ev.command)
-        ev.targets = list(targets)
+        ev.command, ev.key = (
+            _command_facts(ev.command) if tool == "Bash" else (redact(ev.command), ev.command)
+        )
     return ev
 
 
 @functools.lru_cache(maxsize=1024)
-def _command_facts(command: str) -> tuple[str, str, str, tuple[str, ...]]:
-    """The redacted command and its identity; cached, since a replayed transcript runs the same few
-    commands (`git status`, the test command) hundreds of times."""
+def _command_facts(command: str) -> tuple[str, str]:
+    """The redacted command and the key of its check (cached: the same few commands run many times)."""
+    from recall_agent.capture import commands
+
     redacted = redact(command)
-    key, family, targets = command_identity(redacted)
-    return redacted, key, family, tuple(targets)
+    parsed = commands.parse(redacted)
+    return redacted, parsed.main.key if parsed.main else parsed.text
 
 
 def learns_from_failure(ev: ToolEvent) -> bool:
@@ -108,16 +94,6 @@ def learns_from_failure(ev: ToolEvent) -> bool:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
-
-
-def _describe_input(tool: str, tool_input: dict[str, Any]) -> str:
-    """MCP and other tools: tool name plus its scalar inputs, so the same call gets the same key."""
-    parts = [tool]
-    for name in sorted(tool_input)[:6]:
-        value = tool_input[name]
-        if isinstance(value, str | int | float | bool):
-            parts.append(f"{name}={str(value)[:80]}")
-    return " ".join(parts)
 
 
 def _response_text(response: object) -> str | None:
@@ -147,63 +123,6 @@ def clip(text: str, limit: int = ERROR_TEXT_MAX) -> str:
     head = limit // 4
     tail = limit - head - 5
     return text[:head] + "\n...\n" + text[-tail:]
-
-
-def normalize_command(command: str) -> str:
-    cmd = " ".join(command.split())
-    cmd = _CD_PREFIX.sub("", cmd)
-    cmd = _strip_plumbing(cmd)
-    cmd = _REDIRECT.sub(" ", cmd)
-    return " ".join(cmd.split())
-
-
-def _strip_plumbing(cmd: str) -> str:
-    """`cmd` without trailing `| tail`/`| grep x`/... stages (a loop, not one regex: linear time)."""
-    while (i := cmd.rfind("|")) > 0 and cmd[i - 1] != "|" and _PLUMBING_STAGE.fullmatch(cmd[i + 1 :]):
-        cmd = cmd[:i].rstrip()
-    return cmd
-
-
-def command_identity(command: str) -> tuple[str, str, list[str]]:
-    """(key, family, targets) for a command line; see the module docstring."""
-    key = normalize_command(command)
-    first = _SEPARATOR.split(key, maxsplit=1)[0].strip()
-    try:
-        words = shlex.split(first)
-    except ValueError:
-        words = first.split()
-    words = [w for w in words if not _ENV_ASSIGN.match(w)]
-    while words and (words[0] in _WRAPPERS or (len(words) > 1 and (words[0], words[1]) in _RUNNERS)):
-        words = words[2:] if len(words) > 1 and (words[0], words[1]) in _RUNNERS else words[1:]
-    if not words:
-        return key, key, []
-    program = words[0].rsplit("/", 1)[-1]
-    rest = words[1:]
-    if program.startswith("python") and len(rest) >= 2 and rest[0] == "-m":
-        program, rest = rest[1], rest[2:]
-    args = [w for w in rest if not w.startswith("-")]
-    family = program
-    if (program in _MULTI or program in _INTERPRETERS) and args:
-        family = f"{program} {args[0]}"
-        args = args[1:]
-    return key, family, args
-
-
-def resolves(failure: dict[str, Any], success: dict[str, Any]) -> bool:
-    """Does a recorded success resolve a recorded failure (same command, or a run that covers it)?"""
-    if failure.get("key") and failure.get("key") == success.get("key"):
-        return True
-    if not failure.get("family") or failure.get("family") != success.get("family"):
-        return False
-    ok_targets = success.get("targets") or []
-    if not ok_targets:
-        return True
-    return all(any(_covers(o, t) for o in ok_targets) for t in failure.get("targets") or [])
-
-
-def _covers(outer: str, inner: str) -> bool:
-    outer = outer.rstrip("/")
-    return inner == outer or inner.startswith(outer + "/") or inner.startswith(outer + "::") or outer == "."
 
 
 def error_ident(key: str, text: str) -> str:

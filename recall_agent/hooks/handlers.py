@@ -1,13 +1,13 @@
 """One function per Claude Code hook event. Each returns the hook's JSON output, or None for silence.
 
-- PostToolUseFailure (and PostToolUse carrying a failure): record the error, look up learnings, inject a
-  few lines when a match clears the threshold and was not shown for this error in this session. If the
-  same failure repeats after an injection, the injected learnings lose confidence.
-- PostToolUse (success): Bash runs may resolve recorded errors (the injected learnings that helped are
-  rewarded at the next capture); edits are recorded as files touched. Skipped cheaply while the session has
-  no open error.
-- Stop / SessionEnd: capture resolved errors as learnings, apply due rewards. Never blocks (no `decision`
-  in the output).
+- PostToolUseFailure (and PostToolUse carrying a failure, from Claude Code versions before
+  PostToolUseFailure): record the error, look up learnings, inject a few lines when a match clears the
+  threshold and was not shown for this error in this session. If the same failure repeats after an
+  injection, the injected learnings lose confidence.
+- Stop / SessionEnd: the capture engine reads the transcript's new lines (`hooks/capture.py`) and stores
+  the errors it fixed; injected learnings whose error was fixed are rewarded. Never blocks (no
+  `decision` in the output).
+A successful tool call needs no hook: the transcript holds everything the capture needs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from recall_agent.redact import redact
 
 REWARD = 0.1
 PENALTY = -0.1
-REWARD_DUE = "reward_due"  # session key: injected learning ids that helped, rewarded at the next capture
 NO_SESSION = "no-session"
 
 
@@ -58,8 +57,7 @@ def on_tool(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if ev.failed:
         return on_failure(event, payload, ev)
-    on_success(payload, ev)
-    return None
+    return None  # a success: the capture at Stop reads it from the transcript
 
 
 def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dict[str, Any] | None:
@@ -69,17 +67,13 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
     text = redact(ev.error_text)
     ident = events.error_ident(ev.key or ev.tool, text)
     shown: set[str] = set()
-    penalize: list[str] = []
     root = repo.toplevel(Path(cwd))
     try:
         with session.update(sid, cwd) as st:
-            _entry, earlier = state.add_error(st, ev, text)
+            state.add_error(st, ev, text)
             shown = state.already_injected(st, ident)
-            penalize = _take_feedback(earlier)
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"session state not written ({exc}); answering without it")
-    if penalize:
-        _adjust(penalize, PENALTY, event)
 
     budget = min(runtime.deadline(event), 5.0) - runtime.elapsed() - 0.15
     if budget <= 0.05:
@@ -118,28 +112,6 @@ def _take_feedback(entries: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def on_success(payload: dict[str, Any], ev: events.ToolEvent) -> None:
-    if ev.tool != "Bash" and ev.tool not in events.FILE_TOOLS:
-        return
-    sid, cwd = _session_id(payload), _cwd(payload)
-    current = session.load(sid)
-    if not current or not any(
-        isinstance(e, dict) and not e.get("resolved_ts") for e in current.get("errors", [])
-    ):
-        return  # nothing open to resolve: keep the hook on every tool call nearly free
-    with session.update(sid, cwd) as st:
-        if ev.tool in events.FILE_TOOLS:
-            if ev.file_path:
-                state.add_file(st, ev.file_path, cwd)
-        elif ev.command:
-            # the reward is applied with the capture that this resolution makes due (Stop): opening the
-            # store here would load pydantic on the tool call that resolves the error
-            reward = _take_feedback(state.add_success(st, ev))
-            if reward:
-                due = st.get(REWARD_DUE) if isinstance(st.get(REWARD_DUE), list) else []
-                st[REWARD_DUE] = list(dict.fromkeys(due + reward))
-
-
 def _adjust(ids: list[str], delta: float, event: str) -> None:
     """Feedback on injected learnings, in the local store (the server has no confidence endpoint)."""
     if os.environ.get("AGENT_LEARNING_RETRIEVAL_URL"):
@@ -159,19 +131,34 @@ def _adjust(ids: list[str], delta: float, event: str) -> None:
 def on_stop(event: str, payload: dict[str, Any]) -> None:
     from recall_agent.hooks import capture
 
-    sid = _session_id(payload)
-    if session.load(sid) is None:
-        return
+    sid, cwd = _session_id(payload), _cwd(payload)
     reward: list[str] = []
+    penalty: list[str] = []
     try:
-        with session.update(sid, _cwd(payload), lock_timeout_s=1.0) as st:
-            learnings = capture.capture(st, payload)
-            if learnings:
-                capture.store(learnings)  # inside the lock: marked captured only once stored
-            due = st.pop(REWARD_DUE, None)
-            reward = [str(i) for i in due] if isinstance(due, list) else []
+        with session.update(sid, cwd, lock_timeout_s=1.0) as st:
+            found = capture.capture(sid, payload, st.get("cwd") or cwd)
+            if found.learnings:
+                capture.store(found.learnings)  # inside the lock: the offset moves on only once stored
+            capture.save(sid, found)
+            state.resolve(st, set(found.resolved_ids))
+            reward, penalty = _judge(st, found.verdicts)
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"capture skipped: {exc}")
     if reward:
         _adjust(reward, REWARD, event)
-    session.prune()  # the entry script starts Python at Stop/SessionEnd only when there is a capture
+    if penalty:
+        _adjust(penalty, PENALTY, event)
+    session.prune()
+
+
+def _judge(st: dict[str, Any], verdicts: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Injected learnings judged by what the next run of that check did (the capture engine's verdicts):
+    (helped, hurt) learning ids, each injection judged once."""
+    by_call = {e.get("tool_use_id"): e for e in st["errors"] if isinstance(e, dict) and e.get("tool_use_id")}
+    helped: list[str] = []
+    hurt: list[str] = []
+    for call, verdict in verdicts.items():
+        entry = by_call.get(call)
+        if entry:
+            (helped if verdict == "helped" else hurt).extend(_take_feedback([entry]))
+    return list(dict.fromkeys(helped)), list(dict.fromkeys(hurt))

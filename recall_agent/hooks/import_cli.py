@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
 def _targets(args: argparse.Namespace) -> tuple[list[Path], str] | str:
     """(paths to read, what they are) or an error message."""
     from recall_agent import repo
+    from recall_agent.capture.sessions import all_project_folders, project_folders
     from recall_agent.config import claude_projects_dir
-    from recall_agent.hooks.transcripts import all_project_folders, project_folders
 
     if args.paths:
         missing = [str(p) for p in args.paths if not p.exists()]
@@ -74,7 +74,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Path], str] | str:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from recall_agent.hooks.transcripts import sessions_in
+    from recall_agent.capture.sessions import sessions_in
 
     found = _targets(args)
     if isinstance(found, str):
@@ -245,7 +245,7 @@ class _RichProgress:
 def install_offer(project: Path | None) -> str | None:
     """The line `recall install` prints when past sessions exist: how many, and the command that imports
     them (`project` None: every project, for a user-wide install). Counting only: nothing is read."""
-    from recall_agent.hooks.transcripts import all_project_folders, project_folders, sessions_in
+    from recall_agent.capture.sessions import all_project_folders, project_folders, sessions_in
 
     folders = all_project_folders() if project is None else project_folders(project)
     count = sum(1 for s in sessions_in(folders) if not s.main.name.startswith("agent-")) if folders else 0

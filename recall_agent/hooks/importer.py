@@ -1,14 +1,9 @@
-"""Sessions a user already has, turned into learnings by the rules the capture hooks apply live.
+"""Sessions a user already has, turned into learnings by the capture engine the hooks run live.
 
-Each transcript stream (a session, a subagent) is replayed into a hooks session record (`recall_agent.session`
-schema) through the hooks' own steps: `events.from_payload` builds the tool event from the same fields the
-hook JSON carries, failures are recorded with `state.add_error` (redacted, file tools' usage errors and
-interruptions left out), successful runs resolve them with `state.add_success`, edits made while an error
-is open are `state.add_file`. Where the Stop hook would fire (a new user prompt, the end of the file),
-`capture.capture_resolved` turns the resolved errors into learnings: the same grouping, files, ticket from
-the session's branch (`gitBranch`, as it was then), task type, and the agent's first words after the
-resolving call as the resolution. No `git diff` fallback: today's working tree says nothing about an old
-session.
+Each transcript file (a session, each of its subagents) is read whole by `recall_agent.capture`: the same
+engine the Stop hook runs on a live session's new lines, so the two cannot drift apart. The learning's
+ticket comes from the session's branch as it was then (`gitBranch`), its time from the run that showed the
+fix. The repository is the session folder's git top level when that still exists, else the folder's name.
 
 Merging: a learning whose session and error fingerprint are already in the store (captured by the hooks,
 or imported before) is skipped; otherwise `store.add` merges it with an identical one (same repo, same
@@ -26,30 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from recall_agent import session
+from recall_agent import repo
+from recall_agent.capture.sessions import SessionFiles
 from recall_agent.config import learnings_db
-from recall_agent.hooks import capture, events, state
-from recall_agent.hooks.transcripts import Prompt, Result, Said, SessionFiles, Step, Transcript
+from recall_agent.hooks import capture
 from recall_agent.learnings.records import resolution_key, signature_rows
-from recall_agent.redact import redact
 
-_TICK = 1e-6  # keeps replayed events in file order when timestamps are equal or missing
 # learnings sharing a fingerprint looked at to tell "already known" (the store merges the rest anyway)
 KNOWN_LIMIT = 200
 WRITE_BATCH = 200
-
-
-@dataclass
-class _Stream:
-    """One replayed stream: the hooks' session record plus what Stop would read from the transcript."""
-
-    record: dict[str, Any]
-    clock: float = 0.0
-    waiting: list[str] = field(default_factory=list)  # resolving calls whose explanation comes next
-    collecting: str | None = None  # message id of the explanation being read (a reply spans lines)
-    explained: list[str] = field(default_factory=list)
-    explanations: dict[str, str] = field(default_factory=dict)
-    last_text: str | None = None
 
 
 @dataclass
@@ -63,121 +43,47 @@ class SessionResult:
     failed: str | None = None  # why the file could not be read
 
 
-@dataclass
-class _Replay:
-    transcript: Transcript
-    session_id: str
-    streams: dict[str, _Stream] = field(default_factory=dict)
-    learnings: list[dict[str, Any]] = field(default_factory=list)
-    errors: int = 0
-    resolved: int = 0
+def _context(session_id: str, cwd: str | None, branch: str | None) -> Any:
+    from recall_agent.capture.learning import Context
 
-    def stream(self, name: str) -> _Stream:
-        if name not in self.streams:
-            self.streams[name] = _Stream(session.new_state(self.session_id, self.transcript.stats.cwd))
-        return self.streams[name]
-
-    def step(self, step: Step) -> None:
-        if isinstance(step, Result):
-            self.result(step)
-        elif isinstance(step, Said):
-            self.said(step)
-        elif isinstance(step, Prompt):
-            self.capture(self.stream(step.stream))  # the turn ended here: Stop would have captured
-        # a Call needs nothing: its result carries it
-
-    def result(self, res: Result) -> None:
-        call = res.call
-        st = self.stream(call.stream)
-        st.clock = res.ts if res.ts is not None and res.ts > st.clock else st.clock + _TICK
-        payload: dict[str, Any] = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id}
-        if res.is_error:
-            payload |= {"error": res.text, "is_interrupt": res.interrupted}
-            ev = events.from_payload(payload, "PostToolUseFailure")
-        else:
-            if not state.has_open_error(st.record):
-                return  # the hooks' PostToolUse records nothing while no error is open
-            payload["tool_response"] = res.response or {}
-            ev = events.from_payload(payload, "PostToolUse")
-        if ev is None:
-            return
-        if ev.failed:
-            if events.learns_from_failure(ev) and ev.error_text:
-                state.add_error(st.record, ev, redact(ev.error_text), now=st.clock)
-                self.errors += 1
-            return
-        if ev.tool in events.FILE_TOOLS:
-            if ev.file_path:
-                state.add_file(st.record, ev.file_path, res.cwd or st.record.get("cwd"), now=st.clock)
-        elif ev.tool == "Bash" and ev.command:
-            resolved = state.add_success(st.record, ev, now=st.clock)
-            if resolved:
-                self.resolved += len(resolved)
-                st.waiting.append(call.id)
-
-    def said(self, said: Said) -> None:
-        st = self.stream(said.stream)
-        st.last_text = said.text
-        if st.waiting:
-            for tid in st.waiting:
-                st.explanations[tid] = said.text
-            st.explained, st.waiting, st.collecting = st.waiting, [], said.message_id
-        elif said.message_id and said.message_id == st.collecting:
-            for tid in st.explained:  # the same reply, continued on the next line
-                st.explanations[tid] += "\n" + said.text
-
-    def capture(self, st: _Stream) -> None:
-        record = st.record
-        root = record.get("repo_root") or record.get("cwd")
-        learnings = capture.capture_resolved(
-            record,
-            session_id=self.session_id,
-            root=root,
-            branch=self.transcript.stats.branch,
-            explain=lambda tid: st.explanations.get(tid or "") or st.last_text,
-            use_git=False,
-        )
-        when = _iso(st.clock)
-        for learning in learnings:
-            if when:
-                learning["created_at"] = when
-            self.learnings.append(learning)
-        session.trim(record)
-        st.waiting, st.collecting, st.explained, st.last_text = [], None, [], None
-
-    def finish(self) -> None:
-        for st in self.streams.values():
-            self.capture(st)
-
-
-def _iso(ts: float) -> str | None:
-    """A replay clock value as ISO time, when it is a real timestamp (not just ticks from zero)."""
-    if ts < 1e9:
-        return None
-    return datetime.fromtimestamp(ts, UTC).isoformat()
+    root = repo.toplevel(Path(cwd)) if cwd and Path(cwd).is_absolute() else None
+    name = repo.name(Path(cwd), root) if cwd else "unknown"
+    return Context(
+        session_id=session_id, root=str(root) if root else cwd, branch=branch, repo=name or "unknown"
+    )
 
 
 def read_session(files: SessionFiles) -> SessionResult:
-    """Replay a session and its subagents. Never raises: an unreadable file is reported in `failed`."""
+    """Read a session and its subagents. Never raises: an unreadable file is reported in `failed`."""
+    from recall_agent.capture import learning
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
     result = SessionResult(files.main, files.main.stem)
     for path in files.paths():
         transcript = Transcript(path)
-        replay = _Replay(transcript, "")
+        engine = Engine()
         try:
-            for step in transcript.steps():
-                if not replay.session_id:
-                    replay.session_id = transcript.stats.session_id or files.main.stem
-                replay.step(step)
-            replay.session_id = replay.session_id or transcript.stats.session_id or files.main.stem
-            replay.finish()
+            engine.feed(transcript.steps())
+            engine.end_turn()
+            stats = transcript.stats
+            sid = stats.session_id or files.main.stem
+            ctx = _context(sid, stats.cwd, stats.branch)
+            learnings = []
+            for episode in engine.episodes():
+                built = learning.build(episode, ctx)
+                if built:
+                    if episode.passed.ts:
+                        built["created_at"] = datetime.fromtimestamp(episode.passed.ts, UTC).isoformat()
+                    learnings.append(built)
         except Exception as exc:  # unreadable, or content nothing here expected: skip the file, go on
             result.failed = f"{path}: {type(exc).__name__}: {exc}"
             continue
         if path == files.main:
-            result.session_id = replay.session_id
-        result.learnings.extend(replay.learnings)
-        result.errors += replay.errors
-        result.resolved += replay.resolved
+            result.session_id = sid
+        result.learnings.extend(learnings)
+        result.errors += engine.failures
+        result.resolved += engine.resolved
         result.bad_lines += transcript.stats.bad_lines
     return result
 
@@ -342,12 +248,13 @@ _ERROR_LINE = re.compile(
     r"(?<![A-Za-z])[A-Za-z]+(?:Error|Exception)\b|\berror(?:\[\w+\])?:|^FAIL|panic:|fatal:"
 )
 _ERRORISH = re.compile(r"(?i)error|exception|fail|fatal|denied|not found|cannot|unable|panic")
+_EXIT_CODE_LINE = re.compile(r"(?:Error: )?Exit code -?\d+")
 
 
 def learning_line(learning: dict[str, Any], width: int = 100) -> str:
     """One entry of `--dry-run`: repo, the error's telling line, the resolution."""
     lines = [" ".join(ln.split()) for ln in str(learning["error_signatures"][-1]).splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not capture.EXIT_CODE_LINE.fullmatch(ln)] or lines
+    lines = [ln for ln in lines if not _EXIT_CODE_LINE.fullmatch(ln)] or lines
     telling = [ln for ln in lines if _ERROR_LINE.search(ln)] or [ln for ln in lines if _ERRORISH.search(ln)]
     error = (telling or lines or [""])[-1]
     summary = " ".join(str(learning["resolution_summary"]).split())

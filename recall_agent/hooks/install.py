@@ -24,7 +24,6 @@ from typing import Any
 # before it finishes, so capture never happens there (Claude Code 2.1.197 and 2.1.332).
 EVENTS: dict[str, tuple[str | None, int]] = {
     "PostToolUseFailure": ("*", 5),
-    "PostToolUse": ("Bash|Edit|Write|MultiEdit|NotebookEdit", 5),
     "Stop": (None, 10),
     "SessionEnd": (None, 10),
 }

@@ -14,9 +14,11 @@ import json
 import os
 from typing import Any
 
+from recall_agent.capture import SOURCE_PREFIX
+
 DEFAULT_MIN_SIMILARITY = 0.85
 DEFAULT_MAX_INJECT = 2
-SUMMARY_MAX = 280
+SUMMARY_MAX = 360
 
 
 def min_similarity() -> float:
@@ -93,7 +95,8 @@ def format_context(matches: list[dict[str, Any]]) -> str:
     noun = "a prior fix" if len(matches) == 1 else f"{len(matches)} prior fixes"
     lines = [f"recall: {noun} for this error (from learnings of earlier sessions):"]
     for m in matches:
-        summary = " ".join(str(m.get("resolution_summary", "")).split())
+        rows = str(m.get("resolution_summary", "")).splitlines()
+        summary = " ".join(" ".join(r for r in rows if not r.startswith(SOURCE_PREFIX)).split())
         if len(summary) > SUMMARY_MAX:
             summary = summary[: SUMMARY_MAX - 1].rstrip() + "…"
         facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]

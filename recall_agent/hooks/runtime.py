@@ -116,17 +116,10 @@ def response_failed(response: object) -> bool:
 
 
 def nothing_to_do(event: str, payload: dict[str, Any] | None) -> bool:
-    """A successful PostToolUse in a session with no open error: the common case on every tool call,
-    answered before the handlers (and redaction, pydantic) are imported."""
-    if event != "PostToolUse" or payload is None or response_failed(payload.get("tool_response")):
-        return False
-    from recall_agent import session
-
-    sid = payload.get("session_id")
-    state = session.load(sid) if isinstance(sid, str) and sid.strip() else None
-    errors = state.get("errors") if state else None
-    return not (
-        isinstance(errors, list) and any(isinstance(e, dict) and not e.get("resolved_ts") for e in errors)
+    """A PostToolUse that reports no failure: nothing to do (the capture reads successes from the
+    transcript at Stop), answered before the handlers (and redaction, pydantic) are imported."""
+    return (
+        event == "PostToolUse" and payload is not None and not response_failed(payload.get("tool_response"))
     )
 
 

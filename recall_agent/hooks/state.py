@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
-from recall_agent.hooks.events import ToolEvent, error_ident, resolves
+from recall_agent.hooks.events import ToolEvent, error_ident
 
 
 def add_error(
@@ -22,8 +21,6 @@ def add_error(
     ]
     entry = {
         "key": ev.key or ev.tool,
-        "family": ev.family or ev.tool,
-        "targets": ev.targets,
         "tool": ev.tool,
         "command": ev.command,
         "text": text,
@@ -31,7 +28,6 @@ def add_error(
         "ts": time.time() if now is None else now,
         "tool_use_id": ev.tool_use_id,
         "resolved_ts": None,
-        "resolved_by": None,
         "injected": [],
         "feedback": [],
     }
@@ -39,47 +35,18 @@ def add_error(
     return entry, earlier
 
 
-def add_success(state: dict[str, Any], ev: ToolEvent, now: float | None = None) -> list[dict[str, Any]]:
-    """Append a successful command; mark and return the unresolved failures it resolves."""
-    now = time.time() if now is None else now
-    success = {
-        "key": ev.key,
-        "family": ev.family,
-        "targets": ev.targets,
-        "tool": ev.tool,
-        "command": ev.command,
-        "ts": now,
-        "tool_use_id": ev.tool_use_id,
-    }
-    state["successes"].append(success)
-    resolved = []
+def resolve(state: dict[str, Any], tool_use_ids: set[str], now: float | None = None) -> list[dict[str, Any]]:
+    """Mark the recorded failures that the capture engine saw fixed; returns them."""
+    done = []
     for entry in state["errors"]:
-        if isinstance(entry, dict) and not entry.get("resolved_ts") and resolves(entry, success):
-            entry["resolved_ts"] = now
-            entry["resolved_by"] = {"command": ev.command, "tool_use_id": ev.tool_use_id}
-            resolved.append(entry)
-    return resolved
-
-
-def add_file(state: dict[str, Any], path: str, cwd: str | None, now: float | None = None) -> None:
-    rel = relative_path(path, state.get("repo_root") or cwd)
-    if not any(isinstance(f, dict) and f.get("path") == rel for f in state["files"]):
-        state["files"].append({"path": rel, "ts": time.time() if now is None else now})
-
-
-def has_open_error(state: dict[str, Any]) -> bool:
-    """Is any recorded error still unresolved? (Successes and edits are recorded only then.)"""
-    return any(isinstance(e, dict) and not e.get("resolved_ts") for e in state["errors"])
-
-
-def relative_path(path: str, root: str | None) -> str:
-    """Repo-relative when the file is inside the repo, as given otherwise."""
-    if root:
-        try:
-            return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-        except (ValueError, OSError):
-            pass
-    return path
+        if (
+            isinstance(entry, dict)
+            and not entry.get("resolved_ts")
+            and entry.get("tool_use_id") in tool_use_ids
+        ):
+            entry["resolved_ts"] = time.time() if now is None else now
+            done.append(entry)
+    return done
 
 
 def already_injected(state: dict[str, Any], ident: str) -> set[str]:

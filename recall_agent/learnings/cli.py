@@ -86,12 +86,36 @@ def build_learning(data: dict[str, Any]) -> Learning:
 
 def record(data: dict[str, Any], home: str | None = None) -> tuple[UUID, bool]:
     """Store one learning the way `recall learn` does (validated, redacted): (id, merged into an existing
-    one). Raises Refused for input recall will not store, StoreError/ValueError when the store refuses."""
+    one). A learning the agent writes in a session (`fix.source` agent) supersedes what the capture stored
+    automatically for the same error in that session: those are removed. Raises Refused for input recall
+    will not store, StoreError/ValueError when the store refuses."""
     learning = build_learning(data)
     if not learning.error_signatures:
         raise Refused("error text must not be empty")
     with _open_store(home) as store:
-        return store.add(learning)
+        lid, merged = store.add(learning)
+        if learning.session_id and learning.fix is not None and learning.fix.source == "agent":
+            _supersede(store, learning, lid)
+        return lid, merged
+
+
+def _supersede(store: Any, learning: Learning, keep: UUID) -> int:
+    """Remove the automatic (transcript) learnings of `learning`'s session that the matching engine finds
+    for its errors (the same decision `/recall` makes: the same cause)."""
+    from recall_agent.learnings import answer
+    from recall_agent.learnings.wire import RetrievalRequest
+
+    doomed = set()
+    for text in learning.error_signatures:
+        request = RetrievalRequest(
+            repo=learning.repo, match_type="error_signature", error_text=text, max_results=20
+        )
+        for match in answer(store, request, record_access=False).matches:
+            old = store.get(match.learning_id)
+            automatic = old is not None and old.fix is not None and old.fix.source == "transcript"
+            if automatic and old.session_id == learning.session_id and str(old.id) != str(keep):
+                doomed.add(old.id)
+    return sum(store.delete(lid) for lid in doomed)
 
 
 # --------------------------------------------------------------------------- recall learn
@@ -149,6 +173,7 @@ def learn_main(argv: list[str]) -> int:
     if args.resolution is None:
         return _fail("learn", "--resolution TEXT is required", 2)
     errors = [_read_stdin(STDIN_MAX) if e == "-" else e for e in args.error]
+    session = args.session or os.environ.get("CLAUDE_SESSION_ID") or None
     if args.task_type not in TASK_TYPES:
         return _fail("learn", f"unknown task type {args.task_type!r} (one of: {', '.join(TASK_TYPES)})")
     data = {
@@ -158,8 +183,10 @@ def learn_main(argv: list[str]) -> int:
         "file_paths_touched": args.file,
         "task_type": args.task_type,
         "ticket_id": args.ticket,
-        "session_id": args.session or os.environ.get("CLAUDE_SESSION_ID") or None,
+        "session_id": session,
         "confidence": args.confidence,
+        # who wrote it: the agent, inside a session (it supersedes the automatic capture), or a person
+        "fix": {"source": "agent" if session else "manual", "files": [{"path": f} for f in args.file[:50]]},
     }
     try:
         lid, merged = record(data, args.home)

@@ -60,6 +60,7 @@ class LearningRow(NamedTuple):
     access_count: int
     last_accessed_at: datetime | None
     created_at: datetime  # NOT NULL in both schemas
+    fix: dict[str, Any] | None = None  # the learning's fix evidence (models.FixEvidence as JSON)
 
 
 class MergeState(NamedTuple):
@@ -70,6 +71,7 @@ class MergeState(NamedTuple):
     ticket_id: str | None
     fingerprints: set[str]
     next_position: int
+    fix: dict[str, Any] | None = None
 
 
 class StoreCore(ABC):
@@ -119,7 +121,13 @@ class StoreCore(ABC):
 
     @abstractmethod
     def _update_merged(
-        self, conn: Any, lid: Any, paths: list[str], confidence: float, ticket: str | None
+        self,
+        conn: Any,
+        lid: Any,
+        paths: list[str],
+        confidence: float,
+        ticket: str | None,
+        fix: dict[str, Any] | None,
     ) -> None: ...
 
     @abstractmethod
@@ -268,7 +276,10 @@ class StoreCore(ABC):
         added = [p for p in paths if p not in state.file_paths]
         fresh = [r for r in rows if r.fingerprint not in state.fingerprints]
         confidence = max(state.confidence, new.confidence)
-        self._update_merged(conn, lid, state.file_paths + added, confidence, state.ticket_id or new.ticket_id)
+        fix = state.fix or (new.fix.model_dump(mode="json") if new.fix else None)
+        self._update_merged(
+            conn, lid, state.file_paths + added, confidence, state.ticket_id or new.ticket_id, fix
+        )
         self._insert_signatures(conn, lid, fresh, start=state.next_position)
         self._insert_files(conn, lid, added)
 

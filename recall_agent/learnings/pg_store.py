@@ -107,6 +107,10 @@ MIGRATIONS: list[str] = [
     DROP INDEX IF EXISTS files_basename;
     CREATE INDEX files_basename ON files (md5(basename));
     """,
+    # 4: the fix evidence of a learning (models.FixEvidence; NULL when none was recorded)
+    """
+    ALTER TABLE learnings ADD COLUMN fix jsonb;
+    """,
 ]
 TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
@@ -243,8 +247,8 @@ class PgStore(StoreCore):
             try:
                 with cur.copy(
                     "COPY learnings (id, session_id, repo, file_paths_touched, resolution_summary, resolution_key,"
-                    " ticket_id, task_type, confidence, access_count, last_accessed_at, created_at, updated_at)"
-                    " FROM STDIN"
+                    " ticket_id, task_type, confidence, access_count, last_accessed_at, created_at, updated_at,"
+                    " fix) FROM STDIN"
                 ) as copy:
                     for item in learnings:
                         copy.write_row(_learning_row(item, now))
@@ -335,8 +339,9 @@ class PgStore(StoreCore):
         return row[0] if row else None
 
     def _merge_state(self, conn: psycopg.Connection, lid: UUID) -> MergeState:
-        paths, confidence, ticket = conn.execute(
-            "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = %s FOR UPDATE", (lid,)
+        paths, confidence, ticket, fix = conn.execute(
+            "SELECT file_paths_touched, confidence, ticket_id, fix FROM learnings WHERE id = %s FOR UPDATE",
+            (lid,),
         ).fetchone()
         fps = {
             r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = %s", (lid,))
@@ -344,15 +349,21 @@ class PgStore(StoreCore):
         start = conn.execute(
             "SELECT coalesce(max(position) + 1, 0) FROM signatures WHERE learning_id = %s", (lid,)
         ).fetchone()[0]
-        return MergeState(list(paths), float(confidence), ticket, fps, int(start))
+        return MergeState(list(paths), float(confidence), ticket, fps, int(start), fix)
 
     def _update_merged(
-        self, conn: psycopg.Connection, lid: UUID, paths: list[str], confidence: float, ticket: str | None
+        self,
+        conn: psycopg.Connection,
+        lid: UUID,
+        paths: list[str],
+        confidence: float,
+        ticket: str | None,
+        fix: dict[str, Any] | None,
     ) -> None:
         conn.execute(
-            "UPDATE learnings SET file_paths_touched = %s, confidence = %s, ticket_id = %s, updated_at = now()"
-            " WHERE id = %s",
-            (Jsonb(paths), confidence, ticket, lid),
+            "UPDATE learnings SET file_paths_touched = %s, confidence = %s, ticket_id = %s, fix = %s,"
+            " updated_at = now() WHERE id = %s",
+            (Jsonb(paths), confidence, ticket, Jsonb(fix) if fix else None, lid),
         )
 
     def _exists(self, conn: psycopg.Connection, lid: UUID) -> bool:
@@ -364,7 +375,7 @@ class PgStore(StoreCore):
         conn.execute(
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-            " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            " created_at, updated_at, fix) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             _learning_row(learning, _now()),
         )
 
@@ -397,11 +408,11 @@ class PgStore(StoreCore):
     def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            " confidence, access_count, last_accessed_at, created_at FROM learnings WHERE id = ANY(%s)",
+            " confidence, access_count, last_accessed_at, created_at, fix FROM learnings WHERE id = ANY(%s)",
             (ids,),
         ):
             yield LearningRow(
-                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10]
+                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11]
             )
 
     def _signature_rows(
@@ -581,4 +592,5 @@ def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
         _aware(learning.last_accessed_at),
         _aware(learning.created_at) or now,
         now,
+        Jsonb(learning.fix.model_dump(mode="json")) if learning.fix else None,
     )

@@ -1,350 +1,53 @@
 """Ranking: turn a retrieval request into scored matches over any `CandidateStore`.
 
-Error evidence, strongest first, folded into ONE similarity in 0–1 (see docs/learnings.md):
-  * exact fingerprint of the normalized cause lines -> 1.0;
-  * otherwise a lexical score over the normalized cause lines: a weighted Dice overlap of their tokens
-    (names, codes and exception types weigh most, placeholders and filler words least), with the
-    *subjects* (quoted values and identifier-like names, in order) compared on their own: the same
-    exception with a different missing module, key, attribute or package is a different problem, so
-    differing subjects cap the score below the default 0.85 (0.6 disjoint, 0.8 overlapping); a generic
-    message (no subject) raised from another module is scaled by 0.9;
-  * optionally dense evidence (cosine of the embeddings of the normalized signatures), consulted only when
-    the lexical score is in the undecided band, so most queries never load the model.
+Error matches: candidates are the stored signatures with the query's fingerprint and the full-text hits
+on its rarest terms (core.py). Each candidate's signatures are compared with the query (features.py) and
+a fitted model decides how likely each is the same cause (acceptance.py, weights in acceptance.json);
+the best signature gives the candidate's similarity, in 0–1:
+  * identical fingerprint (the same cause lines after folding) -> 1.0;
+  * otherwise acceptance.similarity(P(same cause)): the model's probability on the wire's scale, where
+    the operating point chosen on the tuning half is 0.85, the request's default threshold.
+Optionally dense evidence (cosine of the embeddings of the normalized signatures) is blended in for
+similarities in DENSE_BAND; it is off (DENSE_WEIGHT 0), so the query path never loads a model.
 Context evidence: overlap of file paths (exact path, then basename, then directory) and task type.
 
 freshness = exp(-0.015 * age_days); combined = similarity * freshness * (0.5 + 0.5 * confidence).
 
-Repo scoping: learnings of the requested repo are matched at the request's thresholds; learnings of other
-repos are matched only when the fingerprint is identical and the cause is specific (not a generic message),
-and then with combined * 0.9 so an equally good same-repo learning ranks first. Context matches are
-same-repo only.
+Repo scoping (a policy, not the same-cause decision): learnings of the requested repo are matched at the
+request's thresholds; learnings of other repos only at CROSS_REPO_MIN or more and not for a generic
+message raised from the query's own code, and then with combined * CROSS_REPO_FACTOR so an equally good
+same-repo learning ranks first. Context matches are same-repo only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
-import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from recall_agent.learnings import signatures as sigs
+from recall_agent.learnings import acceptance
+from recall_agent.learnings import features as feats
+from recall_agent.learnings.features import Query
 from recall_agent.learnings.types import Candidate, CandidateStore, SignatureRow
 from recall_agent.learnings.wire import Match, Reason, RetrievalRequest
 from recall_agent.protocol import MatchType
+
+__all__ = ["DenseScorer", "Query", "RetrievalResult", "retrieve", "score_error", "error_candidates"]
 
 FRESHNESS_RATE = 0.015
 CROSS_REPO_FACTOR = 0.9
 FINGERPRINT_CANDIDATES = 20
 LEXICAL_CANDIDATES = 20
 CONTEXT_CANDIDATES = 50
-MAX_QUERY_TERMS = 16
-# subjects (quoted values, identifier-like names) disjoint: a different problem; capped here
-DISJOINT_SUBJECT_CAP = 0.6
-# subjects overlapping but not the same (another attribute of the same object, operands swapped)
-DIFFERENT_SUBJECT_CAP = 0.8
-# a generic message (no subject at all) raised from another module: probably, not surely, the same
-GENERIC_OTHER_FRAME_FACTOR = 0.9
-# dense evidence is consulted only for lexical scores in this band (below: hopeless, above: decided)
+# dense evidence is consulted only for similarities in this band (below: hopeless, above: decided)
 DENSE_BAND = (0.55, 0.97)
 DENSE_WEIGHT = 0.0  # 0 = dense off; set by the benchmark's finding, see docs/learnings.md
-# line matching: Tversky overlap, the side that says less (a cut or wrapped message) pays fully for what it
-# lacks, the longer side pays EXTRA_WEIGHT for what it adds (a wrapper's prefix, a newer tool's extra
-# clause); below MIN_CONTAINED_MASS of the shorter side, plain Dice
-EXTRA_WEIGHT = 0.4
-MIN_CONTAINED_MASS = 4.0
-# calibration: a raw line-level overlap of RAW_SAME_CAUSE (tuned on the tuning half of the real-world
-# corpus) is where "the same cause" starts; it maps to SAME_CAUSE, so the request's default threshold keeps
-# its meaning for pasted reports and tool output alike
-RAW_SAME_CAUSE = 0.78
-SAME_CAUSE = 0.85
-# lines that are not the error itself (hints, continuation, a second message) count at this weight
-SECONDARY_LINE_WEIGHT = 0.5
-# a learning of another repo is offered when it is this similar (and specific): another team's fix to the
-# same error is worth seeing; below it, only the requested repo's learnings are
+# a learning of another repo is offered when it is this similar: another team's fix to the same error is
+# worth seeing; below it, only the requested repo's learnings are
 CROSS_REPO_MIN = 0.85
-
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "from",
-        "by",
-        "with",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "be",
-        "not",
-        "no",
-        "it",
-        "this",
-        "that",
-        "as",
-        "into",
-        "error",
-        "errors",
-        "failed",
-        "fatal",
-    ]
-)
-_QUOTED = re.compile(r"""'([^']{1,120})'|"([^"]{1,120})"|`([^`]{1,120})`|‘([^’]{1,120})’""")
-# errno-style and SCREAMING_SNAKE codes: EADDRINUSE, ERESOLVE, ER_NOT_SUPPORTED_AUTH_MODE (not DETAIL, HINT)
-_CODE_TOKEN = re.compile(r"^(?:E[A-Z]{3,}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$")
-_SPECIFIC_TOKEN = re.compile(r"^(?:[a-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z]\w*[a-z][A-Z]\w*|[a-z]{1,4}\d{3,5})$")
-
-
-@dataclass
-class Query:
-    """A normalized error query, computed once per request."""
-
-    normalized: str
-    fingerprint: str
-    causes: list[str]
-    weights: dict[str, float]
-    subjects: tuple[str, ...]
-    generic: bool
-    frame: str | None
-    lines: list[dict[str, float]] = field(default_factory=list)  # token weights per cause line
-    messages: list[dict[str, float]] = field(default_factory=list)  # the same, after the "Type: " prefixes
-    importance: list[float] = field(default_factory=list)  # 1 for an error line, less for the others
-    line_mass: list[float] = field(default_factory=list)  # each line's weight x importance
-    mass: float = 0.0  # the whole signature's token weight
-    line_subjects: list[tuple[str, ...]] = field(default_factory=list)  # subjects per cause line
-    noise: bool = False  # no error line at all (fallback lines): never matched lexically
-
-    @classmethod
-    def from_text(cls, text: str) -> Query:
-        normalized = sigs.normalize(text)
-        return cls.from_normalized(normalized)
-
-    @classmethod
-    @functools.lru_cache(maxsize=16384)  # noqa: B019 - immutable inputs, bounded; stored rows repeat
-    def from_normalized(cls, normalized: str) -> Query:
-        lines = normalized.split("\n")
-        causes = [ln for ln in lines if ln and not ln.startswith("at ")]
-        frames = [ln[3:] for ln in lines if ln.startswith("at ")]
-        noise = bool(causes) and all(c.startswith(sigs.FALLBACK) for c in causes)
-        query = cls(
-            normalized=normalized,
-            fingerprint=sigs.fingerprint_normalized(normalized),
-            causes=causes,
-            weights=_token_weights(causes),
-            subjects=_subjects(causes),
-            generic=sigs.is_generic(causes),
-            frame=frames[0] if frames else None,
-            lines=[_token_weights([_file_placeholders(c)]) for c in causes],
-            messages=[_token_weights([_file_placeholders(_message_part(c))]) for c in causes],
-            importance=[1.0 if _PRIMARY.match(c) else SECONDARY_LINE_WEIGHT for c in causes],
-            line_subjects=[_subjects([c]) for c in causes],
-            noise=noise,
-        )
-        query.line_mass = [sum(w.values()) * k for w, k in zip(query.lines, query.importance, strict=True)]
-        query.mass = sum(query.weights.values())
-        return query
-
-    def terms(self) -> list[str]:
-        """Search terms for the store's full-text index: heaviest first (none for a text without errors)."""
-        if self.noise:
-            return []
-        ranked = sorted(self.weights, key=lambda t: -self.weights[t])
-        return [t for t in ranked if not t.startswith("<") and t not in _STOPWORDS][:MAX_QUERY_TERMS]
-
-
-@functools.lru_cache(maxsize=8192)
-def _token_weight(tok: str, raw: str) -> float:
-    if tok.startswith("<"):
-        return 0.2
-    if tok in _STOPWORDS or len(tok) == 1:
-        return 0.3
-    if _SPECIFIC_TOKEN.match(raw) or raw.endswith(("Error", "Exception")) or _CODE_TOKEN.match(raw):
-        return 2.0
-    return 1.0
-
-
-def _token_weights(causes: list[str]) -> dict[str, float]:
-    weights: dict[str, float] = {}
-    for line in causes:
-        for raw in re.findall(r"<\w+>|[A-Za-z_][A-Za-z0-9_]*|\d+", line):
-            tok = raw.lower()
-            weights[tok] = max(weights.get(tok, 0.0), _token_weight(tok, raw))
-    return weights
-
-
-# a line that is an error itself: "XError: ...", "error: ...", "fatal: ...", "npm error code", TS2304, E0382
-_PRIMARY = re.compile(
-    r"^(?:npm error |gyp ERR! )?(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure)\b|(?:error|fatal|Error|ERROR|FATAL"
-    r"|panic|FAILED)\b|[A-Z]{1,4}\d{3,5}\b|E[A-Z]{3,}\b|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b)"
-)
-_TYPE_PREFIX = re.compile(r"^[^:'\"`(]{1,60}: ")
-
-
-def _message_part(line: str) -> str:
-    """'General error during analysis: Unsupported class...' -> 'Unsupported class...' (the message that
-    wrappers and tool versions put different prefixes in front of); a prefix with a code in it stays."""
-    m = _TYPE_PREFIX.match(line)
-    if not m or any(_CODE_TOKEN.match(t) for t in re.findall(r"\w+", m.group(0))):
-        return ""
-    return line[m.end() :]
-
-
-def _file_placeholders(line: str) -> str:
-    """Quoted file names ('README.md', 'index.js') are where an error happened, not what it is."""
-    return _QUOTED.sub(
-        lambda m: "'<file>'" if _FILE_NAME.match(next(g for g in m.groups() if g)) else m.group(0), line
-    )
-
-
-# a quoted file name is where the error happened, not what it is about ('README.md', 'index.js')
-_NAME_LIKE = re.compile(r"^[\w@/]+(?:[-.][\w]+)+$")  # analytics-client, settings.yaml, werkzeug.urls
-SHORT_LINE = 6  # content tokens: a line this short with one word swapped for another says another thing
-_FILE_NAME = re.compile(
-    r"^[\w.@+-]+\.(?:jsx?|tsx?|mjs|cjs|json|md|py|pyc|java|class|kt|rs|go|c|h|cc|cpp|hpp|txt|ya?ml|toml|cfg|ini"
-    r"|sh|rb|php|html?|css|vue|lock|gradle|xml|properties|log|csv|so|dll|exe)$"
-)
-# a quoted file name right after these words says where something happened ("watch 'index.js'")
-_AT_PLACE = re.compile(r"\b(?:watch|at|in|from|file)\s*$")
-_VALUE_SLOT = re.compile(r":\s+([A-Za-z_][\w.-]{1,60})\s*$")
-_SUBJECT_NAME = re.compile(r"(?<![\w<])(?:[A-Za-z]\w*(?:[-_.][A-Za-z0-9]\w*)+)(?![\w>])")
-
-
-def _subjects(causes: list[str]) -> tuple[str, ...]:
-    """What the error is about, in order: quoted values, then identifier-like names in the unquoted text
-    (hyphenated, snake_case or dotted: package names, config keys, attributes). Placeholders excluded."""
-    out: list[str] = []
-    for line in causes:
-        for m in _QUOTED.finditer(line):
-            value = next(g for g in m.groups() if g is not None).strip()  # case kept: 'Yaml' is not 'yaml'
-            if (
-                value
-                and "<" not in value
-                and not (_FILE_NAME.match(value) and _AT_PLACE.search(line[: m.start()]))
-            ):
-                out.append(value)
-        bare = _QUOTED.sub(" ", line.split(": ", 1)[-1] if ": " in line else line)
-        out.extend(
-            n.lower()
-            for n in _SUBJECT_NAME.findall(bare)
-            if not n.lower().startswith(("utf-", "e.g")) and not _FILE_NAME.match(n)
-        )
-        slot = _VALUE_SLOT.search(line)  # "no such table: orders": the word in the message's value slot
-        if slot:
-            out.append(slot.group(1))
-    return tuple(dict.fromkeys(out))
-
-
-def _overlap(a: dict[str, float], b: dict[str, float]) -> float:
-    """Weighted Dice of two token bags, or Tversky with the longer side's additions at EXTRA_WEIGHT (a
-    wrapped, cut or extended message) when the shorter one says enough on its own."""
-    shared = sum(min(w, b[t]) for t, w in a.items() if t in b)
-    ma, mb = sum(a.values()), sum(b.values())
-    if not ma + mb:
-        return 0.0
-    dice = 2.0 * shared / (ma + mb)
-    small, big = min(ma, mb), max(ma, mb)
-    if small < MIN_CONTAINED_MASS:
-        return dice
-    return max(dice, shared / (small + EXTRA_WEIGHT * (big - shared)))
-
-
-def _line_similarity(q: Query, i: int, other: Query, j: int) -> float:
-    """Two cause lines compared whole, and their messages without the "Type: " prefixes (when both
-    messages say enough on their own)."""
-    full = _overlap(q.lines[i], other.lines[j])
-    qm, om = q.messages[i], other.messages[j]
-    if sum(qm.values()) < MIN_CONTAINED_MASS or sum(om.values()) < MIN_CONTAINED_MASS:
-        return full
-    return max(full, _overlap(qm, om))
-
-
-def _soft_line_dice(q: Query, other: Query, pair: list[list[float]]) -> tuple[float, int, int]:
-    """Every cause line matched to its best counterpart on the other side, weighted by what the line says:
-    an extra line on one side (a hint, a second error) costs in proportion to its weight, not a whole
-    bag's worth. Returns the score and the best-matching pair of line indexes."""
-    qm, om = q.line_mass, other.line_mass
-    total = sum(qm) + sum(om)
-    if not total:
-        return 0.0, -1, -1
-    got = sum(m * max(row) for m, row in zip(qm, pair, strict=True))
-    got += sum(m * max(row[j] for row in pair) for j, m in enumerate(om))
-    best = max((v, i, j) for i, row in enumerate(pair) for j, v in enumerate(row))
-    return got / total, best[1], best[2]
-
-
-def _coverage(q: Query, other: Query, pair: list[list[float]]) -> float:
-    """How fully the side that says less is found in the other (a partial paste, or one with extra lines
-    of its own), once that side says enough."""
-    q_small = q.mass <= other.mass
-    small = q if q_small else other
-    if small.mass < MIN_CONTAINED_MASS:
-        return 0.0
-    if q_small:
-        best = [max(row) for row in pair]
-    else:
-        best = [max(row[j] for row in pair) for j in range(len(other.lines))]
-    return sum(m * v for m, v in zip(small.line_mass, best, strict=True)) / sum(small.line_mass)
-
-
-def _content(a: dict[str, float]) -> set[str]:
-    return {t for t, w in a.items() if w >= 1.0 and not t.startswith("<")}
-
-
-def _short_and_different(a: dict[str, float], b: dict[str, float]) -> bool:
-    """Short lines alike but for one word swapped ('no such table: orders' / '... users'); a rewording
-    (several words differ) is left to the overlap."""
-    ca, cb = _content(a), _content(b)
-    return min(len(ca), len(cb)) <= SHORT_LINE and len(ca - cb) == 1 and len(cb - ca) == 1
-
-
-def calibrate(raw: float) -> float:
-    """Raw overlap -> similarity: RAW_SAME_CAUSE maps to SAME_CAUSE, both ends stay put (monotonic)."""
-    if raw >= RAW_SAME_CAUSE:
-        return SAME_CAUSE + (1.0 - SAME_CAUSE) * (raw - RAW_SAME_CAUSE) / (1.0 - RAW_SAME_CAUSE)
-    return SAME_CAUSE * raw / RAW_SAME_CAUSE
-
-
-def lexical_similarity(q: Query, other: Query) -> float:
-    """Soft line-level Dice of the cause lines (at least the whole-bag Dice), capped when the subjects
-    differ (see the constants). A text without any error line matches nothing."""
-    return _lexical(q, other)[0]
-
-
-def _lexical(q: Query, other: Query) -> tuple[float, int, int]:
-    if q.noise or other.noise or not q.lines or not other.lines:
-        return 0.0, -1, -1
-    shared = sum(min(w, other.weights[t]) for t, w in q.weights.items() if t in other.weights)
-    total = q.mass + other.mass
-    bag = 2.0 * shared / total if total else 0.0
-    if shared < 1.0:  # nothing of weight in common: no line can match either
-        return calibrate(bag), 0, 0
-    pair = [[_line_similarity(q, i, other, j) for j in range(len(other.lines))] for i in range(len(q.lines))]
-    soft, qi, oi = _soft_line_dice(q, other, pair)
-    score = calibrate(max(bag, soft, _coverage(q, other, pair)))
-    # what the matched lines are about: another module, key, package or command is another problem
-    qt, ot = q.line_subjects[qi], other.line_subjects[oi]
-    qs, os_ = set(qt), set(ot)
-    if qs and os_ and not (qs <= os_ or os_ <= qs):
-        score = min(score, DISJOINT_SUBJECT_CAP if not qs & os_ else DIFFERENT_SUBJECT_CAP)
-    elif qs == os_ and qt != ot:  # the same names in another order: operands swapped
-        score = min(score, DIFFERENT_SUBJECT_CAP)
-    elif bool(qs) != bool(os_) and any(_NAME_LIKE.match(x) for x in qs | os_):
-        score = min(score, DIFFERENT_SUBJECT_CAP)  # one names a package or file, the other names none
-    elif _short_and_different(q.lines[qi], other.lines[oi]):
-        score = min(score, DIFFERENT_SUBJECT_CAP)
-    if q.generic and other.generic and q.frame and other.frame and q.frame != other.frame:
-        score *= GENERIC_OTHER_FRAME_FACTOR
-    return score, qi, oi
 
 
 # --------------------------------------------------------------------------- dense evidence (lazy)
@@ -407,6 +110,12 @@ class Scored:
     why: Reason | None = None
 
 
+def error_candidates(store: CandidateStore, q: Query) -> list[Candidate]:
+    """The candidates of an error query: same fingerprint, then the full-text hits on its terms."""
+    by_fp = [] if q.noise else store.candidates_by_fingerprint([q.fingerprint], FINGERPRINT_CANDIDATES)
+    return _dedupe(by_fp + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES))
+
+
 def score_error(
     store: CandidateStore,
     q: Query,
@@ -415,24 +124,17 @@ def score_error(
     dense_weight: float,
     dense: DenseScorer | None,
 ) -> list[Scored]:
+    """Each candidate's similarity (its best signature's) with the features that decided it."""
+    stored = [[Query.from_normalized(row.normalized) for row in c.signatures] for c in candidates]
+    line_df = Counter(core for sigs in stored for core in set().union(*map(feats.line_cores, sigs)))
     out = []
     undecided: list[tuple[Scored, SignatureRow]] = []
-    for cand in candidates:
-        best: tuple[float, bool, SignatureRow | None, int, int] = (0.0, False, None, -1, -1)
-        for row in cand.signatures:
-            other = Query.from_normalized(row.normalized)
-            if row.fingerprint == q.fingerprint and not q.noise:
-                best = (1.0, True, row, 0, 0)
-                break
-            lex, qi, oi = _lexical(q, other)
-            if lex > best[0]:
-                best = (lex, False, row, qi, oi)
-        sim, exact, row, qi, oi = best
-        scored = Scored(cand, sim, MatchType.ERROR_SIGNATURE, exact, {"lexical": sim})
-        if row is not None and sim > 0:
-            scored.why = _reason(q, Query.from_normalized(row.normalized), qi, oi, exact)
+    for cand, others in zip(candidates, stored, strict=True):
+        scored = _score_candidate(q, cand, others, line_df)
         out.append(scored)
-        if dense_weight > 0 and row is not None and not exact and DENSE_BAND[0] <= sim < DENSE_BAND[1]:
+        row = cand.signatures[int(scored.evidence.get("row", 0))] if cand.signatures else None
+        in_band = DENSE_BAND[0] <= scored.similarity < DENSE_BAND[1]
+        if dense_weight > 0 and row is not None and not scored.exact and in_band:
             undecided.append((scored, row))
     if undecided and dense is not None:
         cosines = dense.cosine(store, q, [row for _, row in undecided])
@@ -442,34 +144,45 @@ def score_error(
     return out
 
 
-_KIND = re.compile(
-    r"^(?:npm error )?(?:(?P<code>[A-Z]{1,4}\d{3,5}|E\d{4}|[A-Z][A-Z_]{3,}\b)|(?P<type>[A-Z]\w*(?:Error|Exception)"
-    r"|[a-z]+(?:\[[A-Z]?\d+\])?(?=:)))"
-)
-_CODE_ANYWHERE = re.compile(r"\b(?:TS|E|C)\d{4}\b|\b[A-Z][A-Z_]{5,}\b")
+def _score_candidate(q: Query, cand: Candidate, others: list[Query], line_df: Counter[str]) -> Scored:
+    best: tuple[float, int, feats.Evidence | None] = (-1.0, 0, None)
+    for k, (row, other) in enumerate(zip(cand.signatures, others, strict=True)):
+        if row.fingerprint == q.fingerprint and not q.noise:
+            return Scored(cand, 1.0, MatchType.ERROR_SIGNATURE, True, {"p": 1.0, "row": k}, _reason(q, other))
+        ev = feats.evidence(q, other, line_df)
+        p = acceptance.probability(ev.values)
+        if p > best[0]:
+            best = (p, k, ev)
+    p, k, ev = best
+    if ev is None:
+        return Scored(cand, 0.0, MatchType.ERROR_SIGNATURE)
+    sim = acceptance.similarity(p)
+    evidence = ev.values | {"p": p, "row": k}
+    return Scored(cand, sim, MatchType.ERROR_SIGNATURE, False, evidence, _reason(q, others[k], ev))
 
 
-def _reason(q: Query, other: Query, qi: int, oi: int, exact: bool) -> Reason:
-    """The components of the two errors that agree: kind (exception type or tool code), the matched line as
-    a template, the shared subjects, the shared innermost frame."""
-    q_line = [c for c in q.causes][qi] if 0 <= qi < len(q.causes) else (q.causes[0] if q.causes else "")
-    o_line = [c for c in other.causes][oi] if 0 <= oi < len(other.causes) else ""
-    template = o_line if exact or not q_line else q_line
-    kind = ""
-    m = _KIND.match(template)
-    if m:
-        kind = m.group("code") or m.group("type") or ""
-    if not kind:
-        code = _CODE_ANYWHERE.search(template)
-        kind = code.group(0) if code else ""
+def _reason(q: Query, other: Query, ev: feats.Evidence | None = None) -> Reason:
+    """What the two errors share: kind (exception type or tool code), the matched line as a template, the
+    shared subjects and innermost frame; and the decisive value that differs, when one does."""
+    qi, oi = (ev.query_line, ev.other_line) if ev else (-1, -1)
+    q_line = q.causes[qi] if 0 <= qi < len(q.causes) else ""
+    o_line = other.causes[oi] if 0 <= oi < len(other.causes) else (other.causes[0] if other.causes else "")
+    template = (q_line or o_line).removeprefix("~ ")
+    if ev is not None and ev.shared_line and ev.values.get("shared", 0) > ev.values.get("best_line", 0):
+        template = ev.shared_line
     shared = [s for s in q.subjects if s in set(other.subjects)][:8]
     frame = q.frame if q.frame and q.frame == other.frame else ""
+    differs = ""
+    if ev is not None and ev.differs is not None:
+        mine, theirs = ev.differs
+        differs = f"same message, other {feats.value_noun(q_line or o_line)}: {mine} vs {theirs}"
     return Reason(
-        kind=kind[:200],
+        kind=feats.kind_of(template)[:200],
         template=template[:400],
         subjects=[s[:200] for s in shared],
         frame=(frame or "")[:200],
-        exact=exact,
+        exact=ev is None,
+        differs=differs[:200],
     )
 
 
@@ -560,10 +273,7 @@ def retrieve(
     session = getattr(store, "session", None)
     with session() if session is not None else contextlib.nullcontext():
         if q is not None:
-            error_cands = _dedupe(
-                store.candidates_by_fingerprint([q.fingerprint], FINGERPRINT_CANDIDATES)
-                + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES)
-            )
+            error_cands = error_candidates(store, q)
         if wants_context:
             context_cands = store.candidates_by_context(
                 request.repo, request.file_paths, request.task_type, CONTEXT_CANDIDATES

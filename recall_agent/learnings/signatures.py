@@ -30,8 +30,9 @@ from collections.abc import Callable
 
 from recall_agent.learnings.extract import WRAPPER_LINE, clean
 
-NORMALIZER_VERSION = 4
+NORMALIZER_VERSION = 6
 MAX_CAUSE_LINES = 6
+MAX_CONTEXT_LINES = 4
 MAX_LINE = 300
 
 # --------------------------------------------------------------------------- folding instance values
@@ -43,6 +44,10 @@ _PROTECT = [
     re.compile(r"\[Errno \d+\]"),
     re.compile(r"\berrno[ :=]+\d+\b", re.IGNORECASE),
     re.compile(r"\b[A-Z]{1,4}\d{3,5}\b"),  # error codes: E0382, F401, TS2345, C4996
+    # a shared library's soname (libgthread-2.0.so.0): its version says which library (libssl.so.1.1 is
+    # not libssl.so.3)
+    re.compile(r"(?<![/\\])\blib[\w+-]{1,60}(?:\.\d{1,4}){0,3}\.so(?:\.\d{1,4}){1,4}\b"),
+    re.compile(r"\bGLIBC(?:XX)?_\d{1,2}(?:\.\d{1,3}){1,3}\b"),  # the symbol version a binary needs
 ]
 # (pattern, placeholder, cheap pre-check: the pattern can only match if this returns True)
 _FOLDS: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
@@ -331,7 +336,9 @@ _ERRORISH = re.compile(
     r"undeclared|cannot|can't|could not|couldn't|unable|refused|rejected|conflict|missing|invalid|"
     r"unrecognized|unknown|not a |timed out|timeout|not allowed|forbidden|unauthorized|mismatched|"
     r"incompatible|has no attribute|is not|does not|did not|not supported|no longer supported|aborted|killed"
-    r"|segmentation)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
+    r"|segmentation|too open|don't have|do not have|not specified|already exists|already in use|no upstream"
+    r"|not up[ -]to[ -]date|exhausted|insufficient|rate limit|do not match|requires a development team"
+    r"|no module named|can't open file)\b)|\bERR!|[✖✗×⨯] |\b[A-Z]\w*(?:Exception|Error)\b|\b[A-Z]{1,4}\d{3,5}\b|\[[a-z]+(?:-[a-z]+)+\]\s*$|^!\s*\[rejected\]|^CONFLICT\b"
 )
 _NOISE = re.compile(
     r"(?i:^(?:hint|note|help|warning: \d+ warnings? emitted)\b)|^For more information|A complete log of this run|"
@@ -344,6 +351,7 @@ _NOISE = re.compile(
     r"^rootdir: |^inifile: |^configfile: |^file \S+, line \d+$|^npm notice|^Emitted 'error' event"
     r"|^-> \[Help|^To see the full stack trace|^Re-run Maven|^After correcting the problems|^\s*mvn <goals>"
     r"|^ERROR in \S+$|^Try `|^For more information about the errors|^COMPILATION ERROR\s*:?$|(?<!\.)\.{5,} (?:SUCCESS|FAILURE|SKIPPED)"
+    r"|^(?:Error: )?Exit code -?\d+$"  # Claude Code's Bash tool prefixes a failed run's output with it
 )
 _LOCATION_PREFIX = re.compile(
     r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)"
@@ -458,12 +466,18 @@ def _js_frame(lines: list[str]) -> str | None:
 
 
 def _signature(text: str) -> tuple[list[str], str | None]:
+    causes, frame, _ = _signature_and_context(text)
+    return causes, frame
+
+
+def _signature_and_context(text: str) -> tuple[list[str], str | None, list[str]]:
     lines = clean(text)
     causes, frame = _python_causes(lines)
     if not causes:
         causes = _tool_causes(lines)
     frame = frame or _js_frame(lines)
-    if not causes:  # nothing error-like: the first two lines, marked: never matched on (boilerplate)
+    fallback = not causes
+    if fallback:  # nothing error-like: the first two lines, marked (only shared rare lines can match them)
         causes = [FALLBACK + ln.strip() for ln in lines if ln.strip()][:2]
     folded: list[str] = []
     for cause in causes:
@@ -472,16 +486,62 @@ def _signature(text: str) -> tuple[list[str], str | None]:
             folded.append(f)
         if len(folded) == MAX_CAUSE_LINES:
             break
-    return folded, (fold(frame) if frame else None)
+    context = [] if fallback else _context_lines(lines, folded)
+    return folded, (fold(frame) if frame else None), context
 
 
-FALLBACK = "~ "  # prefix of cause lines taken without any error in the text (no similarity is computed)
+FALLBACK = "~ "  # prefix of cause lines taken without any error in the text
+CONTEXT = "+ "  # prefix of the other distinctive lines of the text (not in the fingerprint)
+# a line that says something: three words of three letters or more, apart
+_WORDY = re.compile(r"(?:^|\s)[A-Za-z]{3,}[,.;:]?\s+(?:\S+\s+)?[A-Za-z]{3,}[,.;:]?\s+(?:\S+\s+)?[A-Za-z]{3,}")
+_PROGRESS = re.compile(
+    r"(?<!\d)\d+%|\(\d+/\d+\)|^(?:remote: )?(?:Enumerating|Counting|Compressing|Receiving|Resolving|Total|Downloading"
+    r"|Collecting|Installing|Building|Cloning|Pulling|Waiting|Step \d)\b"
+)
+
+
+def _context_lines(lines: list[str], causes: list[str]) -> list[str]:
+    """Up to MAX_CONTEXT_LINES lines that the tool printed beside its error and that say something, but no
+    error of their own (those are cause lines or wrappers): another paste may carry such a line as its
+    only distinctive one (`remote: Support for password authentication was removed ...` above
+    `fatal: Authentication failed`). Not frames, code, prose, progress, hints, version banners; in text
+    order."""
+    picked: list[str] = []
+    after_frame = False  # the source line Python prints under a frame
+    for raw in lines:
+        text = raw.strip()
+        skip_source = after_frame
+        after_frame = bool(_PY_FRAME.match(raw))
+        if (
+            not text
+            or skip_source
+            or after_frame
+            or len(text) > MAX_LINE * 2
+            or _ERRORISH.search(text)
+            or not _WORDY.search(text)
+            or _NOISE.search(text)
+            or _CODE_LINE.match(text)
+            or _PROSE.search(text)
+            or _PROGRESS.search(text)
+            or _MSG_NOISE.match(text)
+            or _PY_CHAIN.match(text)
+        ):
+            continue
+        f = fold(_LOCATION_PREFIX.sub("", text))
+        if f.count("<version>") >= 2:  # a banner listing what runs (`platform linux -- Python <version>,
+            continue  # pytest-<version>, ...`): says nothing about what went wrong, shared by every run
+        if f and f not in causes and f not in picked:
+            picked.append(f)
+            if len(picked) == MAX_CONTEXT_LINES:
+                break
+    return picked
 
 
 def normalize(text: str) -> str:
-    """The normalized signature: cause lines, then `at <innermost app module>` when known."""
-    causes, frame = _signature(text)
-    return "\n".join(causes + ([f"at {frame}"] if frame else []))
+    """The normalized signature: cause lines, then `at <innermost app module>` when known, then up to
+    MAX_CONTEXT_LINES context lines marked `+ ` (indexed for candidates and compared, never fingerprinted)."""
+    causes, frame, context = _signature_and_context(text)
+    return "\n".join(causes + ([f"at {frame}"] if frame else []) + [CONTEXT + c for c in context])
 
 
 def is_generic(cause_lines: list[str]) -> bool:
@@ -506,7 +566,7 @@ def fingerprint(text: str) -> str:
 def fingerprint_normalized(normalized: str) -> str:
     """fingerprint() for text that is already normalize()d (avoids normalizing twice)."""
     lines = normalized.split("\n")
-    causes = [ln for ln in lines if not ln.startswith("at ")]
+    causes = [ln for ln in lines if not ln.startswith(("at ", CONTEXT))]
     frames = [ln for ln in lines if ln.startswith("at ")]
     key = "\n".join(causes)
     if frames and is_generic(causes):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from recall_agent.config import learnings_db
@@ -37,7 +37,7 @@ from recall_agent.learnings.types import Candidate, SignatureRow, StoreError
 if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports pydantic
     from recall_agent.models import Learning
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_HEADER = b"SQLite format 3\x00"
 # meta keys of the cache generations (core.py), and which of them each kind of write bumps; a store
 # without them (written by an older recall) reads as 0
@@ -124,8 +124,13 @@ def _migrate_to_1(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migrate_to_2(conn: sqlite3.Connection) -> None:
+    """The fix evidence of a learning (models.FixEvidence as JSON; NULL when none was recorded)."""
+    conn.execute("ALTER TABLE learnings ADD COLUMN fix TEXT")
+
+
 # MIGRATIONS[n] upgrades a database at schema version n-1 to version n (append only; never edit old ones).
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_1, 2: _migrate_to_2}
 
 
 def _fts5_available(conn: sqlite3.Connection) -> bool:
@@ -135,6 +140,13 @@ def _fts5_available(conn: sqlite3.Connection) -> bool:
         return True
     except sqlite3.OperationalError:
         return False
+
+
+def _json(value: str | None) -> Any:
+    try:
+        return json.loads(value) if value else None
+    except ValueError:
+        return None
 
 
 def _now() -> datetime:
@@ -291,22 +303,28 @@ class LearningStore(StoreCore):
         return row[0] if row else None
 
     def _merge_state(self, conn: sqlite3.Connection, lid: str) -> MergeState:
-        paths, confidence, ticket = conn.execute(
-            "SELECT file_paths_touched, confidence, ticket_id FROM learnings WHERE id = ?", (lid,)
+        paths, confidence, ticket, fix = conn.execute(
+            "SELECT file_paths_touched, confidence, ticket_id, fix FROM learnings WHERE id = ?", (lid,)
         ).fetchone()
         fps = {r[0] for r in conn.execute("SELECT fingerprint FROM signatures WHERE learning_id = ?", (lid,))}
         start = conn.execute(
             "SELECT COALESCE(MAX(position) + 1, 0) FROM signatures WHERE learning_id = ?", (lid,)
         ).fetchone()[0]
-        return MergeState(json.loads(paths), float(confidence), ticket, fps, int(start))
+        return MergeState(json.loads(paths), float(confidence), ticket, fps, int(start), _json(fix))
 
     def _update_merged(
-        self, conn: sqlite3.Connection, lid: str, paths: list[str], confidence: float, ticket: str | None
+        self,
+        conn: sqlite3.Connection,
+        lid: str,
+        paths: list[str],
+        confidence: float,
+        ticket: str | None,
+        fix: dict[str, Any] | None,
     ) -> None:
         conn.execute(
-            "UPDATE learnings SET file_paths_touched = ?, confidence = ?, ticket_id = ?, updated_at = ?"
+            "UPDATE learnings SET file_paths_touched = ?, confidence = ?, ticket_id = ?, fix = ?, updated_at = ?"
             " WHERE id = ?",
-            (json.dumps(paths), confidence, ticket, _iso(_now()), lid),
+            (json.dumps(paths), confidence, ticket, json.dumps(fix) if fix else None, _iso(_now()), lid),
         )
 
     def _exists(self, conn: sqlite3.Connection, lid: str) -> bool:
@@ -318,7 +336,7 @@ class LearningStore(StoreCore):
         conn.execute(
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, fix) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 str(learning.id),
                 learning.session_id,
@@ -333,6 +351,7 @@ class LearningStore(StoreCore):
                 _iso(learning.last_accessed_at),
                 _iso(learning.created_at),
                 _iso(_now()),
+                learning.fix.model_dump_json() if learning.fix else None,
             ),
         )
 
@@ -357,12 +376,12 @@ class LearningStore(StoreCore):
     def _learning_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[LearningRow]:
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            f" confidence, access_count, last_accessed_at, created_at FROM learnings WHERE id IN ({_marks(ids)})",
+            f" confidence, access_count, last_accessed_at, created_at, fix FROM learnings WHERE id IN ({_marks(ids)})",
             ids,
         ):
             yield LearningRow(
                 UUID(r[0]), r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]),
-                _parse_dt(r[9]), _parse_dt(r[10]),
+                _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]),
             )  # fmt: skip
 
     def _signature_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[tuple[str, SignatureRow]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from uuid import UUID
 
 if TYPE_CHECKING:  # keep `import recall_agent.learnings` free of pydantic
@@ -50,12 +50,15 @@ class StoredLearning:
     confidence: float = 0.8
     access_count: int = 0
     last_accessed_at: datetime | None = None
+    fix: dict[str, Any] | None = None  # models.FixEvidence as JSON
 
     def to_model(self) -> Learning:
         """The wire model (for export and the write paths; costs the pydantic import)."""
-        from recall_agent.models import Learning
+        from recall_agent.models import FixEvidence, Learning
 
-        return Learning.model_construct(**asdict(self))
+        fields = asdict(self)
+        fix = fields.pop("fix")
+        return Learning.model_construct(**fields, fix=FixEvidence.model_validate(fix) if fix else None)
 
 
 @dataclass

@@ -61,6 +61,7 @@ class Reason:
     subjects: list[str] = field(default_factory=list)
     frame: str = ""
     exact: bool = False
+    differs: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -69,6 +70,7 @@ class Reason:
             "subjects": list(self.subjects),
             "frame": self.frame,
             "exact": self.exact,
+            "differs": self.differs,
         }
 
 

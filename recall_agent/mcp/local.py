@@ -15,6 +15,7 @@ from typing import Any
 import anyio.to_thread
 
 from recall_agent.client import query as client_query
+from recall_agent.errors import describe
 from recall_agent.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 
 
@@ -102,7 +103,7 @@ def _index(cwd: Path) -> tuple[str, dict[str, Any]]:
         stats = update(conn, root, progress=False)
         hist = index_history(root)
     except (OSError, sqlite3.Error) as exc:
-        raise ToolError(f"indexing {root} failed: {type(exc).__name__}: {exc}") from None
+        raise ToolError(f"indexing {root} failed: {describe(exc)}") from None
     finally:
         conn.close()
     return _summary_text(stats, hist), _summary_dict(stats, hist)

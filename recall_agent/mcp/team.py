@@ -23,6 +23,7 @@ from recall_agent import repo as repo_rule
 from recall_agent.client import query as client_query
 from recall_agent.client.fanout import BackendOutcome
 from recall_agent.client.main import Asked
+from recall_agent.errors import describe
 from recall_agent.mcp.tools import Context, LearnRequest, LearnResult, RecallAnswer, ToolError
 from recall_agent.models import FederationRequest, LearningRetrievalRequest
 from recall_agent.server.answers import LearningPaste, federation_answer, stored_form, visible_matches
@@ -95,7 +96,7 @@ class TeamBackend:
             refused.append(exc)
             return
         except Exception as exc:  # an engine bug is this backend's failure, shown as such (as the client)
-            outcome.failure = {"kind": "error", "message": f"{type(exc).__name__}: {exc}"[:400]}
+            outcome.failure = {"kind": "error", "message": describe(exc)}
             return
         outcome.response = result.model_dump(mode="json")
 

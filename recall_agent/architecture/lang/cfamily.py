@@ -13,17 +13,60 @@ import json
 import posixpath
 import re
 import shlex
+from pathlib import Path
 
 from recall_agent.architecture.lang import Edge, FileRow, ImportRow, Project
 
-# Signs of C++ in a header (a .h holding a class, a namespace, a template, access specifiers, `std::`).
+# Signs of C++ in a header (a .h holding a class, a struct with bases, a namespace, a template, access
+# specifiers, `std::`). A plain `struct x {` is C (the kernel's headers are full of them).
 _CPP_SIGNS = re.compile(
-    rb"^[ \t]*(?:class|struct)[ \t]+\w+(?:[ \t]+final)?[ \t]*(?::[^;{]*)?\{|^[ \t]*namespace\b[^;\n]*\{"
+    rb"^[ \t]*class[ \t]+\w+(?:[ \t]+final)?[ \t]*(?::[^;{]*)?\{"
+    rb"|^[ \t]*struct[ \t]+\w+(?:[ \t]+final)?[ \t]*:[ \t]*(?:public|private|protected|virtual)?[ \t]*[\w:<>]+[^;{]*\{"
+    rb"|^[ \t]*namespace\b[^;\n]*\{"
     rb"|^[ \t]*template[ \t]*<|^[ \t]*(?:public|private|protected)[ \t]*:|\bstd::\w|^[ \t]*#include[ \t]*"
     rb"<(?:string|vector|memory|map|iostream|functional|utility|algorithm)>",
     re.MULTILINE,
 )
 _FLAG = re.compile(r"^-(I|iquote|isystem)(.*)$")
+
+
+def _read_annotations() -> tuple[frozenset[str], frozenset[str]]:
+    """c_annotations.txt: `[plain]` names (`__init`), then `[called]` ones taking arguments (`__aligned(8)`)."""
+    sections: dict[str, set[str]] = {"plain": set(), "called": set()}
+    current = sections["plain"]
+    for line in (Path(__file__).parent / "c_annotations.txt").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            current = sections[line[1:-1]]
+        elif line and not line.startswith("#"):
+            current.add(line)
+    return frozenset(sections["plain"]), frozenset(sections["called"])
+
+
+# Annotation macros of GCC-style C (the Linux kernel's above all) that expand to attributes, sections or
+# nothing: `static int __init foo(void)`, `char __user *buf`, `void __iomem *base`. The grammar cannot know
+# they are macros and leaves an ERROR node around each, so they are blanked (same length: lines and byte
+# offsets stay) before parsing, as ctags' `-I` list does for the kernel's scripts/tags.sh.
+ANNOTATIONS, ANNOTATIONS_CALLED = _read_annotations()
+# a called annotation with its arguments (one nesting level, on one line), else any identifier that could be
+# a plain one (checked against the set: a regex alternation of ~100 names would be tried at every byte)
+_ANNOTATION = re.compile(
+    rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(ANNOTATIONS_CALLED)) + rb")[ \t]*"
+    rb"\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)"
+    rb"|\b(?:_\w*|" + b"|".join(n.encode() for n in sorted(ANNOTATIONS) if not n.startswith("_")) + rb")\b"
+)
+
+
+def blank_annotations(source: bytes) -> bytes:
+    """`source` with its annotation macros replaced by spaces (same length, newlines kept)."""
+
+    def blank(m: re.Match[bytes]) -> bytes:
+        text = m.group(0)
+        if text.endswith(b")") or text.decode("ascii", "replace") in ANNOTATIONS:
+            return b" " * len(text)
+        return text
+
+    return _ANNOTATION.sub(blank, source)
 
 
 def looks_cpp(source: bytes) -> bool:
@@ -92,9 +135,18 @@ def _repo_relative(path: str, base: str, project: Project) -> str | None:
 
 
 class IncludeResolver:
+    """Includes resolved as the compiler searches; what the include path gives for a name is the same for
+    every file, so it is found once per name through the files of that basename (the kernel has 350,000
+    includes and ~100 include folders: joining each name with each folder took most of a minute)."""
+
     def __init__(self, project: Project) -> None:
         self.project = project
         self.dirs = include_dirs(project)
+        self.rank = {}
+        for i, d in enumerate(self.dirs):
+            self.rank.setdefault(d, i)
+        self.along: dict[str, int | None] = {}
+        self.suffix: dict[str, int | None] = {}
 
     def resolve_file(self, src: FileRow, imports: list[ImportRow]) -> list[Edge]:
         edges: dict[int, tuple[int, str]] = {}
@@ -109,9 +161,33 @@ class IncludeResolver:
         name = spec.strip("<>").strip()
         if not name:
             return None
-        candidates = [] if angle else [posixpath.join(posixpath.dirname(src_path), name)]
-        candidates += [posixpath.join(d, name) for d in self.dirs]
-        hit = self.project.first_path(candidates)
+        if not angle:
+            hit = self.project.first_path([posixpath.join(posixpath.dirname(src_path), name)])
+            if hit is not None:
+                return hit
+        if name not in self.along:
+            self.along[name] = self._along_include_path(name)
+        hit = self.along[name]
         if hit is not None or name.startswith("../"):
             return hit
-        return self.project.by_suffix(name)
+        if name not in self.suffix:
+            self.suffix[name] = self.project.by_suffix(name)
+        return self.suffix[name]
+
+    def _along_include_path(self, name: str) -> int | None:
+        """The file `d/name` for the first include folder `d` that has one."""
+        if name.startswith("/") or ".." in name.split("/") or posixpath.normpath(name) != name:
+            # `../x.h`, `./x.h`, `a//b.h`: each folder joined and normalized, as the compiler does
+            return self.project.first_path([posixpath.join(d, name) for d in self.dirs])
+        best: tuple[int, int] | None = None
+        for row in self.project.by_basename.get(posixpath.basename(name), []):
+            if row.path == name:
+                folder = ""
+            elif row.path.endswith("/" + name):
+                folder = row.path[: -len(name) - 1]
+            else:
+                continue
+            rank = self.rank.get(folder)
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, row.id)
+        return best[1] if best else None

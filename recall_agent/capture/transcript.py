@@ -19,6 +19,11 @@ What real files hold and how it is met:
 - tool results that are images or structured objects: their text blocks are the text;
 - results the harness wrote rather than the tool (the user declined or interrupted, a permission was
   missing, a `<tool_use_error>` about the call itself): neither a failure nor a success.
+
+Reading can resume where an earlier read stopped (`Transcript(path, start=offset, calls=...)`): the hooks
+read a live session's new lines at every Stop. A last line without its newline (still being written) is
+left for the next read; `end` is the offset after the last line read, `pending()` the calls still waiting
+for their results, which the next read needs.
 """
 
 from __future__ import annotations
@@ -31,8 +36,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
-
-from recall_agent.config import claude_project_dir_names, claude_projects_dir
 
 MAX_LINE = 64 * 1024 * 1024
 # tools whose results never matter to the capture rules: their failures are about using the tool and
@@ -74,6 +77,22 @@ class Result:
     interrupted: bool = False
     ts: float | None = None
     cwd: str | None = None
+    raw: bytes | None = None  # a successful edit's line, parsed only when asked (`details()`)
+
+    def details(self) -> dict[str, Any]:
+        """The `toolUseResult` object of the line (an edit's `originalFile`, `structuredPatch`), parsing
+        the raw line on first use; {} when there is none."""
+        if self.response is None and self.raw is not None:
+            try:
+                entry = json.loads(self.raw)
+            except (ValueError, RecursionError):
+                entry = None
+            found = entry.get("toolUseResult") if isinstance(entry, dict) else None
+            self.response = found if isinstance(found, dict) else {}
+            if isinstance(entry, dict):
+                self.ts = self.ts if self.ts is not None else parse_time(entry.get("timestamp"))
+            self.raw = None
+        return self.response or {}
 
 
 @dataclass
@@ -100,7 +119,8 @@ Step = Call | Result | Said | Prompt
 class Stats:
     lines: int = 0
     parsed: int = 0
-    bad_lines: int = 0  # not JSON, not an object, cut off, or too long
+    bad_lines: int = 0  # not JSON, not an object, or too long
+    partial: bool = False  # the file ends in a line without its newline (left for the next read)
     duplicates: int = 0
     session_id: str | None = None
     cwd: str | None = None
@@ -111,19 +131,32 @@ class Stats:
 
 @dataclass
 class Transcript:
-    """One transcript file read as steps; `stats` fills while `steps()` runs."""
+    """One transcript file read as steps from `start`; `stats` and `end` fill while `steps()` runs."""
 
     path: Path
+    start: int = 0
+    calls: dict[str, Call] = field(default_factory=dict)  # calls read before `start` still awaiting results
     stats: Stats = field(default_factory=Stats)
-    _calls: dict[str, Call] = field(default_factory=dict)
+    end: int = 0
     _answered: set[str] = field(default_factory=set)
     _uuids: set[str] = field(default_factory=set)
 
     def steps(self) -> Iterator[Step]:
         """Steps in file order. Raises OSError when the file cannot be read."""
+        self.end = self.start
         with open(self.path, "rb") as fh:
-            for line in _lines(fh, self.stats):
+            size = os.fstat(fh.fileno()).st_size
+            if self.start > size:  # the file was replaced or truncated: read it again from the top
+                self.start = self.end = 0
+            fh.seek(self.start)
+            for line, end in _lines(fh, self.stats, self.start):
+                self.end = end
                 yield from self._line(line)
+
+    def pending(self, limit: int = 200) -> list[Call]:
+        """Calls whose results were not read yet (the newest `limit`)."""
+        waiting = [c for c in self.calls.values() if c.id not in self._answered]
+        return waiting[-limit:]
 
     def _line(self, line: bytes) -> Iterator[Step]:
         if line.startswith(b'{"type":"') and not line.startswith(_CONVERSATION):
@@ -152,16 +185,16 @@ class Transcript:
         carries a whole file (Read's content, Edit's `originalFile`) is most of the cost of a transcript.
         None: the line must be parsed."""
         ids = [m.decode("utf-8", "replace") for m in _RESULT_IDS.findall(line)]
-        calls = [self._calls.get(i) for i in ids]
+        calls = [self.calls.get(i) for i in ids]
         if not ids or any(c is None or c.id in self._answered for c in calls):
             return None
         names = {c.name for c in calls if c}
         if names <= _QUIET_TOOLS:
             self._answered.update(ids)
             return []
-        if names <= _FILE_TOOLS and not _IS_ERROR.search(line):
+        if names <= _FILE_TOOLS and not _IS_ERROR.search(line) and len(ids) == 1 and calls[0]:
             self._answered.update(ids)
-            return [Result(call=c, is_error=False) for c in calls if c]
+            return [Result(call=calls[0], is_error=False, raw=line)]
         return None
 
     def _entry(self, entry: dict[str, Any]) -> Iterator[Step]:
@@ -219,7 +252,7 @@ class Transcript:
                     tool_input if isinstance(tool_input, dict) else {},
                     stream,
                 )
-                self._calls.setdefault(call.id, call)
+                self.calls.setdefault(call.id, call)
                 yield call
         text = "\n".join(t for t in texts if t.strip())
         synthetic = entry.get("isApiErrorMessage") is True or (
@@ -249,7 +282,7 @@ class Transcript:
 
     def _result(self, block: dict[str, Any], response: object, entry: dict[str, Any]) -> Result | None:
         tid = block.get("tool_use_id")
-        call = self._calls.get(tid) if isinstance(tid, str) else None
+        call = self.calls.get(tid) if isinstance(tid, str) else None
         if call is None or call.id in self._answered:
             return None  # a result without its call (cut off), or one already read (a replayed copy)
         self._answered.add(call.id)
@@ -268,7 +301,8 @@ class Transcript:
         )
 
 
-def _lines(fh: BinaryIO, stats: Stats) -> Iterator[bytes]:
+def _lines(fh: BinaryIO, stats: Stats, offset: int) -> Iterator[tuple[bytes, int]]:
+    """(line, offset after it); a last line without its newline is not read (it may still be written)."""
     while True:
         line = fh.readline(MAX_LINE)
         if not line:
@@ -276,12 +310,19 @@ def _lines(fh: BinaryIO, stats: Stats) -> Iterator[bytes]:
         if len(line) >= MAX_LINE and not line.endswith(b"\n"):
             while (more := fh.readline(MAX_LINE)) and not more.endswith(b"\n"):
                 pass  # the rest of an oversized line
+            offset = fh.tell()
             stats.lines += 1
             stats.bad_lines += 1
             continue
+        if not line.endswith(b"\n"):
+            if line.strip():  # counted as bad: an import never sees the rest; a live read gets it next time
+                stats.partial = True
+                stats.bad_lines += 1
+            return
+        offset += len(line)
         stats.lines += 1
         if line.strip():
-            yield line
+            yield line, offset
 
 
 def _stream(entry: dict[str, Any]) -> str:
@@ -310,92 +351,3 @@ def parse_time(value: object) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
-
-
-# ---------------------------------------------------------------------- where transcripts are
-
-
-@dataclass
-class SessionFiles:
-    """One session's transcript and its subagents' transcripts."""
-
-    main: Path
-    subagents: list[Path] = field(default_factory=list)
-
-    def paths(self) -> list[Path]:
-        return [self.main, *self.subagents]
-
-    def _stats(self) -> list[os.stat_result]:
-        found = []
-        for path in self.paths():
-            try:
-                found.append(path.stat())
-            except OSError:
-                continue
-        return found
-
-    def size(self) -> int:
-        return sum(st.st_size for st in self._stats())
-
-    def mtime(self) -> float:
-        return max((st.st_mtime for st in self._stats()), default=0.0)
-
-
-def project_folders(cwd: Path, projects: Path | None = None) -> list[Path]:
-    """Transcript folders of the project at `cwd`: its own folder and, inside git, the top-level's."""
-    from recall_agent import repo
-
-    projects = projects or claude_projects_dir()
-    places = [cwd]
-    root = repo.toplevel(cwd)
-    if root and root != cwd:
-        places.append(root)
-    folders = [projects / name for place in places for name in claude_project_dir_names(place)]
-    return [f for f in dict.fromkeys(folders) if f.is_dir()]
-
-
-def all_project_folders(projects: Path | None = None) -> list[Path]:
-    projects = projects or claude_projects_dir()
-    try:
-        return sorted(p for p in projects.iterdir() if p.is_dir())
-    except OSError:
-        return []
-
-
-def sessions_in(paths: list[Path]) -> list[SessionFiles]:
-    """Sessions under `paths` (transcript files or folders); subagent files join their session."""
-    found: list[Path] = []
-    for path in paths:
-        found.extend([path] if path.is_file() else sorted(_walk(path)))
-    sessions: dict[Path, SessionFiles] = {}
-    loose: list[Path] = []
-    for path in sorted(found, key=_is_subagent):  # sessions first, so their subagents find them
-        _add(sessions, loose, path)
-    for path in loose:  # a subagent file whose session is not among the paths: a session of its own
-        sessions.setdefault(path, SessionFiles(path))
-    return list(sessions.values())
-
-
-def _walk(folder: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.endswith(".jsonl"):
-                yield Path(dirpath) / name
-
-
-def _is_subagent(path: Path) -> bool:
-    return path.parent.name == "subagents" or path.name.startswith("agent-")
-
-
-def _add(sessions: dict[Path, SessionFiles], loose: list[Path], path: Path) -> None:
-    if path.parent.name == "subagents":
-        owner = path.parent.parent.with_suffix(".jsonl")
-        if owner in sessions:
-            sessions[owner].subagents.append(path)
-        else:
-            loose.append(path)
-    elif path.name.startswith("agent-"):
-        loose.append(path)
-    else:
-        sessions.setdefault(path, SessionFiles(path))

@@ -1,0 +1,423 @@
+"""Capture on real Claude Code sessions, judged against hand labels (issue 22; bench/sessions/README.md).
+
+For each half of each labelled corpus, the sessions are imported the way a user imports them — a real
+`python -m recall_agent import-sessions` process over a Claude config folder holding just those
+transcripts, into a fresh store — and the stored learnings (`recall export`) are judged against the labels:
+
+- precision: stored learnings that hold a labelled, useful fix's error (its `error` line is in a signature);
+- recall: labelled useful fixes whose error some stored learning of that session holds;
+- right resolution: of those matched, the share whose resolution says what fixed it (`labels.says_the_fix`:
+  the file and function for an edit, the new part of a changed command, the package);
+- right files: of matched edit fixes, the share whose stored files are exactly the labelled files (by name);
+- noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
+- speed: the import's wall time and MB/s.
+
+The previous release (`--release`, default 32014ad: main before this work; package `recall`) imports the
+same sessions in the same run. `--inprocess` runs the engine in this process instead (fast, for tuning;
+not reported). Transcripts come from bench/sessions/fetch.py's cache.
+
+    python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH / "sessions"))
+sys.path.insert(0, str(ROOT))
+
+import labels as L  # noqa: E402
+from release import package_in, release_tree  # noqa: E402
+
+RESULTS = BENCH / "results" / "capture.json"
+RELEASE = "32014ad"
+SHOWN = 2  # learnings the on-error hook injects at most (RECALL_HOOK_MAX_INJECT's default)
+
+
+def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:
+    """Run the real import over these transcripts; the exported learnings and the wall time."""
+    config = work / "claude"
+    project = config / "projects" / "-bench-project"
+    if config.exists():
+        shutil.rmtree(config)
+    project.mkdir(parents=True)
+    for label in sessions:
+        shutil.copy(label.path, project / label.path.name)
+    home = work / "home"
+    if home.exists():
+        shutil.rmtree(home)
+    package = package_in(None if pythonpath == ROOT else pythonpath)
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config), RECALL_HOME=str(home), PYTHONPATH=str(pythonpath))
+    env.pop("RECALL_SERVER_URL", None)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", package, "import-sessions", "--all", "-q"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"import failed ({package}): {done.stderr[-2000:]}")
+    out = subprocess.run(
+        [sys.executable, "-m", package, "export"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()], seconds
+
+
+def inprocess_learnings(sessions: list[L.Label]) -> tuple[list[dict], float]:
+    from recall_agent.capture import learning
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    out = []
+    start = time.perf_counter()
+    for label in sessions:
+        t = Transcript(label.path)
+        engine = Engine()
+        engine.feed(t.steps())
+        engine.end_turn()
+        ctx = learning.Context(
+            session_id=t.stats.session_id or label.session, root=t.stats.cwd, branch=None, repo="r"
+        )
+        for ep in engine.episodes():
+            built = learning.build(ep, ctx)
+            if built:
+                out.append(built)
+    return out, time.perf_counter() - start
+
+
+def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> dict[str, Any]:
+    """`merged`: the learnings come from a real store, which merges identical learnings of different
+    sessions; a labelled fix found only in such a learning counts as found."""
+    by_session: dict[str, list[L.Label]] = {}
+    for s in sessions:
+        for sid in s.session_ids():
+            by_session.setdefault(sid, []).append(s)
+    useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if e.get("useful")}
+    found: set[tuple[str, int]] = set()
+    real = right = files_ok = files_n = noise = merged_found = 0
+    misses_fix: list[dict] = []
+    wrong: list[dict] = []  # stored, but no labelled useful fix
+    for lr in stored:
+        sid = str(lr.get("session_id") or "")
+        candidates = by_session.get(sid) or [s for k, v in by_session.items() if sid.startswith(k) for s in v]
+        if not candidates:
+            continue
+        calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
+        # a continued session's files share its id: the one whose labels cite these calls
+        label = next((c for c in candidates if c.failed_ids() & calls), candidates[0])
+        sigs = [str(x) for x in lr.get("error_signatures") or []]
+        # the labelled fix this learning holds; one learning per labelled episode (a session often meets the
+        # same error line more than once, each time fixed on its own)
+        by_call = [
+            i for i, e in enumerate(label.episodes) if e.get("useful") and label.episode_ids(e) & calls
+        ]
+        keyed = by_call or [
+            i for i, e in enumerate(label.episodes) if e.get("useful") and L.keyed_on_error(sigs, e)
+        ]
+        hit = next((i for i in keyed if (label.session, i) not in found), keyed[0] if keyed else None)
+        if hit is not None:
+            real += 1
+            found.add((label.session, hit))
+            ep = label.episodes[hit]
+            if L.says_the_fix(str(lr.get("resolution_summary") or ""), ep):
+                right += 1
+            else:
+                misses_fix.append(
+                    {
+                        "session": label.session,
+                        "label": (ep.get("fix") or {}).get("what"),
+                        "stored": lr.get("resolution_summary"),
+                    }
+                )
+            want = {f.rsplit("/", 1)[-1] for f in (ep.get("fix") or {}).get("files") or []}
+            if (ep.get("fix") or {}).get("kind") == "edit" and want:
+                files_n += 1
+                files_ok += {f.rsplit("/", 1)[-1] for f in lr.get("file_paths_touched") or []} == want
+            continue
+        failures = [*label.episodes, *label.unfixed]
+        noisy = L.keyed_on_background(sigs, label) or not any(L.keyed_on_error(sigs, e) for e in failures)
+        noise += noisy
+        wrong.append({"session": label.session, "noise": noisy, "error": sigs[-1].strip().splitlines()[-1][:140],
+                      "stored": str(lr.get("resolution_summary"))[:200]})  # fmt: skip
+    # a fix can be in the store without a learning of its own session: the store merges a learning into an
+    # identical one of another session (same repo, same resolution, a shared signature)
+    for s in sessions if merged else []:
+        for i, e in enumerate(s.episodes):
+            if e.get("useful") and (s.session, i) not in found:
+                for lr in stored:
+                    sigs = [str(x) for x in lr.get("error_signatures") or []]
+                    if L.keyed_on_error(sigs, e) and L.says_the_fix(
+                        str(lr.get("resolution_summary") or ""), e
+                    ):
+                        found.add((s.session, i))
+                        merged_found += 1
+                        break
+    n = len(stored)
+    missed = [
+        {
+            "session": s.session,
+            "failed": e.get("failed"),
+            "kind": e.get("kind"),
+            "error": str(e.get("error"))[:120],
+        }
+        for s in sessions
+        for i, e in enumerate(s.episodes)
+        if e.get("useful") and (s.session, i) not in found
+    ]
+    return {
+        "sessions": len(sessions),
+        "stored": n,
+        "useful_labelled": len(useful),
+        "precision": round(real / n, 3) if n else None,
+        "recall": round(len(found) / len(useful), 3) if useful else None,
+        "right_resolution": round(right / real, 3) if real else None,
+        "right_files": round(files_ok / files_n, 3) if files_n else None,
+        "noise": round(noise / n, 3) if n else None,
+        "sessions_with_useful_learning": len({s for s, _ in found}),
+        "found_in_merged": merged_found,
+        "wrong_resolutions": misses_fix[:15],
+        "missed": missed,
+        "not_useful": wrong,
+    }
+
+
+# ---------------------------------------------------------------------- replay in time order
+
+
+def _first_time(label: L.Label) -> str:
+    with label.path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            i = line.find('"timestamp":"')
+            if i >= 0:
+                return line[i + 13 : i + 37]
+    return ""
+
+
+def _call_outputs(label: L.Label) -> dict[str, str]:
+    from recall_agent.capture.transcript import Result, Transcript
+
+    return {
+        L.suffix(step.call.id): step.text or ""
+        for step in Transcript(label.path).steps()
+        if isinstance(step, Result) and step.is_error is not None
+    }
+
+
+def _cause(text: str) -> str:
+    from recall_agent.capture.output import fold
+
+    return str(fold(text))
+
+
+def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
+    """Sessions in time order: before each is imported, every labelled useful fix in it whose error line an
+    earlier session's useful fix had too (the same cause met again) is asked of recall with the failing
+    call's output, as the on-error hook asks; a hit is a top match whose resolution says what fixed it
+    (judged against this episode's label)."""
+    from recall_agent.learnings import execute_sync
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+
+    home = work / "replay-home"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    seen: set[str] = set()
+    met = hits = 0
+    misses: list[dict[str, Any]] = []
+    for label in sorted(sessions, key=_first_time):
+        outputs = _call_outputs(label)
+        built, _ = inprocess_learnings([label])
+        for e in label.episodes:
+            if not e.get("useful"):
+                continue
+            cause = _cause(str(e.get("error") or ""))
+            if cause in seen and L.suffix(str(e.get("failed"))) in outputs:
+                met += 1
+                repo = built[0]["repo"] if built else "r"
+                answer = execute_sync(
+                    {"match_type": "error_signature", "error_text": outputs[L.suffix(str(e["failed"]))][-4000:],
+                     "repo": repo, "max_results": SHOWN},
+                    home=home,
+                )  # fmt: skip
+                shown = [m.resolution_summary for m in answer.matches[:SHOWN]]
+                if any(L.says_the_fix(r, e) for r in shown):
+                    hits += 1
+                else:
+                    misses.append({"session": label.session, "error": str(e.get("error"))[:100],
+                                   "shown": [r[:160] for r in shown]})  # fmt: skip
+        for e in label.episodes:
+            if e.get("useful"):
+                seen.add(_cause(str(e.get("error") or "")))
+        with open_store(home) as store:
+            for lr in built:
+                store.add(Learning.model_validate(lr))
+    return {"recurrences": met, "got_the_fix": hits, "share": round(hits / met, 3) if met else None,
+            "misses": misses[:20]}  # fmt: skip
+
+
+def curves(sessions: list[L.Label]) -> dict[str, Any]:
+    """The fitted models' precision-recall curves on these sessions' labels (run: did the call fail?;
+    episode: is the resolved error a useful fix?), at thresholds 0.05 apart, the chosen one marked."""
+    from recall_agent.capture import model
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    scored: dict[str, list[tuple[float, bool]]] = {"run": [], "episode": []}
+    for label in sessions:
+        engine = Engine(record=True)
+        engine.feed(Transcript(label.path).steps())
+        engine.end_turn()
+        failing = label.failed_ids()
+        run_model, episode_model = model.load("run"), model.load("episode")
+        scored["run"] += [
+            (run_model.probability(f), L.suffix(r.id) in failing) for r, f, _ in engine.judged_runs
+        ]
+        for ep in engine.judged_episodes:
+            match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
+            scored["episode"].append(
+                (episode_model.probability(ep.features), bool(match and match.get("useful")))
+            )
+    out: dict[str, Any] = {}
+    for name, pairs in scored.items():
+        chosen = model.load(name).threshold
+        points = []
+        for t in [*(i / 20 for i in range(1, 20)), chosen]:
+            tp = sum(s >= t and y for s, y in pairs)
+            fp = sum(s >= t and not y for s, y in pairs)
+            fn = sum(s < t and y for s, y in pairs)
+            points.append({"threshold": round(t, 3), "precision": round(tp / (tp + fp), 3) if tp + fp else 1.0,
+                           "recall": round(tp / (tp + fn), 3) if tp + fn else 1.0, "chosen": t == chosen})  # fmt: skip
+        out[name] = {
+            "n": len(pairs),
+            "positives": sum(y for _, y in pairs),
+            "curve": sorted(points, key=lambda p: p["threshold"]),
+        }
+    return out
+
+
+def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
+    """Every transcript of a corpus (labelled or not): how many sessions give at least one learning. The
+    labelled ones say how many of those are useful; the rest are counted as stored only."""
+    cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
+    labelled = {s.session: s for s in L.load(("tune", "heldout"), (corpus,))}
+    with_learning = with_useful = 0
+    for path in cached:
+        label = labelled.get(path.stem) or L.Label(corpus, path.stem, "", {}, path)
+        stored, _ = inprocess_learnings([label])
+        with_learning += bool(stored)
+        if path.stem in labelled and judge([label], stored)["sessions_with_useful_learning"]:
+            with_useful += 1
+    return {"sessions": len(cached), "with_a_learning": with_learning, "labelled": len(labelled),
+            "labelled_with_a_useful_learning": with_useful}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout"])
+    ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
+    ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
+    ap.add_argument("--show", action="store_true", help="print the wrong resolutions")
+    ap.add_argument("--replay", action="store_true", help="also replay each half in time order (recurrences)")
+    ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
+    ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
+    args = ap.parse_args(argv)
+    report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
+    with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
+        work = Path(tmp)
+        rel = release_tree(work, args.release) if args.release and not args.inprocess else None
+        for half in args.halves:
+            sessions = L.load((half,))
+            if not sessions:
+                continue
+            mb = sum(s.path.stat().st_size for s in sessions) / 1e6
+            row: dict[str, Any] = {"mb": round(mb, 1)}
+            systems = (
+                [("inprocess", None)]
+                if args.inprocess
+                else [("recall", ROOT)] + ([(f"release {args.release}", rel)] if rel else [])
+            )
+            for name, path in systems:
+                stored, secs = (
+                    inprocess_learnings(sessions) if path is None else import_learnings(sessions, path, work)
+                )
+                row[name] = judge(sessions, stored, merged=path is not None) | {
+                    "seconds": round(secs, 2),
+                    "mb_per_s": round(mb / secs, 1),
+                }
+            if args.replay:
+                row["replay"] = replay(sessions, work)
+            if args.curves:
+                row["curves"] = curves(sessions)
+            report["halves"][half] = row
+    cols = [
+        "sessions",
+        "stored",
+        "useful_labelled",
+        "precision",
+        "recall",
+        "right_resolution",
+        "right_files",
+        "noise",
+        "sessions_with_useful_learning",
+        "seconds",
+    ]
+    print(f"{'half':<9}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
+    for half, row in report["halves"].items():
+        for name, r in row.items():
+            if isinstance(r, dict) and name not in ("replay", "curves"):
+                print(f"{half:<9}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
+                if args.show:
+                    for m in r["missed"]:
+                        print("   MISSED", m)
+                    for m in r["not_useful"]:
+                        print("   STORED-NOT-USEFUL", m)
+                    for m in r["wrong_resolutions"]:
+                        print(
+                            "   label:",
+                            m["label"],
+                            "\n   stored:",
+                            str(m["stored"]).replace("\n", " | ")[:300],
+                        )
+    if args.corpus_wide:
+        report["swecb_all"] = corpus_wide()
+        print("SWE-ContextBench, all transcripts:", report["swecb_all"])
+    for half, row in report["halves"].items():
+        for name, c in (row.get("curves") or {}).items():
+            chosen = next(p for p in c["curve"] if p["chosen"])
+            print(f"{half} {name} model at its threshold {chosen['threshold']}: P {chosen['precision']} R {chosen['recall']}"
+                  f" (n {c['n']}, {c['positives']} positive)")  # fmt: skip
+        if "replay" in row:
+            r = row["replay"]
+            print(
+                f"replay {half}: {r['got_the_fix']}/{r['recurrences']} recurrences got their earlier fix ({r['share']})"
+            )
+            if args.show:
+                for m in r["misses"]:
+                    print("   REPLAY-MISS", m)
+    if not args.inprocess:
+        RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

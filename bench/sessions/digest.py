@@ -1,0 +1,116 @@
+"""Print a Claude Code transcript as a short, numbered digest for hand labelling (bench/sessions/README.md).
+
+Each tool call is one step: its `tool_use_id` (the last 8 characters, which labels cite), the tool, the
+command or file, and the result (the exit state the transcript records, then the output's first and last
+lines); Edit/Write show the old and new text shortened; the agent's words are shown shortened. The digest is
+made from the transcript alone (nothing recall computes), so labels made from it are independent of recall.
+
+    python3 bench/sessions/digest.py FILE.jsonl [--width 160] [--lines 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _lines(text: str, n: int, width: int) -> list[str]:
+    rows = [ln.rstrip()[:width] for ln in text.splitlines() if ln.strip()]
+    if len(rows) <= n:
+        return rows
+    head, tail = n // 3, n - n // 3
+    return [*rows[:head], f"… ({len(rows) - n} lines) …", *rows[-tail:]]
+
+
+def digest(path: Path, width: int, nlines: int) -> list[str]:
+    out: list[str] = []
+    calls: dict[str, tuple[str, dict]] = {}
+    step = 0
+    for raw in path.open(encoding="utf-8", errors="replace"):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict) or entry.get("type") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        side = " [side]" if entry.get("isSidechain") else ""
+        if entry["type"] == "user" and isinstance(content, str):
+            out.append(f"\nUSER{side}: {_short(content, width * 4)}")
+            continue
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and entry["type"] == "assistant" and block.get("text", "").strip():
+                out.append(f"   AGENT{side}: {_short(block['text'], width * 2)}")
+            elif kind == "tool_use":
+                calls[block["id"]] = (block.get("name", ""), block.get("input") or {})
+            elif kind == "tool_result":
+                tid = block.get("tool_use_id", "")
+                name, tool_input = calls.get(tid, ("?", {}))
+                if name in ("Read", "Grep", "Glob", "TodoWrite", "LS"):
+                    continue
+                step += 1
+                out.extend(_step(step, tid, name, tool_input, block, entry, width, nlines, side))
+    return out
+
+
+def _step(step, tid, name, tool_input, block, entry, width, nlines, side) -> list[str]:
+    result = _text(block.get("content"))
+    flag = "ERROR" if block.get("is_error") else "ok"
+    head = f"[{step:03d} {tid[-8:]}]{side} {name} ({flag})"
+    rows: list[str] = []
+    if name == "Bash":
+        rows.append(f"{head} $ {_short(str(tool_input.get('command', '')), width)}")
+        rows.extend("      | " + ln for ln in _lines(result, nlines, width))
+    elif name in ("Edit", "MultiEdit"):
+        rows.append(f"{head} {tool_input.get('file_path', '')}")
+        edits = tool_input.get("edits") or [tool_input]
+        for e in edits:
+            rows.append("      - " + _short(str(e.get("old_string", "")), width))
+            rows.append("      + " + _short(str(e.get("new_string", "")), width))
+        if block.get("is_error"):
+            rows.append("      | " + _short(result, width))
+    elif name == "Write":
+        body = str(tool_input.get("content", ""))
+        rows.append(f"{head} {tool_input.get('file_path', '')} ({len(body.splitlines())} lines)")
+        rows.append("      + " + _short(body, width))
+    else:
+        rows.append(f"{head} {_short(json.dumps(tool_input)[:400], width)}")
+        rows.extend("      | " + ln for ln in _lines(result, 4, width))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("transcript", type=Path)
+    ap.add_argument("--width", type=int, default=160)
+    ap.add_argument("--lines", type=int, default=12)
+    args = ap.parse_args(argv)
+    print("\n".join(digest(args.transcript, args.width, args.lines)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

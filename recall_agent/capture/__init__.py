@@ -1,0 +1,8 @@
+"""The capture engine: what a Claude Code session fixed, read from its transcript (`engine.py`).
+
+Used live by the hooks at Stop / SessionEnd (`recall_agent.hooks.capture`) and on old sessions by
+`recall import-sessions` (`recall_agent.hooks.importer`): one engine, so the two cannot drift apart.
+"""
+
+# the last line of a captured resolution says where it came from; the on-error hook leaves it out
+SOURCE_PREFIX = "From the session's "

@@ -1,0 +1,383 @@
+"""What a shell command is, for the capture rules: which check it runs, and when two runs are the same check.
+
+A command line is split at `&&`, `||`, `;` and `|` into segments. Output plumbing (`| tail`, `| grep x`,
+`2>&1`), a leading `cd DIR &&` and environment assignments are folded away; setup segments (`cd`,
+`source`, `export`, `mkdir`, ...) and probes (`ls`, `grep`, `git status`, ... — they look at things, and
+their failure is an answer, not an error) are not checks. What is left are the command's checks, each with
+
+- `key`: the segment, whitespace-folded;
+- `family`: the program and its subcommand (`pytest`, `npm test`, `git push`, `python app.py`), with an
+  interpreter's version folded (`python3.11` and `python` are one program);
+- `targets`: the remaining non-option arguments.
+
+A later run is the same check as a failure when one of its checks has the failure's key, or its family
+and targets that cover the failure's (`pytest tests/` covers `pytest tests/test_a.py::test_x`), or runs the
+same script or targets under another interpreter or program version (`python t.py` → `python3 t.py`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+from dataclasses import dataclass, field
+
+_WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
+_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("hatch", "run")}
+_MULTI = {
+    "git", "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "docker", "kubectl", "pip", "pip3", "uv",
+    "poetry", "dotnet", "mvn", "gradle", "gradlew", "bundle", "rake", "terraform", "helm", "deno", "just",
+    "tox", "nox", "mix", "swift", "rails", "conda", "brew", "apt", "apt-get", "gh", "az", "aws", "gcloud",
+    "recall",
+}  # fmt: skip
+INTERPRETERS = {"python", "node", "ruby", "bash", "sh", "zsh", "perl", "php", "deno", "ts-node", "pypy"}
+# commands that look at things rather than build, run or test them
+PROBES = frozenset(
+    {
+        "ls", "cat", "head", "tail", "less", "grep", "egrep", "fgrep", "rg", "ag", "find", "fd", "test", "[",
+        "which", "type", "whereis", "stat", "file", "wc", "pwd", "echo", "printf", "diff", "cmp", "tree",
+        "du", "df", "ps", "pgrep", "sleep", "true", "false", "readlink", "realpath", "jq", "sort", "uniq",
+        "git status", "git diff", "git log", "git show", "git grep", "git rev-parse", "git branch",
+        "git ls-files", "git remote", "git config", "git stash", "git check-ignore", "git blame", "command",
+        "python --version", "python -V", "pip show", "pip list", "pip freeze", "npm ls", "npm list", "env",
+        "printenv", "date", "whoami", "hostname", "uname", "id", "sed -n", "awk", "cut", "tr", "xargs",
+    }
+)  # fmt: skip
+# segments that prepare a run rather than run anything
+SETUP = frozenset(
+    {"cd", "source", ".", "export", "set", "unset", "mkdir", "pushd", "popd", "ulimit", "alias"}
+)
+# package managers' install commands: a fix that installs or pins a package
+INSTALLS = frozenset(
+    {
+        "pip install", "pip3 install", "uv add", "uv pip", "poetry add", "conda install", "npm install",
+        "npm i", "npm add", "yarn add", "pnpm add", "pnpm install", "bun add", "cargo add", "go get",
+        "bundle add", "gem install", "apt install", "apt-get install", "brew install", "composer require",
+    }
+)  # fmt: skip
+_PLUMBING_STAGE = re.compile(r" ?(?:tail|head|less|more|cat|tee|grep|wc|sort|uniq)\b[^|;&]*")
+_REDIRECT = re.compile(r" ?\d?>&\d ?| ?\d?> ?/dev/null ?")
+_CD_PREFIX = re.compile(r"^ ?cd (\"[^\"]*\"|'[^']*'|\S+) ?(?:&&|;) ?")
+_SEPARATOR = re.compile(r"&&|\|\||;|\|")
+_MASKING = re.compile(
+    r"\|\| ?(?:true|:|echo\b|exit 0)|; ?(?:echo|true|exit 0)\b|\| ?(?:tail|head|grep|tee|less|more)\b"
+)
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_VERSION_SUFFIX = re.compile(r"(?<=[a-z])[0-9][0-9.]*$")
+
+
+@dataclass(frozen=True)
+class Check:
+    key: str
+    family: str
+    targets: tuple[str, ...] = ()
+    program: str = ""  # the family's program with its version folded (python3.11 -> python)
+    probe: bool = False
+    setup: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command line as the capture rules see it."""
+
+    text: str  # whitespace-folded, plumbing and `cd` prefix kept
+    cwd: str | None  # the folder of a leading `cd DIR &&`
+    checks: tuple[Check, ...] = field(default_factory=tuple)
+    masked: bool = False  # its exit code is not the check's (`| tail`, `|| true`, `; echo done`)
+
+    @property
+    def main(self) -> Check | None:
+        """The check that decides the run: the last one that runs something (not setup, not a probe)."""
+        real = [c for c in self.checks if not c.setup and not c.probe]
+        return real[-1] if real else None
+
+    @property
+    def probe(self) -> bool:
+        return self.main is None
+
+    @property
+    def installs(self) -> bool:
+        return any(c.family in INSTALLS or c.family.split(" ")[0:2] == ["uv", "pip"] for c in self.checks)
+
+
+@functools.lru_cache(maxsize=2048)
+def parse(command: str) -> Command:
+    """The checks of a command line (cached: a session runs the same few commands many times)."""
+    text = " ".join(command.split())
+    cd = _CD_PREFIX.match(text)
+    rest = text[cd.end() :] if cd else text
+    stripped = _strip_plumbing(rest)
+    masked = stripped != rest or _MASKING.search(rest) is not None
+    rest = _REDIRECT.sub(" ", stripped)
+    checks = tuple(c for c in (_check(part) for part in _segments(rest)) if c is not None)
+    return Command(text=text, cwd=cd.group(1).strip("\"'") if cd else None, checks=checks, masked=masked)
+
+
+def _segments(text: str) -> list[str]:
+    """The parts between `&&`, `||`, `;`, `|` and newlines outside quotes (one pass, no regex)."""
+    parts, start, quote, i, n = [], 0, "", 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in ";|&\n":
+            width = 2 if text[i : i + 2] in ("&&", "||") else 1
+            if ch != "&" or width == 2:
+                parts.append(text[start:i])
+                start = i + width
+                i += width
+                continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _strip_plumbing(cmd: str) -> str:
+    """`cmd` without trailing `| tail`/`| grep x`/... stages (a loop, not one regex: linear time)."""
+    while (i := cmd.rfind("|")) > 0 and cmd[i - 1] != "|" and _PLUMBING_STAGE.fullmatch(cmd[i + 1 :]):
+        cmd = cmd[:i].rstrip()
+    return cmd
+
+
+def _check(segment: str) -> Check | None:
+    key = " ".join(segment.split())
+    try:
+        words = shlex.split(key)
+    except ValueError:
+        words = key.split()
+    words = [w for w in words if not _ENV_ASSIGN.match(w)]
+    while words and (words[0] in _WRAPPERS or (len(words) > 1 and (words[0], words[1]) in _RUNNERS)):
+        words = words[2:] if len(words) > 1 and (words[0], words[1]) in _RUNNERS else words[1:]
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if program.startswith("python") and len(rest) >= 2 and rest[0] == "-m":
+        program, rest = rest[1], rest[2:]
+    folded = _VERSION_SUFFIX.sub("", program) if program.startswith(tuple(INTERPRETERS)) else program
+    args = [w for w in rest if not w.startswith("-")]
+    family = program
+    if (folded in _MULTI or folded in INTERPRETERS) and args:
+        family = f"{program} {args[0]}"
+        args = args[1:]
+    first_flag = next((w for w in rest[:1] if w.startswith("-")), None)
+    probe = (
+        program in PROBES
+        or family in PROBES
+        or (first_flag is not None and f"{folded} {first_flag}" in PROBES)
+    )
+    return Check(
+        key=key,
+        family=family,
+        targets=tuple(args),
+        program=folded,
+        probe=probe,
+        setup=program in SETUP,
+    )
+
+
+def tool_command(tool: str, tool_input: dict[str, object], text: str | None = None) -> Command:
+    """Another tool's call (an MCP tool, a Skill) as a one-check command: the tool and its scalar inputs."""
+    if text is None:
+        parts = [tool]
+        for name in sorted(tool_input)[:6]:
+            value = tool_input[name]
+            if isinstance(value, str | int | float | bool):
+                parts.append(f"{name}={str(value)[:80]}")
+        text = " ".join(" ".join(parts).split())
+    return Command(text=text, cwd=None, checks=(Check(key=text, family=tool, program=tool),))
+
+
+def option_values(command: str, option: str) -> list[str]:
+    """The values a command line gives an option (`--error X`, `--error=X`), as the shell would pass them."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    values = []
+    for i, word in enumerate(words):
+        if word == option and i + 1 < len(words):
+            values.append(words[i + 1])
+        elif word.startswith(option + "="):
+            values.append(word.split("=", 1)[1])
+    return [_heredoc_body(v) for v in values]
+
+
+def _heredoc_body(value: str) -> str:
+    """`$(cat <<'MARK' ... MARK)` (how the skill passes text) -> the text between the markers."""
+    lines = value.splitlines()
+    if len(lines) >= 2 and lines[0].startswith("$(cat <<"):
+        mark = lines[0].split("<<", 1)[1].strip().strip("'\"")
+        body = lines[1:]
+        if mark in body:
+            body = body[: body.index(mark)]
+        return "\n".join(body)
+    return value
+
+
+def same_check(failure: Command, later: Command, *, probes: bool = False) -> bool:
+    """Does `later` run the check that failed in `failure` (module docstring)? With `probes`, a probe's
+    failure counts as a check too (its error named a missing path)."""
+    want = failure.main
+    if want is None and probes:
+        want = next((c for c in reversed(failure.checks) if not c.setup), None)
+    if want is None:
+        return False
+    return any(
+        _same(want, have, probe=probes and want.probe)
+        for have in later.checks
+        if not have.setup and (probes or not have.probe)
+    )
+
+
+_CREATORS = frozenset({"git clone", "mkdir", "touch", "cp", "mv", "ln", "wget", "curl", "tar", "unzip",
+                       "git worktree", "python -m venv", "virtualenv", "npm init", "cargo new", "git init"})  # fmt: skip
+
+
+def creates(command: Command, paths: list[str]) -> bool:
+    """Does the command create one of `paths` (`git clone URL DIR`, `mkdir -p DIR`, `cp A DIR`, ...)?"""
+    names = {p.rstrip("/").removeprefix("./") for p in paths} | {
+        p.rstrip("/").rsplit("/", 1)[-1] for p in paths
+    }
+    for check in command.checks:
+        if check.family in _CREATORS or check.program in _CREATORS or check.family.startswith("git clone"):
+            for target in (*check.targets, check.family.split(" ", 1)[-1]):
+                t = target.rstrip("/").removeprefix("./")
+                if t in names or t.rsplit("/", 1)[-1] in names:
+                    return True
+    return False
+
+
+def _same(want: Check, have: Check, probe: bool = False) -> bool:
+    if want.key == have.key:
+        return True
+    if want.family == have.family:
+        if not have.targets:  # `pytest` runs everything `pytest tests/x.py` ran; `ls` does not name `ls x`
+            return not probe
+        return all(any(_covers(o, t) for o in have.targets) for t in want.targets)
+    # the same script or targets under another interpreter / version of the program, or from another folder
+    if want.program == have.program and want.program in INTERPRETERS:
+        return _same_path(want.family.split(" ", 1)[-1], have.family.split(" ", 1)[-1])
+    if want.program == have.program and want.targets and len(want.targets) == len(have.targets):
+        return all(_same_path(a, b) for a, b in zip(want.targets, have.targets, strict=True))
+    # the same tests run another way (`pytest tests/x/test_y.py` -> `python tests/runtests.py x.test_y`)
+    return _tests(want) and _tests(have) and bool(_stems(want) & _stems(have))
+
+
+def _same_path(a: str, b: str) -> bool:
+    """One path, named from two folders (`testbed/t.py` and `t.py`)."""
+    a, b = a.rstrip("/").removeprefix("./"), b.rstrip("/").removeprefix("./")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _covers(outer: str, inner: str) -> bool:
+    outer = outer.rstrip("/").removeprefix("./")
+    inner = inner.removeprefix("./")
+    return (
+        inner == outer
+        or inner.startswith(outer + "/")
+        or inner.startswith(outer + "::")
+        or outer == "."
+        or _same_path(inner.split("::", 1)[0], outer)
+    )
+
+
+_TEST_WORDS = ("pytest", "runtests", "test", "unittest", "nose", "tox", "jest", "vitest", "mocha", "rspec")
+
+
+def _tests(check: Check) -> bool:
+    return any(w in check.family for w in _TEST_WORDS)
+
+
+def _stems(check: Check) -> set[str]:
+    """The test modules a test run names: `tests/x/test_y.py::T::t` and `x.test_y.T` both name test_y."""
+    stems = set()
+    for target in check.targets:
+        head = target.split("::", 1)[0].removesuffix(".py")
+        for part in re.split(r"[/.]", head):
+            if part.startswith("test") and len(part) > 4:
+                stems.add(part)
+    return stems
+
+
+def moved(shell: list[str], command: Command) -> list[str]:
+    """The shell's folder after a command that ran: its `cd`s followed (relative ones stack, `..` pops, an
+    absolute or home one starts over)."""
+    out = list(shell)
+    targets = ([command.cwd] if command.cwd else []) + [
+        c.targets[0] if c.targets else "~" for c in command.checks if c.family == "cd"
+    ]
+    for target in targets:
+        if target.startswith(("/", "~")):
+            out = [p for p in target.split("/") if p not in ("", "~")][-1:]  # its last part is what names it
+            continue
+        for part in target.split("/"):
+            if part == "..":
+                out = out[:-1]
+            elif part not in ("", "."):
+                out.append(part)
+    return out
+
+
+def inside(shell: list[str], path: str) -> bool:
+    """Does a relative path start with the folder the shell is already in (`testbed/x` inside testbed)?"""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return bool(shell and parts) and not path.startswith(("/", "~")) and parts[0] == shell[-1]
+
+
+def uses_inner(command: Command, failure: Command, missing: list[str], folder: str) -> bool:
+    """Does a command that ran use a missing `folder/x` path as `x` (the shell was already in folder), or
+    rerun the failing program from where it is (`ls testbed/` -> `ls`)?"""
+    inner = [m.removeprefix("./").split("/", 1)[1] if "/" in m.removeprefix("./") else "" for m in missing]
+    want = failure.checks[-1] if failure.checks else None
+    for check in command.checks:
+        if check.setup:
+            continue
+        for target in check.targets:
+            t = target.rstrip("/").removeprefix("./")
+            if t and any(i.rstrip("/").startswith(t) or t.startswith(i.rstrip("/")) for i in inner if i):
+                return True
+        if want is not None and check.program == want.program and not any(folder in t for t in check.targets):
+            return True
+    return False
+
+
+ALREADY_THERE = " (the shell was already there)"
+
+
+def change(before: Command, after: Command) -> str | None:
+    """How `after` differs from `before` when the difference is the fix (another program version, flags,
+    arguments, working folder); None when they are the same command."""
+    if before.text == after.text:
+        return None
+    if _real(before) == _real(after):  # the same checks: the folder or the setup around them changed
+        if after.cwd and after.cwd != before.cwd:
+            return f"ran it from `{after.cwd}`"
+        dropped = [c.key for c in before.checks if c.setup and c not in after.checks]
+        if before.cwd and not after.cwd:
+            dropped.insert(0, f"cd {before.cwd}")
+        added = [c.key for c in after.checks if c.setup and c not in before.checks]
+        if added:
+            return f"ran it after `{'; '.join(added)}`"
+        if dropped:
+            return f"ran it without `{'; '.join(dropped)}`{ALREADY_THERE}"
+        return None
+    moved = before.cwd != after.cwd
+    return f"`{_shown(after, moved)}` instead of `{_shown(before, moved)}`"
+
+
+def _real(cmd: Command) -> tuple[str, ...]:
+    return tuple(c.key for c in cmd.checks if not c.setup and not c.probe)
+
+
+def _shown(cmd: Command, with_folder: bool = False, limit: int = 160) -> str:
+    main = cmd.main
+    text = main.key if main else cmd.text
+    if with_folder and cmd.cwd:
+        text = f"cd {cmd.cwd} && {text}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

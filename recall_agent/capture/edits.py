@@ -1,0 +1,208 @@
+"""What an edit changed, from the transcript: the file, the function or class around the change, and the
+lines before and after it.
+
+Claude Code writes an edit's `old_string` / `new_string` (or a Write's `content`) in the call, and the file
+as it was before the edit (`originalFile`) with the hunk's line numbers (`structuredPatch`) in the result.
+The enclosing definition is found by walking up from the hunk's first line to the nearest less-indented
+line that defines something (`def`, `class`, `function`, `func`, `fn`, a method signature); no parser is
+loaded. Edits of one file in one fix are folded into one change: the first old text and the last new text,
+so a file edited twice counts once, and a file edited back to what it was counts not at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CHANGE_MAX = 160  # characters of old / new text kept for the summary
+SYMBOLS_MAX = 6
+
+_DEF = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?:export|default|public|private|protected|static|async|final|abstract|override|"
+    r"pub(?:\([\w:]+\))?|unsafe|extern|inline|virtual)\s+)*"
+    r"(?:(?P<kw>def|class|function|func|fn|interface|struct|enum|trait|impl|module|object|type)\s+"
+    r"(?:\([^)]{0,80}\)\s*)?(?P<name>[A-Za-z_$][\w$]*)"
+    r"|(?P<method>[A-Za-z_$][\w$]*)\s*\([^)]{0,200}\)\s*(?::[^{]{0,80})?\{\s*$)"
+)
+_NAME_IN_NEW = re.compile(
+    r"^[ \t]*(?:async\s+)?(?:def|class|function|func|fn)\s+(?:\([^)]{0,80}\)\s*)?([A-Za-z_$][\w$]*)", re.M
+)
+_NOT_METHODS = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "else", "elif", "try"})
+
+
+@dataclass
+class FileChange:
+    """The net change of one file within one fix."""
+
+    path: str
+    created: bool = False  # the session created the file
+    symbols: list[str] = field(default_factory=list)
+    old: str = ""  # the first edit's old text (nothing for a created file)
+    new: str = ""  # the last edit's new text (a Write's content)
+    edits: int = 0
+
+    def reverted(self) -> bool:
+        return not self.created and self.edits > 0 and _norm(self.old) == _norm(self.new)
+
+    def to_state(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in ("", [], False, 0)}
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> FileChange:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def change_of(tool: str, tool_input: dict[str, Any], details: dict[str, Any], path: str) -> FileChange:
+    """The change one Edit / MultiEdit / Write call made (its result's `details` may be {})."""
+    original = details.get("originalFile") if isinstance(details.get("originalFile"), str) else None
+    created = tool == "Write" and (details.get("type") == "create" or original is None)
+    if tool == "Write":
+        content = str(tool_input.get("content") or "")
+        if created:
+            return FileChange(path, created=True, symbols=_defined(content), old="", new=content, edits=1)
+        # a file written over: the change is between what it held and what it holds now
+        before = original or ""
+        symbols = _symbols_at(before, _line_of_change(before, content), content)
+        return FileChange(path, symbols=symbols, old=before, new=content, edits=1)
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    edits = [e for e in edits or [] if isinstance(e, dict)]
+    old = "\n".join(str(e.get("old_string") or "") for e in edits)
+    new = "\n".join(str(e.get("new_string") or "") for e in edits)
+    symbols = _symbols_at(original or "", _first_line(details), new)
+    if not symbols and original:
+        symbols = _symbols_at(original, _line_of(original, old), new)
+    return FileChange(path, symbols=symbols, old=old, new=new, edits=1)
+
+
+def fold(earlier: FileChange, later: FileChange) -> FileChange:
+    """Two changes of one file in one fix: the first old text, the last new text, every symbol."""
+    symbols = list(dict.fromkeys([*earlier.symbols, *later.symbols]))[:SYMBOLS_MAX]
+    if later.created:
+        return FileChange(earlier.path, True, symbols, "", later.new, earlier.edits + 1)
+    if earlier.created:
+        return FileChange(earlier.path, True, symbols, "", later.new, earlier.edits + 1)
+    old = earlier.old if earlier.old else later.old
+    if earlier.new and later.old and later.old not in earlier.new:
+        old = earlier.old + "\n" + later.old  # two places in the file: keep both
+        return FileChange(
+            earlier.path, False, symbols, old, earlier.new + "\n" + later.new, earlier.edits + 1
+        )
+    new = (
+        earlier.new.replace(later.old, later.new, 1) if later.old and later.old in earlier.new else later.new
+    )
+    return FileChange(earlier.path, False, symbols, old, new, earlier.edits + 1)
+
+
+def describe(change: FileChange) -> str:
+    """`old` → `new`, each cut to the lines that differ and to CHANGE_MAX characters."""
+    if change.created:
+        return "created"
+    old, new = _differing(change.old, change.new)
+    if not old and new:
+        return f"added `{_cut(new)}`"
+    if old and not new:
+        return f"removed `{_cut(old)}`"
+    return f"`{_cut(old)}` → `{_cut(new)}`"
+
+
+def _differing(old: str, new: str) -> tuple[str, str]:
+    """The lines of `old` and `new` between their common first and last lines."""
+    a = [ln.strip() for ln in old.splitlines() if ln.strip()]
+    b = [ln.strip() for ln in new.splitlines() if ln.strip()]
+    while a and b and a[0] == b[0]:
+        a, b = a[1:], b[1:]
+    while a and b and a[-1] == b[-1]:
+        a, b = a[:-1], b[:-1]
+    return " ".join(a), " ".join(b)
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split()).replace("`", "'")
+    return text if len(text) <= CHANGE_MAX else text[: CHANGE_MAX - 1] + "…"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _first_line(details: dict[str, Any]) -> int | None:
+    patch = details.get("structuredPatch")
+    if isinstance(patch, list) and patch and isinstance(patch[0], dict):
+        start = patch[0].get("oldStart")
+        lines = patch[0].get("lines")
+        if isinstance(start, int):
+            # the hunk starts with context lines: the first changed line is where the change is
+            if isinstance(lines, list):
+                for i, ln in enumerate(lines):
+                    if isinstance(ln, str) and ln[:1] in "+-":
+                        return start + i
+            return start
+    return None
+
+
+def _line_of_change(before: str, after: str) -> int | None:
+    """The first line where two versions of a file differ (1-based)."""
+    for i, (a, b) in enumerate(zip(before.splitlines(), after.splitlines(), strict=False), 1):
+        if a != b:
+            return i
+    return None
+
+
+def _line_of(text: str, snippet: str) -> int | None:
+    at = text.find(snippet.strip()) if snippet.strip() else -1
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+def _symbols_at(original: str, line: int | None, new: str) -> list[str]:
+    """The definitions enclosing `line` of `original` (outermost first, joined: `Class.method`), plus a
+    definition the new text adds."""
+    found: list[str] = []
+    if original and line:
+        found = [_enclosing(original.splitlines(), line - 1)] if original else []
+        found = [f for f in found if f]
+    added = [m for m in _NAME_IN_NEW.findall(new) if m]
+    if added:
+        outer = found[0].rsplit(".", 1)[0] if found and "." in found[0] else (found[0] if found else "")
+        prefix = outer + "." if outer and not _defines_class(new, added[0]) else ""
+        found = [*(f"{prefix}{a}" for a in added[:SYMBOLS_MAX]), *found]
+    return list(dict.fromkeys(found))[:SYMBOLS_MAX]
+
+
+def _defines_class(new: str, name: str) -> bool:
+    return re.search(rf"^[ \t]*class\s+{re.escape(name)}\b", new, re.M) is not None
+
+
+def _enclosing(lines: list[str], index: int) -> str:
+    """`Outer.inner` for the definitions around line `index` (0-based), found by indentation."""
+    if not 0 <= index < len(lines):
+        return ""
+    names: list[str] = []
+    limit = _indent(lines[index]) if lines[index].strip() else 10**6
+    for i in range(index, max(-1, index - 2000), -1):
+        line = lines[i]
+        if not line.strip():
+            continue
+        width = _indent(line)
+        if width >= limit and i != index:
+            continue
+        m = _DEF.match(line)
+        name = (m.group("name") or m.group("method")) if m else None
+        if name and name not in _NOT_METHODS and (width < limit or i == index):
+            names.append(name)
+            limit = width
+            if width == 0:
+                break
+        elif width < limit:
+            limit = width
+    return ".".join(reversed(names))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _defined(content: str) -> list[str]:
+    """Top-level definitions of a new file."""
+    names = [m.group(1) for m in _NAME_IN_NEW.finditer(content) if not m.group(0)[:1].isspace()]
+    return names[:SYMBOLS_MAX]

@@ -1,0 +1,550 @@
+"""The capture engine: a session's transcript in, the errors it fixed (and how) out.
+
+The same engine runs live (the hooks' Stop and SessionEnd read the transcript's new lines each time, from
+where the last read stopped, with the engine's state kept in the session file) and on old sessions
+(`recall import-sessions` reads whole files). Per stream (the session, each subagent):
+
+1. Every tool call with its result is a **run**. The run model (`model.py`) says whether it failed, from
+   the exit flag and from the output (a crash printed by `cmd | tail`, whose exit code says 0). Lines that
+   passing runs printed too are background (`output.py`) and never count as the error.
+2. A failed run opens an **error** of its check (`commands.py`), or joins the open one its output repeats.
+3. A later run of the same check resolves the error when it passes, or when it fails without that error
+   (the next failing test of `pytest -x`); an error that names a missing path is also resolved by a run
+   that creates it (`git clone URL testbed`). Between the error's last failure and that run lies the
+   **fix**: the edits (folded per file, final state, reverted files dropped), the changed command
+   (another interpreter, flags, folder), the packages installed, and the agent's words.
+4. The episode model decides whether the episode is knowledge (not a scratch slip in a throwaway script,
+   not a retry that simply passed). Episodes are handed out when the turn ends, so that an agent that
+   recorded the fix itself (`recall learn` / the MCP tool `recall_learn`) in that turn supersedes them.
+
+The state kept between reads holds no secret: failures' output, commands, edits and the agent's words are
+redacted before they are kept (`Stream.to_state`); a learning is redacted when it is built.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from recall_agent.capture import commands, edits, model, output
+from recall_agent.capture.transcript import Call, Prompt, Result, Said, Step
+from recall_agent.redact import redact
+
+OUTPUT_MAX = 12_000  # characters of a run's output kept (head and tail)
+MAX_OPEN = 30  # errors kept open per stream
+MAX_ERRORS = 20  # texts kept per open error (repeats that differ)
+MAX_EDITS = 400  # edits kept while groups are open
+MAX_BACKGROUND = 20_000
+MAX_SAID = 30
+SAID_MAX = 2000
+_FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# tools whose failures are about using the tool, not the project (old_string not found, no such file)
+_TOOL_USAGE = _FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"}
+# tools that read or stop a background shell: their result is the shell's, not a check of their own
+_TOOL_USAGE |= {"BashOutput", "KillShell", "KillBash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch"}
+_LEARN_TOOLS = frozenset(
+    {"mcp__recall__recall_learn", "recall_learn", "mcp__plugin_recall_recall__recall_learn"}
+)
+
+
+@dataclass
+class Run:
+    """One tool call and its result."""
+
+    id: str
+    tool: str
+    command: commands.Command
+    text: str
+    flagged: bool
+    seq: int
+    ts: float | None
+
+
+@dataclass
+class Episode:
+    """A resolved error with its fix: what the learning is built from."""
+
+    stream: str
+    errors: list[dict[str, Any]]  # {"id", "text", "command", "ts"} per distinct error, oldest first
+    failed: Run  # the last failure
+    passed: Run  # the run that showed it fixed
+    changes: list[edits.FileChange]
+    command_change: str | None
+    installs: list[str]
+    said: list[str]  # the agent's words between the last failure and the fix
+    created: set[str]
+    background: set[int] = field(default_factory=set)  # lines passing runs printed, as of the fix
+    missing: list[str] = field(default_factory=list)  # paths the error said do not exist
+    created_by: str | None = None  # the command that created the missing path
+    inside: str | None = None  # the missing path began with the folder the shell was already in
+    by_failing_run: bool = False  # the run that showed it fixed failed otherwise (the next failing test)
+    features: dict[str, float] = field(default_factory=dict)
+    keep: bool = False
+    superseded: bool = False
+    listening: bool = True  # the agent's words right after the fix (until its next tool call) join `said`
+
+
+@dataclass
+class Stream:
+    """The engine's state for one stream (JSON-serialisable through `to_state` / `from_state`)."""
+
+    seq: int = 0
+    open: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[dict[str, Any]] = field(default_factory=list)  # {"seq", "change": FileChange state}
+    runs: list[dict[str, Any]] = field(default_factory=list)  # passing non-probe runs while groups are open
+    said: list[dict[str, Any]] = field(default_factory=list)
+    background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
+    created: list[str] = field(default_factory=list)
+    ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
+    name: str = "main"
+    # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
+    # the folders entered from the session's start, relative; reset by an absolute `cd`
+    shell: list[str] = field(default_factory=list)
+
+    def to_state(self) -> dict[str, Any]:
+        """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
+        an import that keeps no state never pays for it on runs that resolve nothing)."""
+        for err in self.open:
+            for entry in err["errors"]:
+                _seal(entry, "text")
+        for said in self.said:
+            _seal(said, "text")
+        for edit in self.edits:
+            if not edit.get("sealed"):
+                for key in ("old", "new"):
+                    if edit["change"].get(key):
+                        edit["change"][key] = redact(edit["change"][key])
+                edit["sealed"] = True
+        return {
+            "seq": self.seq,
+            "shell": self.shell,
+            "open": self.open,
+            "edits": self.edits,
+            "runs": self.runs,
+            "said": self.said,
+            "background": list(self.background),
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> Stream:
+        st = cls()
+        for name in ("seq", "shell", "open", "edits", "runs", "said", "created"):
+            value = data.get(name)
+            if isinstance(value, type(getattr(st, name))):
+                setattr(st, name, value)
+        marks = data.get("background")
+        if isinstance(marks, list):
+            st.background = dict.fromkeys(m for m in marks if isinstance(m, int))
+        return st
+
+
+class Engine:
+    """Feed it steps (`feed`), take the finished episodes (`episodes`); `state()` / `Engine(state)` carry
+    it from one read of a live transcript to the next."""
+
+    def __init__(
+        self,
+        state: dict[str, Any] | None = None,
+        *,
+        record: bool = False,
+        decide_run: Callable[[Run, dict[str, float]], bool] | None = None,
+    ) -> None:
+        streams = (state or {}).get("streams")
+        self.streams: dict[str, Stream] = {
+            name: Stream.from_state(data)
+            for name, data in (streams.items() if isinstance(streams, dict) else [])
+            if isinstance(data, dict)
+        }
+        self.done: list[Episode] = []
+        # with `record`, every judged run and episode is kept (the benchmark and the fitting script read them)
+        self.record = record
+        self.judged_runs: list[tuple[Run, dict[str, float], bool]] = []
+        self.judged_episodes: list[Episode] = []
+        self.failures = 0
+        self.resolved = 0
+        self.resolved_ids: list[str] = []  # failing calls a later run showed fixed (kept or not)
+        # what the next run of the same check said of a failing call: "helped" (fixed) or "hurt" (the same
+        # error again); the hooks judge the learnings they injected for that call by it
+        self.verdicts: dict[str, str] = {}
+        self._run_model = model.load("run")
+        self._decide_run = decide_run  # fitting replays labelled sessions with the labels' verdicts
+        self._episode_model = model.load("episode")
+
+    def state(self) -> dict[str, Any]:
+        return {"streams": {name: st.to_state() for name, st in self.streams.items()}}
+
+    def stream(self, name: str) -> Stream:
+        st = self.streams.setdefault(name, Stream())
+        st.name = name
+        return st
+
+    # ------------------------------------------------------------------ steps
+
+    def feed(self, steps: Iterable[Step]) -> None:
+        for step in steps:
+            if isinstance(step, Result):
+                self._result(step)
+            elif isinstance(step, Said):
+                self._said(step)
+            elif isinstance(step, Prompt):
+                self.end_turn(step.stream)
+
+    def end_turn(self, name: str | None = None) -> None:
+        """The turn ended (a prompt, Stop): hand out the episodes it resolved."""
+        for sname, st in self.streams.items():
+            if name is None or sname == name:
+                self.done.extend(e for e in st.ready if e.keep and not e.superseded)
+                st.ready = []
+
+    def episodes(self) -> list[Episode]:
+        """Episodes handed out so far (and forgets them)."""
+        out, self.done = self.done, []
+        return out
+
+    def _said(self, said: Said) -> None:
+        """The agent's words: kept while errors are open (the cause is often said before the fix), and
+        given to the episodes this turn resolved (its summary after the fix may say why)."""
+        st = self.stream(said.stream)
+        if not st.open and not st.ready:
+            return
+        text = said.text[:SAID_MAX]
+        if st.open:
+            st.said.append({"seq": st.seq, "text": text})
+            del st.said[:-MAX_SAID]
+        for episode in st.ready:
+            if episode.listening and len(episode.said) < MAX_SAID:
+                episode.said.append(text)
+
+    def _result(self, res: Result) -> None:
+        call = res.call
+        st = self.stream(call.stream)
+        st.seq += 1
+        for episode in st.ready:
+            episode.listening = False
+        if call.name in _FILE_TOOLS:
+            if not res.is_error:
+                self._edit(st, call, res)
+            return
+        if call.name in _TOOL_USAGE or res.interrupted:
+            return
+        run = _run(call, res, st.seq)
+        if run is None:
+            return
+        if self._agent_learned(st, run, res):
+            return
+        background = st.background.keys()
+        features = output.run_features(
+            run.text, run.flagged, run.command.probe, run.command.masked, background
+        )
+        failed = self._decide_run(run, features) if self._decide_run else self._run_model.decide(features)
+        if self.record:
+            self.judged_runs.append((run, features, failed))
+        if failed:
+            self._failed(st, run, background)
+        else:
+            self._passed(st, run)
+
+    def _agent_learned(self, st: Stream, run: Run, res: Result) -> bool:
+        """`recall learn` (or the MCP tool) run by the agent: what it records supersedes this turn's
+        automatic learnings for the same error."""
+        main = run.command.main
+        learned = run.tool in _LEARN_TOOLS or (main is not None and main.family == "recall learn")
+        if not learned or res.is_error:
+            return learned
+        said = (
+            commands.option_values(res.call.input.get("command") or "", "--error")
+            if run.tool == "Bash"
+            else [str(res.call.input.get("error") or "")]
+        )
+        wanted = [" ".join(t.split()) for t in said if t.strip()]
+        for episode in st.ready:
+            texts = [" ".join(e["text"].split()) for e in episode.errors]
+            if not wanted or any(w in t for w in wanted for t in texts):
+                episode.superseded = True
+        return True
+
+    # ------------------------------------------------------------------ failures and fixes
+
+    def _failed(self, st: Stream, run: Run, background: Collection[int]) -> None:
+        """Record the failure; errors of the same check that this run no longer shows are resolved by it.
+        A test run that reports several failing tests opens one error per test."""
+        self.failures += 1
+        lines = output.lines_of(run.text)
+        errs = output.error_lines(lines, background)
+        missing = output.missing_paths(errs or lines)
+        check = run.command.main or (run.command.checks[-1] if missing and run.command.checks else None)
+        tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
+        parts = (
+            [(output.test_identity(t), "\n".join(output.test_section(lines, t))) for t in tests]
+            if len(tests) > 1
+            else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text)]
+        )
+        failing = {f for folds, _ in parts for f in folds}
+        self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
+        if check is None:
+            return  # a probe's failure is an answer ("no match"), unless it names a missing path
+        for folds, text in parts:
+            self._open(st, run, folds, text or run.text, missing, test=len(tests) > 1)
+
+    def _open(
+        self, st: Stream, run: Run, folds: list[int], text: str, missing: list[str], test: bool = False
+    ) -> None:
+        entry = {"id": run.id, "text": text, "ts": run.ts}
+        inside = next((m for m in missing if commands.inside(st.shell, m)), None)
+        for err in st.open:
+            same = err["command"] == run.command.text or commands.same_check(
+                commands.parse(err["command"]), run.command
+            )
+            if same and set(err["folds"]) & set(folds):
+                self.verdicts.setdefault(str(err["last"]["id"]), "hurt")
+                if not any(e["text"] == text for e in err["errors"]):
+                    err["errors"] = [*err["errors"], entry][-MAX_ERRORS:]
+                err.update(
+                    folds=sorted(set(err["folds"]) | set(folds)), last_seq=run.seq, last=_run_state(run)
+                )
+                err["missing"] = sorted(set(err.get("missing") or []) | set(missing))
+                return
+        st.open.append(
+            {
+                "command": run.command.text,
+                "errors": [entry],
+                "folds": folds,
+                "missing": missing,
+                "last_seq": run.seq,
+                "last": _run_state(run),
+                "test": test,  # one failing test of a run that reported several
+                # the missing path begins with the folder the shell is already in (`testbed/x` from testbed)
+                "inside": st.shell[-1] if inside else None,
+            }
+        )
+        del st.open[:-MAX_OPEN]
+
+    def _passed(self, st: Stream, run: Run) -> None:
+        st.shell = commands.moved(st.shell, run.command)[-20:]
+        for mark in (output.fold(ln) for ln in output.lines_of(run.text)):  # all of it is background now
+            st.background.pop(mark, None)
+            st.background[mark] = None
+        while len(st.background) > MAX_BACKGROUND:
+            del st.background[next(iter(st.background))]
+        if not st.open:
+            return
+        self._resolve_matching(st, run, failing_folds=None)
+        if st.open and not run.command.probe:
+            st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
+            del st.runs[:-MAX_EDITS]
+        self._trim(st)
+
+    def _resolve_matching(
+        self, st: Stream, run: Run, failing_folds: set[int] | None, complete: bool = True
+    ) -> None:
+        """Resolve the open errors that `run` shows fixed: a run of the same check that passed, or that
+        failed without that error (a test run that stopped early says nothing of the tests it did not
+        reach); or, for an error naming a missing path, a passing run that creates it."""
+        still = []
+        for err in st.open:
+            if failing_folds is not None and not complete and err.get("test"):
+                still.append(err)
+            elif self._resolves(err, run, failing_folds):
+                self._resolve(st, err, run, by_failing_run=failing_folds is not None)
+            else:
+                still.append(err)
+        st.open = still
+
+    @staticmethod
+    def _resolves(err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
+        tool = str((err.get("last") or {}).get("tool") or "Bash")
+        if tool != run.tool:
+            return False
+        failure = (
+            commands.parse(err["command"])
+            if tool == "Bash"
+            else commands.tool_command(tool, {}, err["command"])
+        )
+        same = commands.same_check(failure, run.command) or (
+            bool(err.get("missing")) and commands.same_check(failure, run.command, probes=True)
+        )
+        if failing_folds is not None:
+            return same and not (set(err["folds"]) & failing_folds)
+        if same:
+            return True
+        if err.get("inside") and commands.uses_inner(run.command, failure, err["missing"], err["inside"]):
+            return True
+        return bool(err.get("missing")) and commands.creates(run.command, err["missing"])
+
+    def _resolve(self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool) -> None:
+        self.resolved += 1
+        self.resolved_ids.extend(e["id"] for e in err["errors"])
+        self.verdicts.setdefault(str(err["last"]["id"]), "helped")
+        tool = str((err.get("last") or {}).get("tool") or "Bash")
+        failure = commands.parse(err["command"]) if tool == "Bash" else None
+        created_by = (
+            run.command.text
+            if err.get("missing")
+            and failure is not None
+            and not commands.same_check(failure, run.command, probes=True)
+            and commands.creates(run.command, err["missing"])
+            else None
+        )
+        since = int(err["last_seq"])
+        failed = _run_from_state(err["last"])
+        changes = _fold_changes([e for e in st.edits if since < e["seq"] < run.seq])
+        installs = [r["command"] for r in st.runs if since < r["seq"] < run.seq and r.get("installs")]
+        others = [r for r in st.runs if since < r["seq"] < run.seq]
+        episode = Episode(
+            stream=st.name,
+            errors=list(err["errors"]),
+            failed=failed,
+            passed=run,
+            changes=changes,
+            command_change=None if created_by else commands.change(failed.command, run.command),
+            created_by=created_by,
+            inside=err.get("inside"),
+            installs=installs,
+            said=[s["text"] for s in st.said if since <= s["seq"] <= run.seq],
+            created=set(st.created),
+            background=set(st.background),
+            missing=list(err.get("missing") or []),
+            by_failing_run=by_failing_run,
+        )
+        episode.features = episode_features(episode, bool(others), episode.background)
+        episode.keep = self._episode_model.decide(episode.features)
+        st.ready.append(episode)
+        if self.record:
+            self.judged_episodes.append(episode)
+
+    def _edit(self, st: Stream, call: Call, res: Result) -> None:
+        path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
+        if not path:
+            return
+        details = res.details() if st.open or call.name == "Write" else {}
+        if call.name == "Write" and not details.get("originalFile") and path not in st.created:
+            st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
+            del st.created[:-MAX_EDITS]
+        if not st.open:
+            return
+        change = edits.change_of(call.name, call.input, details, path)
+        change.created = change.created or path in st.created
+        st.edits.append({"seq": st.seq, "change": change.to_state()})
+        del st.edits[:-MAX_EDITS]
+
+    def _trim(self, st: Stream) -> None:
+        """Forget edits, runs and words older than every open error (nothing can claim them)."""
+        if not st.open:
+            st.edits, st.runs, st.said = [], [], []
+            return
+        oldest = min(int(g["last_seq"]) for g in st.open)
+        st.edits = [e for e in st.edits if e["seq"] > oldest]
+        st.runs = [r for r in st.runs if r["seq"] > oldest]
+        st.said = [s for s in st.said if s["seq"] >= oldest]
+
+
+# ---------------------------------------------------------------------- runs
+
+
+def _run(call: Call, res: Result, seq: int) -> Run | None:
+    text = res.text or ""
+    if len(text) > OUTPUT_MAX:
+        text = text[: OUTPUT_MAX // 4] + "\n...\n" + text[-(OUTPUT_MAX * 3 // 4) :]
+    if call.name == "Bash":
+        raw = call.input.get("command")
+        if not isinstance(raw, str) or not raw.strip():
+            return None
+        command = commands.parse(_redacted(raw))  # a failure and its fix are redacted alike: still compare
+    else:
+        command = commands.tool_command(call.name, call.input)
+    return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _seal(item: dict[str, Any], key: str) -> None:
+    """Redact item[key] once (a sealed item was redacted by an earlier read)."""
+    if not item.get("sealed"):
+        item[key] = redact(str(item.get(key) or ""))
+        item["sealed"] = True
+
+
+@functools.lru_cache(maxsize=2048)
+def _redacted(command: str) -> str:
+    return redact(command)
+
+
+def _run_state(run: Run) -> dict[str, Any]:
+    return {"id": run.id, "tool": run.tool, "command": run.command.text, "seq": run.seq, "ts": run.ts}
+
+
+def _run_from_state(data: dict[str, Any]) -> Run:
+    tool = str(data.get("tool") or "Bash")
+    text = str(data.get("command") or "")
+    command = commands.parse(text) if tool == "Bash" else commands.tool_command(tool, {}, text)
+    return Run(str(data.get("id") or ""), tool, command, "", True, int(data.get("seq") or 0), data.get("ts"))
+
+
+def _fold_changes(entries: list[dict[str, Any]]) -> list[edits.FileChange]:
+    by_path: dict[str, edits.FileChange] = {}
+    for entry in entries:
+        change = edits.FileChange.from_state(entry["change"])
+        by_path[change.path] = edits.fold(by_path[change.path], change) if change.path in by_path else change
+    return [c for c in by_path.values() if not c.reverted()]
+
+
+# ---------------------------------------------------------------------- the episode model's features
+
+
+def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dict[str, float]:
+    """What the episode model weighs (`weights.json`): where the fix went, what kind of error it was."""
+    created = ep.created
+    last = ep.errors[-1]["text"] if ep.errors else ""
+    # a file the failure itself named (`git add notes.md` before notes.md existed, a missing module) that
+    # the agent then wrote is the fix, not a scratch script
+    named = f"{ep.failed.command.text}\n{last}"
+    wanted = [c for c in ep.changes if (c.created or c.path in created) and c.path.rsplit("/", 1)[-1] in named]
+    project = [c for c in ep.changes if (not c.created and c.path not in created) or c in wanted]
+    scratch = [c for c in ep.changes if c not in project]
+    lines = output.lines_of(last)
+    errs = output.error_lines(lines, background)
+    main = ep.failed.command.main
+    runs_created = bool(main and any(t in created or _same_file(t, created) for t in main.targets))
+    return {
+        "fix_project_edit": float(bool(project)),
+        "fix_scratch_edit": float(bool(scratch)),
+        "fix_only_scratch": float(bool(scratch) and not project),
+        "fix_writes_named_file": float(bool(wanted)),
+        "fix_command": float(ep.command_change is not None and not ep.changes),
+        "fix_created_path": float(ep.created_by is not None),
+        "resolved_by_failing_run": float(ep.by_failing_run),
+        "fix_install": float(bool(ep.installs)),
+        "fix_nothing": float(
+            not ep.changes and ep.command_change is None and not ep.installs and not other_runs
+        ),
+        "fix_other_runs": float(other_runs and not ep.changes),
+        "runs_created_script": float(runs_created),
+        "error_exception": float(any(output.is_exception_line(ln) for ln in errs)),
+        "error_syntax": float(
+            any(w in ln for ln in errs for w in ("SyntaxError", "IndentationError", "NameError"))
+        ),
+        "error_missing_path": float(
+            any("No such file or directory" in ln or "not found" in ln for ln in lines)
+        ),
+        "error_module": float(any("No module named" in ln or "Cannot find module" in ln for ln in lines)),
+        "error_lines_none": float(not errs),
+        "exit_code_only": float(bool(lines) and all(output.is_exit_code_line(ln) for ln in lines)),
+        "test_run": float(
+            bool(main and main.program in _TEST_PROGRAMS or (main and main.family in _TEST_FAMILIES))
+        ),
+        "interpreter": float(bool(main and main.program in commands.INTERPRETERS)),
+        "distinct_errors": min(len(ep.errors), 5) / 5,
+        "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
+    }
+
+
+_TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})
+_TEST_FAMILIES = frozenset({"npm test", "yarn test", "pnpm test", "go test", "cargo test", "make test",
+                            "python runtests.py", "python tests/runtests.py", "bun test", "mvn test",
+                            "gradle test", "dotnet test", "rake test", "bundle exec"})  # fmt: skip
+
+
+def _same_file(target: str, created: set[str]) -> bool:
+    name = target.rsplit("/", 1)[-1]
+    return any(c.rsplit("/", 1)[-1] == name for c in created)

@@ -1,0 +1,417 @@
+"""An episode (a failure and what fixed it) as a learning: the wire `Learning` fields plus its `fix` evidence.
+
+- `error_signatures`: each distinct error of the episode, its output without background lines, cut to
+  the decisive part (`learnings.extract.decisive`), redacted;
+- `resolution_summary` (at most three lines, redacted): what fixed it, built from the evidence — the
+  files and functions changed and how (old → new, shortened), the changed command, the packages
+  installed — then the agent's own words on the cause when it gave them, then where this came from;
+  never the agent's next sentence;
+- `file_paths_touched`: the files the fix changed, in their final state (repo-relative);
+- `fix`: the same evidence as data (files with symbols and change, command before/after, packages, the
+  run that verified it; `source: transcript`);
+- `ticket_id` from the branch name (`RECALL_TICKET_PATTERN`), `task_type` from the branch, the files and
+  the command; `confidence` 0.7 (below a learning the agent or a person wrote).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from recall_agent.capture import SOURCE_PREFIX, commands, edits, output
+from recall_agent.capture.commands import ALREADY_THERE
+from recall_agent.capture.engine import Episode
+
+CAPTURE_CONFIDENCE = 0.7
+ERROR_TEXT_MAX = 4000
+SUMMARY_LINE_MAX = 400
+CAUSE_MAX = 300
+MAX_FILES = 20
+MAX_SIGNATURES = 20
+
+DEFAULT_TICKET_PATTERN = r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9}-\d{1,7})(?![0-9.])"
+_NOT_PROJECT_KEYS = frozenset(
+    [
+        "fix",
+        "bugfix",
+        "hotfix",
+        "feat",
+        "feature",
+        "release",
+        "rc",
+        "v",
+        "ver",
+        "version",
+        "py",
+        "python",
+        "node",
+        "test",
+        "tests",
+        "wip",
+        "step",
+        "part",
+    ]
+)
+_BRANCH_TYPES = [
+    (re.compile(r"^(?:fix|bugfix|hotfix|bug)[/_-]", re.I), "bug_fix"),
+    (re.compile(r"^(?:feat|feature)[/_-]", re.I), "feature"),
+    (re.compile(r"^refactor[/_-]", re.I), "refactor"),
+    (re.compile(r"^(?:docs?)[/_-]", re.I), "docs"),
+    (re.compile(r"^(?:test|tests)[/_-]", re.I), "test"),
+    (re.compile(r"^(?:ci|build)[/_-]", re.I), "ci_fix"),
+    (re.compile(r"^(?:deps?|dependabot|renovate|chore/deps)[/_-]", re.I), "dependency"),
+    (re.compile(r"^(?:migrat\w*)[/_-]", re.I), "migration"),
+]
+_DEP_FILES = re.compile(
+    r"(?:^|/)(?:requirements[\w.-]*\.txt|pyproject\.toml|setup\.cfg|setup\.py|Pipfile(?:\.lock)?|poetry\.lock|"
+    r"uv\.lock|package(?:-lock)?\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.(?:toml|lock)|go\.(?:mod|sum)|Gemfile"
+    r"(?:\.lock)?|composer\.(?:json|lock))$"
+)
+_CI_FILES = re.compile(
+    r"(?:^|/)(?:\.github/workflows/|\.gitlab-ci\.yml|Jenkinsfile|\.circleci/|azure-pipelines)"
+)
+_MIGRATION_FILES = re.compile(r"(?:^|/)(?:migrations?|alembic|db/migrate)/")
+_TEST_FILES = re.compile(
+    r"(?:^|/)(?:tests?/|test_[^/]+$|[^/]+_test\.\w+$|[^/]+\.(?:test|spec)\.\w+$|conftest\.py$)"
+)
+# the agent's words that explain a cause, and the ones that only narrate
+_CAUSE = re.compile(
+    r"(?i)\b(?:because|due to|root cause|the (?:issue|problem|bug|error) (?:is|was)|caus(?:e|es|ed|ing)|"
+    r"missing|doesn't|does not|isn't|is not|wasn't|never|instead of|should be|expects?|requires?|only|"
+    r"wrong|incorrect(?:ly)?|fails? (?:when|because|to)|returns?|raises?)\b"
+)
+_FILLER = re.compile(
+    r"(?i)^(?:perfect|great|excellent|good|now|let me|let's|i'll|i will|i need|i see|ok(?:ay)?|"
+    r"the fix (?:works|is working)|all tests pass|done|summary|here's)\b"
+)
+_FIX_WORDS = re.compile(
+    r"(?i)\b(?:chang|replac|add|instal|pin|renam|mov|remov|correct|switch|updat|fix|us(?:e|ed|ing) )\w*"
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{3,}")
+_COMMON = frozenset(
+    [
+        "error",
+        "errors",
+        "failed",
+        "fails",
+        "test",
+        "tests",
+        "this",
+        "that",
+        "with",
+        "from",
+        "file",
+        "files",
+        "line",
+        "none",
+        "true",
+        "false",
+        "self",
+        "return",
+        "python",
+        "python3",
+        "pytest",
+        "exit",
+        "code",
+        "traceback",
+        "most",
+        "recent",
+        "call",
+        "last",
+        "module",
+        "named",
+        "print",
+        "import",
+    ]
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+_PACKAGE = re.compile(r"^@?[A-Za-z0-9][\w.\-\[\],/]*(?:(?:[=<>~!]=?|@)[\w.*+\-^]+)?$")
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where the session ran."""
+
+    session_id: str
+    root: str | None  # the repository's top level (or the session's folder)
+    branch: str | None
+    repo: str
+
+
+def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
+    from recall_agent.learnings.extract import decisive
+    from recall_agent.redact import redact
+
+    signatures = []
+    for err in episode.errors[-MAX_SIGNATURES:]:
+        text = _without_background(err["text"], episode)
+        if text.strip():
+            signatures.append(decisive(redact(text), ERROR_TEXT_MAX))
+    signatures = [s for s in dict.fromkeys(signatures) if s.strip()]
+    if not signatures:
+        return None
+    # redacted before anything is folded or cut: a secret's structure (a YAML block, `key = value` lines)
+    # is what the redaction reads
+    episode = replace(
+        episode,
+        changes=[
+            replace(c, old=redact(c.old), new=redact(c.new)) for c in made_the_difference(episode)[:MAX_FILES]
+        ],
+        said=[redact(t) for t in episode.said],
+    )
+    files = [_relative(c.path, ctx.root) for c in episode.changes]
+    summary = redact(summarize(episode, files))
+    if not summary.strip():
+        return None
+    main = episode.failed.command.main
+    return {
+        "session_id": ctx.session_id[:128] or None,
+        "repo": ctx.repo,
+        "file_paths_touched": [redact(f) for f in files],
+        "error_signatures": signatures,
+        "resolution_summary": summary[:2000],
+        "ticket_id": redact(t) if (t := ticket_from_branch(ctx.branch)) else None,
+        "task_type": task_type(ctx.branch, files, main.key if main else ""),
+        "confidence": CAPTURE_CONFIDENCE,
+        "fix": _evidence(episode, files, redact),
+    }
+
+
+def made_the_difference(episode: Episode) -> list[edits.FileChange]:
+    """The episode's changed files without the agent's own new scripts (a debug script written while
+    fixing), unless the check runs that script or nothing else changed."""
+    ran = {t.rsplit("/", 1)[-1] for cmd in (episode.failed.command, episode.passed.command) for c in cmd.checks
+           for t in (*c.targets, c.family.split(" ", 1)[-1])}  # fmt: skip
+    named = episode.errors[-1]["text"] if episode.errors else ""
+    ran |= {c.path.rsplit("/", 1)[-1] for c in episode.changes if c.path.rsplit("/", 1)[-1] in named}
+    kept = [
+        c for c in episode.changes
+        if not (c.created or c.path in episode.created) or c.path.rsplit("/", 1)[-1] in ran
+    ]  # fmt: skip
+    return kept or episode.changes
+
+
+def _without_background(text: str, episode: Episode) -> str:
+    keep = [ln for ln in text.splitlines() if output.fold(ln) not in episode.background]
+    return "\n".join(keep)
+
+
+# ---------------------------------------------------------------------- the resolution
+
+
+def summarize(episode: Episode, files: list[str]) -> str:
+    """Three lines at most: the fix, the cause in the agent's words, where it came from."""
+    fix = _fix_line(episode, files)
+    if not fix:
+        return ""
+    rows = [fix]
+    cause = cause_sentence(episode.said, _subject_words(episode, files))
+    if cause:
+        rows.append(f"Cause (agent): {cause}")
+    verified = _shown(episode.passed.command)
+    source = "edits" if episode.changes else "commands"
+    rows.append(f"{SOURCE_PREFIX}{source}; `{verified}` passed after it.")
+    return "\n".join(r if len(r) <= SUMMARY_LINE_MAX else r[: SUMMARY_LINE_MAX - 1] + "…" for r in rows)
+
+
+def _fix_line(episode: Episode, files: list[str]) -> str:
+    parts = []
+    if episode.changes:
+        described = []
+        for change, path in zip(episode.changes, files, strict=True):
+            where = f"`{path}`" + (f" (`{', '.join(change.symbols[:3])}`)" if change.symbols else "")
+            described.append(f"{where}: {edits.describe(change)}")
+        shown = "; ".join(described[:3]) + (
+            f"; and {len(described) - 3} more file(s)" if len(described) > 3 else ""
+        )
+        parts.append(f"Changed {shown}.")
+    packages = packages_of(episode.installs)
+    if packages:
+        parts.append("Installed " + ", ".join(f"`{p}`" for p in packages[:5]) + ".")
+    elif episode.installs:
+        parts.append(f"Ran `{_cut(episode.installs[-1])}`.")
+    if episode.created_by:
+        missing = ", ".join(f"`{m}`" for m in episode.missing[:3])
+        parts.append(
+            f"{missing or 'The missing path'} did not exist: created it with `{_cut(episode.created_by)}`."
+        )
+    if episode.inside and not episode.changes:
+        parts.append(
+            f"The shell was already in `{episode.inside}` (the folder carries over between calls)"
+            + (f": {episode.command_change.removesuffix(ALREADY_THERE)}." if episode.command_change else ".")
+        )
+    elif episode.command_change and not episode.changes:
+        parts.append(f"Fixed by the command: {episode.command_change}.")
+    return " ".join(parts)
+
+
+def _subject_words(episode: Episode, files: list[str]) -> set[str]:
+    """Words that tie a sentence to this episode: identifiers of the error lines, the files and
+    functions changed, the commands."""
+    text = " ".join(
+        [
+            *[ln for e in episode.errors for ln in output.error_lines(output.lines_of(e["text"]), ())][-6:],
+            *(f.rsplit("/", 1)[-1] for f in files),
+            *(s for c in episode.changes for s in c.symbols),
+            episode.failed.command.text,
+            episode.passed.command.text,
+        ]
+    )
+    return {w.lower() for w in _IDENT.findall(text)} - _COMMON
+
+
+def cause_sentence(said: list[str], subject: set[str] | None = None) -> str | None:
+    """The agent's sentence that best says why it failed (said before the fix, if at all), and the next
+    one when it says more about it; filler skipped, and with `subject`, only sentences that name something
+    of this episode (an identifier of its error, a changed file or function, its command)."""
+    sentences: list[tuple[int, str]] = []
+    for text in said:
+        clean = re.sub(r"```.*?```", " ", text, flags=re.S).replace("**", "")
+        for sentence in _SENTENCE.split(" ".join(clean.split())):
+            sentence = sentence.strip(" -*#:")
+            if len(sentence) < 20 or _FILLER.match(sentence):
+                continue
+            related = subject is None or bool({w.lower() for w in _IDENT.findall(sentence)} & subject)
+            sentences.append((len(_CAUSE.findall(sentence)) if related else 0, sentence))
+    scored = [(score, -i, i) for i, (score, _) in enumerate(sentences) if score]
+    if not scored:
+        return None
+    _, _, at = max(scored)
+    text = sentences[at][1]
+    if at + 1 < len(sentences):
+        following = sentences[at + 1][1]
+        says_more = sentences[at + 1][0] or _FIX_WORDS.search(following)
+        if says_more and len(text) + len(following) < CAUSE_MAX:
+            text += " " + following
+    return text if len(text) <= CAUSE_MAX else text[: CAUSE_MAX - 1] + "…"
+
+
+def packages_of(installs: list[str]) -> list[str]:
+    """Package names (and pins) of install commands: `pip install 'numpy<2' requests` -> numpy<2, requests."""
+    found = []
+    for command in installs:
+        for check in commands.parse(command).checks:
+            if check.family in commands.INSTALLS or check.family.startswith("uv pip"):
+                found.extend(t for t in check.targets if _PACKAGE.match(t) and t not in ("install", "."))
+    return list(dict.fromkeys(found))
+
+
+def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": "transcript"}
+    if episode.changes:
+        out["files"] = [
+            {
+                "path": redact(path),
+                "symbols": change.symbols[:10],
+                "change": redact(edits.describe(change))[:400],
+            }
+            for change, path in zip(episode.changes, files, strict=True)
+        ]
+    if episode.command_change:
+        out["command"] = {
+            "before": redact(episode.failed.command.text)[:1000],
+            "after": redact(episode.passed.command.text)[:1000],
+        }
+    packages = packages_of(episode.installs)
+    if packages:
+        out["packages"] = [_package(p) for p in packages[:20]]
+    out["verified_by"] = redact(episode.passed.command.text)[:1000]
+    out["calls"] = [*(e["id"] for e in episode.errors[-20:]), episode.passed.id]
+    return out
+
+
+def _package(spec: str) -> dict[str, Any]:
+    m = re.match(r"^(@?[A-Za-z0-9][\w.\-/]*)(?:\[[^\]]*\])?(?:(?:[=<>~!]=?|@)([\w.*+\-^]+))?$", spec)
+    name, version = (m.group(1), m.group(2)) if m else (spec, None)
+    return {"name": name[:200], "version": version[:64] if version else None}
+
+
+def _shown(command: commands.Command) -> str:
+    main = command.main
+    return _cut(main.key if main else command.text)
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split()).replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _relative(path: str, root: str | None) -> str:
+    """Repo-relative when the file lies in the repository, else as the session named it."""
+    if root:
+        try:
+            return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+        except (ValueError, OSError):
+            pass
+        if not path.startswith("/"):
+            rel = path.removeprefix("./")
+            base = root.removeprefix("./").rstrip("/") + "/"
+            return rel.removeprefix(base) if base != "/" else rel
+    return path
+
+
+# ---------------------------------------------------------------------- ticket and task type
+
+
+def current_branch(root: Path) -> str | None:
+    """The checked-out branch from `.git/HEAD` (a worktree's `.git` file is followed); None if detached."""
+    git = root / ".git"
+    try:
+        if git.is_file():
+            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
+            if pointer.startswith("gitdir:"):
+                git = (root / pointer.split(":", 1)[1].strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+
+
+def ticket_from_branch(branch: str | None) -> str | None:
+    if not branch:
+        return None
+    pattern = os.environ.get("RECALL_TICKET_PATTERN") or DEFAULT_TICKET_PATTERN
+    try:
+        matches = list(re.finditer(pattern, branch))
+    except re.error:
+        from recall_agent.hooks.runtime import log
+
+        log("capture", f"RECALL_TICKET_PATTERN is not a valid regex: {pattern!r}")
+        pattern = DEFAULT_TICKET_PATTERN
+        matches = list(re.finditer(pattern, branch))
+    for match in matches:
+        ticket = match.group(1) if match.groups() else match.group(0)
+        if pattern == DEFAULT_TICKET_PATTERN and ticket.split("-")[0].lower() in _NOT_PROJECT_KEYS:
+            continue  # fix-42, release-3: branch words, not tracker keys
+        return (
+            ticket.upper()[:64] if re.fullmatch(r"(?<![A-Za-z0-9])[A-Za-z0-9]+-\d+", ticket) else ticket[:64]
+        )
+    return None
+
+
+def task_type(branch: str | None, files: list[str], command: str) -> str:
+    """Wire task type: branch prefix first, then what the files are, then the failing command."""
+    if branch:
+        tail = branch.split("/", 1)[-1] if branch.count("/") > 1 else branch
+        for pattern, kind in _BRANCH_TYPES:
+            if pattern.search(branch) or pattern.search(tail):
+                return kind
+    if files:
+        if all(f.endswith((".md", ".rst", ".txt")) and not _DEP_FILES.search(f) for f in files):
+            return "docs"
+        if any(_MIGRATION_FILES.search(f) for f in files):
+            return "migration"
+        if any(_CI_FILES.search(f) for f in files):
+            return "ci_fix"
+        if all(_DEP_FILES.search(f) for f in files):
+            return "dependency"
+        if all(_TEST_FILES.search(f) for f in files):
+            return "test"
+    if re.match(
+        r"^\s*(?:pip|uv|poetry|npm|yarn|pnpm|cargo|bundle|go)\s+(?:install|add|sync|get|update)\b", command
+    ):
+        return "dependency"
+    return "bug_fix" if files else "unknown"

@@ -1,0 +1,227 @@
+"""A run's output, line by line: which lines say something failed, and which are background.
+
+A line is **background** when a run that passed printed it too (a broken `.pth` file's traceback at every
+Python start, a deprecation warning, a banner): it is not what failed. Lines are compared after folding
+what changes between runs (numbers, hex, addresses, times).
+
+The features here feed the fitted run model (`model.py`, `weights.json`): does a run's output show a
+failure even when its exit code says it passed (`cmd | tail` hides the exit code)?
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Collection
+
+# the decisive lines of failures: exception lines, test runners' failure lines, tools' error lines
+_EXCEPTION = re.compile(
+    r"^\s*(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Za-z_]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)"
+    r"(?:\[\w+\])?(?::|$|\s)"
+)
+_TOOL_ERROR = re.compile(
+    r"(?i)^\s*(?:error|fatal|panic|fail(?:ed|ure)?|err!|npm err!|npm error|\[error\]|critical)\b[:\s!]"
+    r"|^\s*E\s{2,}\S"
+    r"|^\s*(?:FAILED|ERROR)\s+\S"
+    r"|^[^\s:]+:\d+(?::\d+)?:\s*(?:error|fatal error)\b"
+    r"|\berror(?:\[\w+\])?:\s"
+    r"|(?i:\bno such file or directory\b|\bcommand not found\b|\bpermission denied\b|\bnot recognized as\b"
+    r"|\bno module named\b|\bcannot find module\b|\bcan't open file\b|\bunrecognized arguments?\b"
+    r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b"
+    r"|\bno matches found\b|\bbug (?:is )?(?:found|confirmed|reproduced|still exists)\b|\btest failed\b)"
+    r"|^\s*(?:✗|❌|FAIL\b)"
+    r"|^\s*--- FAIL: "  # go test
+    r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
+    r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
+)
+_RULES = ("===", "___", "---")
+_FAIL_WORDS = re.compile(
+    r"(?i)\b(?:error|errors|failed|failure|fatal|traceback|exception|cannot|can't|couldn't|could not|"
+    r"unable|denied|refused|not found|no such file|no module named|undefined|unexpected|invalid|segmentation)\b"
+)
+_WARNING = re.compile(r"(?i)\bwarn(?:ing)?s?\b|deprecat")
+_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
+_EXIT_CODE = re.compile(r"^(?:Error: )?Exit code -?\d+$")
+_PASSED = re.compile(
+    r"(?i)\b\d+ passed\b|^OK(?: \(|$)|\ball tests? passed\b|\btests? passed\b|\bsuccess(?:fully)?\b|✓|\bPASS\b"
+)
+_PYTEST_FAILED = re.compile(r"(?i)\b\d+ (?:failed|errors?)\b")
+_FOLD = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
+_SPACE = re.compile(r"\s+")
+
+_MISSING = [
+    re.compile(r"No such file or directory:? '?\"?([^'\"\s:]{1,300})"),  # python: [Errno 2] ...: 'x'
+    re.compile(r"(?:^|\s)([^\s:'\"]{1,300}): No such file or directory"),  # ls: x: No such file ...
+    re.compile(r"can't open file '([^']{1,300})'"),
+    re.compile(r"cd:(?:\d+:)? no such file or directory: (\S{1,300})"),  # zsh
+    re.compile(r"cd: (\S{1,300}): No such file or directory"),  # bash
+    re.compile(r"file or directory not found: (\S{1,300})|ERROR: file not found: (\S{1,300})"),
+    re.compile(r"no matches found: (\S{1,300})"),  # zsh glob
+    re.compile(r"cannot access '([^']{1,300})': No such file"),  # GNU ls
+]
+
+MAX_LINES = 400  # lines of one output looked at (its head and its tail)
+
+
+def lines_of(text: str) -> list[str]:
+    """Non-empty lines; a long output keeps its first and last MAX_LINES // 2."""
+    rows = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    if len(rows) > MAX_LINES:
+        rows = rows[: MAX_LINES // 2] + rows[-MAX_LINES // 2 :]
+    return rows
+
+
+def fold(line: str) -> int:
+    """A line's identity across runs: whitespace and numbers folded, hashed small (kept in session state)."""
+    folded = _FOLD.sub("#", _SPACE.sub(" ", line.strip()))
+    return zlib.crc32(folded.encode("utf-8", "replace"))
+
+
+def test_identity(test_id: str) -> list[int]:
+    return [fold("test " + test_id)]
+
+
+def missing_paths(lines: list[str]) -> list[str]:
+    """Paths an error says do not exist."""
+    found = []
+    for line in lines[-50:]:
+        for pattern in _MISSING:
+            for m in pattern.finditer(line):
+                path = next((g for g in m.groups() if g), None)
+                if path and path not in ("directory", "file"):
+                    found.append(path.rstrip(".,;"))
+    return sorted(set(found))
+
+
+def _generic(line: str) -> bool:
+    """A line every failing run prints whatever failed: a `=== ... ===` rule, `Exit code 1`, `FAILED (`."""
+    text = line.strip()
+    ruled = any(text.startswith(r) and text.endswith(r) for r in _RULES)
+    return ruled or is_exit_code_line(text) or text.startswith("FAILED (")
+
+
+def is_exception_line(line: str) -> bool:
+    return bool(_EXCEPTION.match(line)) and not _WARNING.search(line)
+
+
+def is_exit_code_line(line: str) -> bool:
+    return bool(_EXIT_CODE.match(line.strip()))
+
+
+def is_error_line(line: str) -> bool:
+    return bool(_EXCEPTION.match(line) or _TOOL_ERROR.search(line)) and not _EXIT_CODE.match(line.strip())
+
+
+def error_lines(lines: list[str], background: Collection[int]) -> list[str]:
+    """The lines that say what failed, background left out."""
+    return [ln for ln in lines if is_error_line(ln) and fold(ln) not in background]
+
+
+_UNITTEST_FAILED_ID = re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))")
+
+
+def _test_id(line: str) -> str | None:
+    """The test a report line says failed: pytest's `FAILED a.py::t - msg` or verbose `a.py::t FAILED`,
+    unittest's `FAIL: t (mod.Class)` (word tests, no pattern that could backtrack)."""
+    words = line.split()
+    if len(words) >= 2 and words[0] in ("FAILED", "ERROR") and "::" in words[1]:
+        return words[1]
+    if len(words) >= 2 and words[1] in ("FAILED", "ERROR") and "::" in words[0]:
+        return words[0]
+    m = _UNITTEST_FAILED_ID.match(line)
+    return m.group(1) if m else None
+
+
+def _banner(line: str) -> str | None:
+    """The title of a report section (`____ Class.test ____`), "" for a `=====` rule, else None."""
+    text = line.strip()
+    if text.startswith("___") and text.endswith("___"):
+        return text.strip("_ ")
+    if len(text) >= 5 and set(text) == {"="}:
+        return ""
+    return None
+
+
+_STOPPED = re.compile(r"stopping after \d+ failures?|!{3,} Interrupted")
+
+
+def stopped_early(text: str) -> bool:
+    """Did a test run stop at its first failures (`-x`, `--maxfail`)? Then a test it did not report is
+    not known to pass."""
+    return _STOPPED.search(text[-4000:]) is not None
+
+
+def failing_tests(lines: list[str]) -> list[str]:
+    """The ids of the tests a run reports failed (pytest's FAILED / verbose lines, unittest's FAIL:)."""
+    ids = []
+    for line in lines:
+        found = _test_id(line)
+        if found:
+            ids.append(found)
+    return list(dict.fromkeys(ids))
+
+
+def test_section(lines: list[str], test_id: str) -> list[str]:
+    """The part of a test run's output about one failing test: its report section (pytest's `___ name ___`
+    banner, unittest's `FAIL: name` block) and the lines that name it."""
+    name = test_id.split("::")[-1].split(" ")[0].split("[")[0]
+    section: list[str] = []
+    inside = False
+    for line in lines:
+        banner = _banner(line)
+        if banner is not None or _UNITTEST_FAILED_ID.match(line):
+            title = banner or line
+            inside = bool(title) and name in title
+            if inside:
+                section.append(line)
+            continue
+        if inside or test_id in line or (name in line and failing_tests([line])):
+            section.append(line)
+    return section[-60:]
+
+
+def identity(errors: list[str]) -> list[int]:
+    """What tells one error from another: the failing tests a runner names (`FAILED tests/a.py::t`), else
+    the last exception line, else the last error line; never the summaries every failure prints."""
+    telling = [ln for ln in errors if not _generic(ln)]
+    tests = failing_tests(telling)
+    if tests:
+        return sorted({fold("test " + t) for t in tests})
+    exceptions = [ln for ln in telling if is_exception_line(ln) and not ln.startswith((" ", "\t"))]
+    last = (
+        exceptions[-1:] or [ln for ln in telling if is_exception_line(ln)][-1:] or telling[-1:] or errors[-1:]
+    )
+    return sorted({fold(ln) for ln in last})
+
+
+def run_features(
+    text: str, flagged: bool, probe: bool, masked: bool, background: set[int]
+) -> dict[str, float]:
+    """Features of one run for the run model: did it fail? (`masked`: the command hides its exit code)"""
+    lines = lines_of(text)
+    fresh = [ln for ln in lines if fold(ln) not in background]
+    errors = [ln for ln in fresh if is_error_line(ln)]
+    exceptions = [ln for ln in errors if _EXCEPTION.match(ln) and not _WARNING.search(ln)]
+    tail = fresh[-5:]
+    open_exit = not flagged and not masked  # exit code 0, and it is the check's own
+    return {
+        "flagged": float(flagged),
+        "masked": float(masked and not flagged),
+        "masked_exception": float(masked and not flagged and bool(exceptions)),
+        "masked_tests_failed": float(
+            masked and not flagged and any(_PYTEST_FAILED.search(ln) for ln in tail)
+        ),
+        "exit0_exception": float(open_exit and bool(exceptions)),
+        "probe": float(probe),
+        "exit_code_only": float(bool(lines) and all(_EXIT_CODE.match(ln.strip()) for ln in lines)),
+        "empty": float(not lines),
+        "error_lines": min(len(errors), 5) / 5,
+        "exception": float(bool(exceptions)),
+        "traceback": float(any(_TRACEBACK.match(ln) for ln in fresh)),
+        "error_in_tail": float(any(is_error_line(ln) for ln in tail)),
+        "fail_words": min(sum(bool(_FAIL_WORDS.search(ln)) for ln in fresh), 5) / 5,
+        "warnings_only": float(bool(errors) and all(_WARNING.search(ln) for ln in errors)),
+        "passed_words": float(any(_PASSED.search(ln) for ln in tail)),
+        "tests_failed": float(any(_PYTEST_FAILED.search(ln) for ln in tail)),
+        "background_only": float(bool(lines) and not errors and any(is_error_line(ln) for ln in lines)),
+    }

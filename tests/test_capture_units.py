@@ -1,0 +1,261 @@
+"""The capture engine's pure pieces: what a command checks, output lines, edits, the learning's text, and the
+hook payloads. The engine end to end is in test_capture_engine.py; live and imported in test_hooks.py,
+test_import_sessions.py and test_capture_real_client.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recall_agent.capture import commands, edits, learning, output
+from recall_agent.hooks import events
+
+
+@pytest.mark.parametrize(
+    ("command", "family", "targets"),
+    [
+        ("cd /repo && python -m pytest tests/test_a.py::test_x -q 2>&1 | tail -20", "pytest", ("tests/test_a.py::test_x",)),
+        ("uv run pytest -x tests/", "pytest", ("tests/",)),
+        ("CI=1 npm test -- --watch=false", "npm test", ()),
+        ("git push origin main", "git push", ("origin", "main")),
+        ("python3 manage.py migrate", "python3 manage.py", ("migrate",)),
+        ("sudo make build", "make build", ()),
+        ("cargo build --release", "cargo build", ()),
+        ('python -c "import django; print(django.VERSION)" && ls', 'python import django; print(django.VERSION)', ()),
+    ],
+)  # fmt: skip
+def test_the_check_a_command_runs(command: str, family: str, targets: tuple[str, ...]) -> None:
+    main = commands.parse(command).main
+    assert main is not None and (main.family, main.targets) == (family, targets)
+
+
+def test_folder_masking_and_probes() -> None:
+    cmd = commands.parse("cd testbed && pytest -x 2>&1 | tail -5")
+    assert cmd.cwd == "testbed" and cmd.masked
+    assert not commands.parse("pytest -x").masked
+    assert commands.parse("pytest || true").masked
+    assert commands.parse("ls -la testbed").probe and commands.parse("git status").probe
+    assert commands.parse("pip install -e .").installs and not commands.parse("pytest").installs
+
+
+@pytest.mark.parametrize(
+    ("failed", "later", "same"),
+    [
+        ("pytest tests/test_a.py -q", "pytest tests/test_a.py -q | tail -5", True),
+        ("pytest tests/test_a.py::test_x", "pytest tests/", True),
+        ("pytest tests/test_a.py::test_x", "python -m pytest", True),
+        ("pytest tests/test_a.py::test_x", "pytest tests/test_b.py", False),
+        ("npm test", "npm run lint", False),
+        ("git push origin main", "git status", False),
+        ("git push", "git push --set-upstream origin feature-x", True),
+        ("python app.py", "python other.py", False),
+        ("python test_issue.py", "python3 test_issue.py", True),  # another interpreter
+        ("python3 testbed/t.py", "cd testbed && python3 t.py", True),  # the same script from its folder
+        ("mypy src/", "mypy src/pkg/mod.py", False),
+        ("mypy src/pkg/mod.py", "mypy src", True),
+        (
+            "python -m pytest tests/migrations/test_writer.py",
+            "python tests/runtests.py migrations.test_writer",
+            True,
+        ),
+    ],
+)
+def test_same_check(failed: str, later: str, same: bool) -> None:
+    assert commands.same_check(commands.parse(failed), commands.parse(later)) is same
+
+
+def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
+    probe = commands.parse("ls -la testbed")
+    assert not commands.same_check(probe, commands.parse("ls -la"), probes=True)  # names no testbed
+    assert commands.same_check(probe, commands.parse("ls -la testbed/"), probes=True)
+    assert commands.creates(commands.parse("git clone https://github.com/x/y.git testbed"), ["testbed"])
+    assert commands.creates(commands.parse("mkdir -p output && ls"), ["./output/"])
+    assert not commands.creates(commands.parse("ls testbed"), ["testbed"])
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        ("git push", "git push --set-upstream origin feat", "`git push --set-upstream origin feat` instead of `git push`"),
+        ("cd testbed && pytest -x", "pytest -x", "ran it without `cd testbed` (the shell was already there)"),
+        ("pytest -x", "cd testbed && pytest -x", "ran it from `testbed`"),
+        ("pytest -x", "pytest -x", None),
+    ],
+)  # fmt: skip
+def test_how_a_command_changed(before: str, after: str, said: str | None) -> None:
+    assert commands.change(commands.parse(before), commands.parse(after)) == said
+
+
+def test_output_lines_background_and_identity() -> None:
+    noise = "Error processing line 1 of /opt/conda/lib/python3.8/site-packages/matplotlib-nspkg.pth:"
+    lines = [noise, "AttributeError: 'NoneType' object has no attribute 'loader'", "E   KeyError: 'user'"]
+    background = {output.fold(noise), output.fold(lines[1])}
+    assert output.error_lines(lines, background) == ["E   KeyError: 'user'"]
+    # numbers and addresses fold; names do not
+    assert output.fold("KeyError at 0x7f00aa line 12") == output.fold("KeyError at 0x7f11bb line 99")
+    assert output.fold("KeyError: 'user'") != output.fold("KeyError: 'email'")
+    # the failing tests a runner names tell errors apart, not the summary every failure prints
+    a = ["FAILED tests/t.py::test_one - AssertionError", "=== 1 failed, 3 passed in 0.1s ==="]
+    b = ["FAILED tests/t.py::test_two - AssertionError", "=== 1 failed, 4 passed in 0.1s ==="]
+    assert set(output.identity(a)).isdisjoint(output.identity(b))
+
+
+def test_missing_paths() -> None:
+    assert output.missing_paths(["ls: testbed: No such file or directory"]) == ["testbed"]
+    assert output.missing_paths(["(eval):cd:1: no such file or directory: ./testbed"]) == ["./testbed"]
+    assert output.missing_paths(
+        ["python3: can't open file 'x/t.py': [Errno 2] No such file or directory"]
+    ) == ["x/t.py"]
+
+
+ORIGINAL = """class Totals:
+    def total(self, items):
+        count = 0
+        for item in items:
+            count += item
+        return count - 1
+
+
+def helper():
+    return 1
+"""
+
+
+def test_an_edit_names_the_function_it_changed() -> None:
+    details = {
+        "originalFile": ORIGINAL,
+        "structuredPatch": [
+            {"oldStart": 4, "oldLines": 3, "newStart": 4, "newLines": 3,
+             "lines": ["         for item in items:", "             count += item", "-        return count - 1", "+        return count"]}
+        ],
+    }  # fmt: skip
+    change = edits.change_of(
+        "Edit", {"old_string": "return count - 1", "new_string": "return count"}, details, "pkg/mod.py"
+    )
+    assert change.symbols == ["Totals.total"]
+    assert edits.describe(change) == "`return count - 1` → `return count`"
+
+
+def test_edits_of_one_file_fold_and_a_revert_drops_out() -> None:
+    a = edits.FileChange("m.py", old="x = 1", new="x = 2", edits=1)
+    b = edits.FileChange("m.py", old="x = 2", new="x = 3", edits=1)
+    both = edits.fold(a, b)
+    assert (both.old, both.new, both.edits) == ("x = 1", "x = 3", 2)
+    assert edits.fold(a, edits.FileChange("m.py", old="x = 2", new="x = 1", edits=1)).reverted()
+    made = edits.change_of("Write", {"content": "def run():\n    pass\n"}, {"type": "create"}, "t.py")
+    assert made.created and made.symbols == ["run"] and edits.describe(made) == "created"
+
+
+def test_the_cause_is_the_agents_explanation_never_its_filler() -> None:
+    said = [
+        "Perfect! All tests pass now.",
+        "Let me look at the handler first.",
+        "The handler fails because get_response_async is missing from the mixin, so ASGI calls None.",
+    ]
+    assert learning.cause_sentence(said) == said[2]
+    assert learning.cause_sentence(["Perfect!", "Now let me create a comprehensive test suite."]) is None
+
+
+def test_packages_of_installs() -> None:
+    assert learning.packages_of(["pip install 'numpy<2' requests", "npm install left-pad@1.3.0"]) == [
+        "numpy<2",
+        "requests",
+        "left-pad@1.3.0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("branch", "ticket"),
+    [
+        ("feature/PROJ-1234-add-login", "PROJ-1234"),
+        ("abc-42-fix-typo", "ABC-42"),
+        ("fix/TASK-7100", "TASK-7100"),
+        ("main", None),
+        ("release/2024-11", None),
+        ("dependabot/pip/urllib3-2.0.7", None),
+        ("hotfix-12/ENG-77-crash", "ENG-77"),
+        (None, None),
+    ],
+)
+def test_ticket_from_branch(branch: str | None, ticket: str | None) -> None:
+    assert learning.ticket_from_branch(branch) == ticket
+
+
+def test_ticket_pattern_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALL_TICKET_PATTERN", r"gh-(\d+)")
+    assert learning.ticket_from_branch("fix/gh-881-crash") == "881"
+    monkeypatch.setenv("RECALL_TICKET_PATTERN", "([unclosed")
+    assert learning.ticket_from_branch("fix/ABC-9") == "ABC-9"  # a broken pattern falls back to the default
+
+
+@pytest.mark.parametrize(
+    ("branch", "files", "command", "expected"),
+    [
+        ("fix/ABC-1", ["src/a.py"], "pytest", "bug_fix"),
+        ("feature/login", ["src/a.py"], "pytest", "feature"),
+        ("chore/x", ["docs/guide.md", "README.md"], "mkdocs build", "docs"),
+        ("main", ["alembic/versions/001_add.py", "src/models.py"], "alembic upgrade head", "migration"),
+        ("main", [".github/workflows/ci.yml"], "act", "ci_fix"),
+        ("main", ["requirements.txt", "poetry.lock"], "pip install -r requirements.txt", "dependency"),
+        ("main", ["tests/test_a.py", "tests/conftest.py"], "pytest", "test"),
+        ("main", [], "pip install foo", "dependency"),
+        (None, [], "make", "unknown"),
+        ("renovate/urllib3-2.x", ["pyproject.toml", "src/a.py"], "pytest", "dependency"),
+    ],
+)
+def test_task_type(branch: str | None, files: list[str], command: str, expected: str) -> None:
+    assert learning.task_type(branch, files, command) == expected
+
+
+def test_branch_read_from_git_head_and_worktree(tmp_path: Path) -> None:
+    root = tmp_path
+    (root / "main" / ".git").mkdir(parents=True)
+    (root / "main" / ".git" / "HEAD").write_text("ref: refs/heads/feature/ABC-7-x\n")
+    assert learning.current_branch(root / "main") == "feature/ABC-7-x"
+    (root / "main" / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (root / "main" / ".git" / "worktrees" / "wt" / "HEAD").write_text("ref: refs/heads/fix/XY-9\n")
+    (root / "wt").mkdir()
+    (root / "wt" / ".git").write_text(f"gitdir: {root / 'main' / '.git' / 'worktrees' / 'wt'}\n")
+    assert learning.current_branch(root / "wt") == "fix/XY-9"
+    (root / "main" / ".git" / "HEAD").write_text("3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39\n")
+    assert learning.current_branch(root / "main") is None  # detached
+
+
+def test_error_ident_folds_numbers_but_not_names() -> None:
+    a = events.error_ident("pytest", "y\nE   KeyError: 'user' at 0x7f00aa\nfailed in 1.23s")
+    b = events.error_ident("pytest", "y\nE   KeyError: 'user' at 0x7f11bb\nfailed in 4.56s")
+    c = events.error_ident("pytest", "y\nE   KeyError: 'email' at 0x7f11bb\nfailed in 4.56s")
+    assert a == b != c
+
+
+def test_clip_keeps_head_and_tail() -> None:
+    text = "HEAD-LINE\n" + "noise\n" * 5000 + "ValueError: the cause"
+    clipped = events.clip(text)
+    assert len(clipped) <= events.ERROR_TEXT_MAX
+    assert clipped.startswith("HEAD-LINE") and clipped.endswith("ValueError: the cause")
+
+
+def test_payload_parsing_current_and_old_versions() -> None:
+    current = events.from_payload(
+        {"tool_name": "Bash", "tool_input": {"command": "ls"}, "error": "ls: x: No such file", "tool_use_id": "t1"},
+        "PostToolUseFailure",
+    )  # fmt: skip
+    assert current is not None and current.failed and current.error_text == "ls: x: No such file"
+    old = events.from_payload(
+        {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stderr": "boom", "exitCode": 2}},
+        "PostToolUse",
+    )  # fmt: skip
+    assert old is not None and old.failed and old.error_text == "boom"
+    ok = events.from_payload(
+        {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a", "exit_code": 0}},
+        "PostToolUse",
+    )  # fmt: skip
+    assert ok is not None and not ok.failed
+    mcp = events.from_payload(
+        {"tool_name": "mcp__db__query", "tool_input": {"sql": "select 1"}, "tool_response": {"isError": True, "content": [{"type": "text", "text": "relation does not exist"}]}},
+        "PostToolUse",
+    )  # fmt: skip
+    assert mcp is not None and mcp.failed and mcp.error_text == "relation does not exist"
+    assert mcp.key == "mcp__db__query sql=select 1"
+    assert events.from_payload({"cwd": "/"}, "PostToolUse") is None

@@ -3,8 +3,8 @@
 `execute(request) -> FederationResponse` follows the wire protocol (../shared/docs/wire-protocol.md):
 
 1. **Routing.** Keywords pick *roles*: `memgraph` (graph questions: dependencies, imports, blast radius,
-   circular, transitive, callers), `repowise` (codebase questions: a file path, class, method, symbol,
-   "where is"), `qdrant` (antipattern questions: pattern, smell, duplicate, code quality). No keyword → all
+   circular, transitive, callers, affects, what changes with, tests to run), `repowise` (codebase
+   questions: a file path, class, method, symbol, "where is", hotspots, owners, risky), `qdrant` (antipattern questions: pattern, smell, duplicate, code quality). No keyword → all
    three. `force_backends` replaces routing.
 2. **Engines.** Each role is answered by an engine (a plain sync function) looked up in `ENGINES`; the
    engines run concurrently in worker threads under one deadline. The real engines are
@@ -56,12 +56,15 @@ ROUTES: dict[BackendRole, re.Pattern[str]] = {
     BackendRole.MEMGRAPH: re.compile(
         r"\bdepend\w*|\bimport(?:s|ed|ing|ers?)?\b|\bblast[ -]?radius\b|\bcircular\b|\bcycles?\b"
         r"|\btransitive\w*|\bcallers?\b|\bcall(?:ed|s)? by\b|\bwho (?:calls|uses|imports)\b|\bused by\b"
-        r"|\busages?\b|\bimpact\w*|\bwhat breaks\b|\bbreaks? if\b|\breverse dep\w*|\bcall graph\b",
+        r"|\busages?\b|\bimpact\w*|\bwhat breaks\b|\bbreaks? if\b|\breverse dep\w*|\bcall graph\b"
+        r"|\baffect(?:s|ed|ing)?\b|\bchanges? (?:together )?with\b|\bco-?chang\w*|\btests? to run\b",
         re.IGNORECASE,
     ),
     BackendRole.REPOWISE: re.compile(
         r"\bwhere (?:is|are)\b|\bdefin(?:ed|es|ition)\b|\bclass(?:es)?\b|\bmethods?\b|\bfunctions?\b"
-        r"|\bsymbols?\b|\bfiles?\b|\bmodules?\b|\bwhat (?:is|does)\b|\bimplement\w*|" + _PATHLIKE,
+        r"|\bsymbols?\b|\bfiles?\b|\bmodules?\b|\bwhat (?:is|does)\b|\bimplement\w*"
+        r"|\bhot ?spots?\b|\bwho (?:knows|owns|wrote|maintains)\b|\bowners?(?:hip)?\b|\bbus factor\b|\brisky\b|"
+        + _PATHLIKE,
         re.IGNORECASE,
     ),
     BackendRole.QDRANT: re.compile(

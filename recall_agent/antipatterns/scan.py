@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from recall_agent import worktree
 from recall_agent.antipatterns.catalog import Antipattern, Catalog
 from recall_agent.antipatterns.snippet import Snippet
 from recall_agent.antipatterns.source import Hit, ScanContext, file_kind
@@ -140,32 +141,8 @@ def named_files(text: str, repo: Path | None) -> tuple[list[Path], list[str]]:
 
 def changed_files(repo: Path) -> list[Path]:
     """Modified, added, renamed and untracked files of a git working tree (empty if not a repository)."""
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if proc.returncode != 0:
-        return []
-    out: list[Path] = []
-    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    i = 0
-    while i < len(fields):
-        entry = fields[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        status, path = entry[:2], entry[3:]
-        if "R" in status or "C" in status:
-            i += 1  # the next field is the rename source
-        if "D" in status:
-            continue
-        out.append((repo / path).resolve())
-    return out
+    entries = worktree.status(repo, GIT_TIMEOUT_S) or []
+    return [(repo / path).resolve() for code, path in entries if "D" not in code]
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")

@@ -28,18 +28,18 @@ def query(
     answer as (None = both). Raises ValueError when `repo_path` is not a folder.
     """
     from recall_agent.architecture.engine import answer
-    from recall_agent.architecture.indexer import RepositoryError, open_index
+    from recall_agent.architecture.indexer import RepositoryError
     from recall_agent.models import FederationResult, content_hash
 
     allowed = ROLES if roles is None else ROLES & {str(r) for r in roles}
     if not allowed or not text.strip():
         return []
     try:
-        conn, stats = open_index(repo_path, progress=False, summary=False)
+        conn, root = _open(repo_path, text)
     except RepositoryError as exc:
         raise ValueError(str(exc)) from None
     try:
-        answers = answer(conn, stats.root, text, allowed, max(1, limit))
+        answers = answer(conn, root, text, allowed, max(1, limit))
     finally:
         conn.close()
     return [
@@ -49,8 +49,24 @@ def query(
             rank=i,
             content_hash=content_hash(a.content),
             engine=ENGINE,
-            repo=stats.root.name,
+            repo=root.name,
             **a.extras,
         )
         for i, a in enumerate(answers[:limit])
     ]
+
+
+def _open(repo_path: str, text: str):
+    """The repository's index, brought up to date first, except for questions the history alone answers
+    (hotspots, owners): they read an existing index as it is and skip the walk of the work tree."""
+    from recall_agent.architecture import graph
+    from recall_agent.architecture.indexer import find_repo_root, open_index
+    from recall_agent.architecture.understand import HISTORY_ONLY, understand
+
+    if understand(text).action in HISTORY_ONLY:
+        root = find_repo_root(repo_path)
+        store = graph.store_path(root)
+        if store.exists():
+            return graph.connect(store), root
+    conn, stats = open_index(repo_path, progress=False, summary=False)
+    return conn, stats.root

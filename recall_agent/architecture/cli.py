@@ -14,13 +14,19 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recall index",
         description=(
-            "Index a repository for /recall architecture questions (symbols, imports, calls; tree-sitter). "
-            "Only files changed since the last run are parsed again; queries also do this automatically."
+            "Index a repository for /recall architecture questions (symbols, imports, calls; tree-sitter) "
+            "and its git history (co-changes, hotspots, owners). Only files changed and commits made since "
+            "the last run are read again; queries also do this automatically."
         ),
         epilog='Example: recall index . && recall --scope architecture "blast radius of pkg.module"',
     )
     parser.add_argument("path", nargs="?", default=".", help="a folder inside the repository (default: .)")
-    parser.add_argument("--full", action="store_true", help="re-parse every file, not only changed ones")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="re-parse every file and re-read the whole history, not only changes",
+    )
+    parser.add_argument("--no-history", action="store_true", help="do not read the git history")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     parser.add_argument(
@@ -61,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if stats.capped:
             print(f"recall index: WARNING: {cap_note(stats.capped)}", file=sys.stderr)
+        hist = None if args.no_history else index_history(root, full=args.full)
         if args.query:
             from recall_agent.architecture.engine import answer
 
@@ -79,13 +86,47 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         conn.close()
     if args.json:
-        print(json.dumps(_summary_dict(stats), indent=2))
+        print(json.dumps(_summary_dict(stats, hist), indent=2))
     elif not args.quiet:
-        print(_summary_text(stats))
+        print(_summary_text(stats, hist))
     return 0
 
 
-def _summary_dict(stats) -> dict:
+def index_history(root, *, full: bool = False):
+    """Read the repository's git history into its store (history.py); stats with a note when it has none."""
+    from recall_agent.architecture import history
+
+    try:
+        return history.update(root, full=full)
+    except history.HistoryError as exc:
+        stats = history.HistoryStats(root, history.store_path(root))
+        stats.note = str(exc)
+        return stats
+
+
+def _history_dict(hist) -> dict:
+    return {
+        "commits": hist.commits,
+        "files": hist.files,
+        "added": hist.added,
+        "removed": hist.removed,
+        "rebuilt": hist.rebuilt,
+        "seconds": round(hist.seconds, 3),
+        "note": hist.note,
+        "store": str(hist.store),
+    }
+
+
+def _history_text(hist) -> str:
+    if hist.note:
+        return f"History: none read ({hist.note})"
+    changed = f"{hist.added} new commits read" + (
+        f", {hist.removed} rewritten ones undone" if hist.removed else ""
+    )
+    return f"History: {hist.commits} commits, {hist.files} files ({changed} in {hist.seconds:.2f} s)"
+
+
+def _summary_dict(stats, hist=None) -> dict:
     size = stats.store.stat().st_size if stats.store.exists() else 0
     return {
         "root": str(stats.root),
@@ -106,10 +147,11 @@ def _summary_dict(stats) -> dict:
         "phases_s": {k: round(v, 3) for k, v in stats.phases.items()},
         "capped_at": stats.capped,
         "notes": stats.notes,
+        **({"history": _history_dict(hist)} if hist is not None else {}),
     }
 
 
-def _summary_text(stats) -> str:
+def _summary_text(stats, hist=None) -> str:
     langs = ", ".join(f"{lang} {n}" for lang, n in stats.languages.items()) or "no source files"
     size = stats.store.stat().st_size if stats.store.exists() else 0
     lines = [
@@ -128,6 +170,8 @@ def _summary_text(stats) -> str:
             f" {stats.unread_lines:,} of {stats.lines:,} lines ({share:.1%}) unread, the rest indexed"
         )
     lines += [f"  note: {n}" for n in notes]
+    if hist is not None:
+        lines.append(_history_text(hist))
     return "\n".join(lines)
 
 

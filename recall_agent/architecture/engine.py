@@ -17,7 +17,7 @@ from recall_agent.architecture import concepts, render
 from recall_agent.architecture import queries as q
 from recall_agent.architecture.diagnose import diagnose
 from recall_agent.architecture.origins import Origins, locate
-from recall_agent.architecture.understand import Intent, understand
+from recall_agent.architecture.understand import HISTORY_INTENTS, Intent, understand
 
 _WORD = re.compile(r"\w+")
 
@@ -38,6 +38,8 @@ def answer(
         return _cycles(conn, root, _pick("memgraph", roles), q.clean_subject(intent.subject, root))
     if intent.action == "auto":
         return _auto(conn, root, intent, roles, limit)
+    if intent.action in HISTORY_INTENTS:
+        return _history(conn, root, intent, roles)
     found = q.lookup(conn, intent.subject, root, fuzzy=False)  # closest names only when answering "unknown"
     words_not_a_name = " " in q.clean_subject(intent.subject, root)
     if not found.targets and words_not_a_name and intent.action != "lookup":
@@ -134,7 +136,12 @@ def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, r
             "direct_dependents": sum(d.depth == 1 for d in radius),
             "transitive_dependents": len(radius),
         }
-        return Answer(render.blast(target, radius, tests, intent.depth), "memgraph", extras)
+        content = render.blast(target, radius, tests, intent.depth)
+        from recall_agent.architecture.evolution import blast_line
+
+        if changes := blast_line(conn, Path(graph_root(conn)), target):
+            content = f"{content}\n{changes}"
+        return Answer(content, "memgraph", extras)
     if action == "dependents":
         direct = q.direct_dependents(conn, target)
         radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
@@ -284,3 +291,55 @@ def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) 
     extras = {"answer": "concepts", "target": hits[0].path, "location": hits[0].path, "kind": "file"}
     extras["files"] = [h.path for h in hits]
     return [Answer(render.concepts(text, hits), _pick("repowise", roles), extras)]
+
+
+def graph_root(conn: sqlite3.Connection) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    return row[0] if row else "."
+
+
+def _history(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str]) -> list[Answer]:
+    """Questions the history answers (evolution.py); without history, the graph's answer and a note."""
+    from recall_agent.architecture import evolution
+
+    role = _pick(intent.role, roles)
+    opened = evolution.open_history(root)
+    try:
+        if opened.h is None and intent.action in ("cochange", "hotspots", "owners"):
+            return _without_history(conn, root, intent, roles, opened.note)
+        if intent.action == "cochange":
+            reply = evolution.cochange_answer(conn, opened, intent.subject, root)
+        elif intent.action == "hotspots":
+            reply = evolution.hotspots_answer(opened, q.clean_subject(intent.subject, root), root)
+        elif intent.action == "owners":
+            reply = evolution.owners_answer(conn, opened, intent.subject, root)
+        elif intent.action == "risk":
+            reply = evolution.risk_answer(conn, opened, intent.subject, root)
+        else:
+            reply = evolution.tests_answer(conn, opened, intent.subject, root)
+    finally:
+        opened.close()
+    content = reply.content + (f"\nNote: {opened.note}." if opened.note else "")
+    return [Answer(content, role, {"answer": reply.action, **reply.extras})]
+
+
+def _without_history(
+    conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], note: str
+) -> list[Answer]:
+    """No history to read: what changes with a file falls back to its blast radius; hotspots and owners
+    have no static answer, so the note is the answer."""
+    why = f"Note: {note}; this answer comes from the import graph alone."
+    if intent.action == "cochange":
+        found = q.lookup(conn, intent.subject, root)
+        if found.targets:
+            answer = _one(conn, Intent("blast", intent.subject), found.targets[0], roles)
+            answer.content = f"{answer.content}\n{why}"
+            answer.extras["history"] = note
+            return [answer]
+    return [
+        Answer(
+            f"No history to answer from: {note}.",
+            _pick(intent.role, roles),
+            {"answer": intent.action, "history": note},
+        )
+    ]

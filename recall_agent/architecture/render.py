@@ -220,6 +220,166 @@ def concepts(question: str, hits: list[Hit]) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- history answers (evolution.py)
+
+
+def _day(ts: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "?"
+
+
+def _partner(p) -> str:
+    mark = "" if p.imports else " [no import]"
+    together = (
+        f"{_plural(p.support, 'commit')} together ({p.confidence:.0%}), last {_day(p.last)}"
+        if p.support
+        else "no commit together yet"
+    )
+    return f"{p.path} — {together}; next time {p.score:.0%}{mark}"
+
+
+def cochange(path: str, commits: int, since: int, partners: list, how: str = "") -> str:
+    """Files that change with a file, best first, each with support, confidence, recency and whether an
+    import explains it."""
+    head = (
+        f"Files that change with `{path}` ({_plural(commits, 'commit')} since {_day(since)}; next time: the "
+        "chance each is in its next change):"
+    )
+    lines = [f"{how}." if how else "", head] if how else [head]
+    if not partners:
+        lines.append("Nothing changes with it often enough to say (it changes alone).")
+    for i, p in enumerate(partners, 1):
+        lines.append(f"{i}. {_partner(p)}")
+    unexplained = sum(1 for p in partners if not p.imports)
+    if partners:
+        lines.append(
+            f"{unexplained} of {len(partners)} have no import edge to it: history, not the graph, links them."
+            if unexplained
+            else "Every one of them is joined to it by an import."
+        )
+    return "\n".join(line for line in lines if line)
+
+
+def changes_with(partners: list) -> str:
+    """The blast radius answer's history line."""
+    if not partners:
+        return ""
+    shown = [f"{p.path} ({p.support}×{'' if p.imports else ', no import'})" for p in partners]
+    return "Changes with it: " + ", ".join(shown)
+
+
+def hotspots(scope: str, ranked: list, hot_p: float, cap: int = 10) -> str:
+    hot = [s for s in ranked if s.p_fix >= hot_p]
+    if not ranked:
+        return f"No commit in the history of {scope} touches a file that exists now."
+    head = (
+        f"{_plural(len(hot), 'hotspot')} in {scope} (probability of a fix within 90 days ≥ {hot_p:.0%}) "
+        f"among {_plural(len(ranked), 'file')} with history:"
+    )
+    lines = [head]
+    for i, s in enumerate((hot or ranked)[:cap], 1):
+        mark = "" if s.p_fix >= hot_p else " (below the hotspot line)"
+        lines.append(
+            f"{i}. {s.path} — fix within 90 days {s.p_fix:.0%}{mark}; {s.changes_90d} changes in 90 days, {s.changes_1y} in a "
+            f"year, {s.changes} in all; {s.fixes} fixes ({s.fix_share:.0%}); {_plural(s.authors, 'author')}"
+        )
+    if not hot:
+        lines.insert(1, "None is likely to need a fix soon; the most active files:")
+    elif len(hot) > cap:
+        lines.append(f"(+{len(hot) - cap} more hotspots)")
+    return "\n".join(lines)
+
+
+def owners(scope: str, found: list, total: int, factor: int, now: int, how: str = "") -> str:
+    lines = [f"{how}."] if how else []
+    if not found:
+        return "\n".join([*lines, f"No author has changed `{scope}` outside bulk commits."])
+    lines.append(
+        f"Who knows `{scope}`: {_plural(total, 'commit')} by {_plural(len(found), 'author')}; bus factor {factor}"
+        f" (authors covering 80% of its changes)"
+    )
+    for o in found[:6]:
+        lines.append(
+            f"- {o.name}: {_plural(o.changes, 'commit')} ({o.changes / total:.0%}), last {_day(o.last)}"
+        )
+    if len(found) > 6:
+        lines.append(f"(+{len(found) - 6} more authors)")
+    recent = sorted((o for o in found if o.changes_1y), key=lambda o: -o.changes_1y)
+    if recent:
+        lines.append(
+            "Most active in the last year: " + ", ".join(f"{o.name} ({o.changes_1y})" for o in recent[:3])
+        )
+    else:
+        lines.append(f"Nobody changed it in the year before {_day(now)}.")
+    return "\n".join(lines)
+
+
+def risk(
+    label: str,
+    paths: list[str],
+    new: list[str],
+    left_out: list,
+    stats: list,
+    radius: dict,
+    tests: list,
+    hot_p: float,
+) -> str:
+    """What is risky in a change: usual partners left out, hotspots touched, fixes, dependents, tests."""
+    lines = [f"Change risk of {label}: {_plural(len(paths), 'file')} changed ({_cap(paths, 6)})"]
+    if left_out:
+        lines.append("Usually changes with them, left out of this change:")
+        lines += [f"- {_partner(p)}" for p in left_out]
+    else:
+        lines.append("No usual partner of these files is missing from the change.")
+    hot = [s for s in stats if s.p_fix >= hot_p]
+    if hot:
+        lines.append(
+            "Hotspots touched: "
+            + ", ".join(
+                f"{s.path} (fix within 90 days {s.p_fix:.0%}, {s.fixes} fixes in {s.changes} commits)"
+                for s in hot[:6]
+            )
+        )
+    fixes = [s for s in stats if s.fixes]
+    if fixes:
+        lines.append(
+            "Fix density: "
+            + ", ".join(f"{s.path} {s.fix_share:.0%} ({s.fixes}/{s.changes})" for s in fixes[:6])
+        )
+    if new:
+        lines.append(f"New to history: {_cap(new, 6)}")
+    wide = sorted(((n, p) for p, n in radius.items() if n), reverse=True)
+    if wide:
+        lines.append(
+            "Dependents (blast radius): " + ", ".join(f"{p} {_plural(n, 'file')}" for n, p in wide[:6])
+        )
+    if tests:
+        lines.append("Tests to run: " + _cap([_test(t) for t in tests], 8))
+    return "\n".join(lines)
+
+
+def _test(t) -> str:
+    why = []
+    if t.together:
+        why.append(f"changed with them {t.together}×")
+    if t.how:
+        why.append(t.how)
+    return f"{t.path} ({', '.join(why)})" if why else t.path
+
+
+def tests_to_run(label: str, paths: list[str], tests: list) -> str:
+    if not tests:
+        return f"No test reaches {label} ({_cap(paths, 4)}) through imports or history."
+    head = f"{_plural(len(tests), 'test file')} to run for {label} ({_cap(paths, 4)}), most likely first:"
+    return (
+        head
+        + "\n"
+        + "\n".join(f"{i}. {_test(t)}" for i, t in enumerate(tests[:12], 1))
+        + (f"\n(+{len(tests) - 12} more)" if len(tests) > 12 else "")
+    )
+
+
 def origins(found: Origins) -> str:
     """Where an error is raised (the site whose literal text it carries) and its frames in the repository."""
     lines = []

@@ -11,14 +11,75 @@ import re
 from dataclasses import dataclass, field
 
 # intent -> federation role answering it
-GRAPH_INTENTS = frozenset({"dependents", "dependencies", "blast", "callers", "callees", "cycles", "tests"})
+GRAPH_INTENTS = frozenset(
+    {
+        "dependents",
+        "dependencies",
+        "blast",
+        "callers",
+        "callees",
+        "cycles",
+        "tests",
+        "cochange",
+        "tests_to_run",
+    }
+)
+HISTORY_INTENTS = frozenset({"cochange", "hotspots", "owners", "risk", "tests_to_run"})  # evolution.py
+HISTORY_ONLY = frozenset({"hotspots", "owners"})  # answered without the code graph being current
 
 _FILLER = r"(?:the\s+)?"
 _ASK = r"(?:(?:are\s+there|is\s+there|any|find|show|list)\s+)*(?:the\s+)?(?:any\s+)?"
 _KIND_WORDS = r"(?:\s+(?:module|class|function|method|file|package|symbol|struct|interface|type))?"
 _X = rf"{_FILLER}(?:(?:module|class|function|method|file|package)\s+)?(?P<x>.+?){_KIND_WORDS}"
 
+_MY_CHANGE = r"(?:my|this|the|current)\s+(?:changes?|diff|work|branch|commits?|working\s+tree)"
+_REV = r"(?P<x>[\w./@^~-]+)"  # a range of commits (A..B) or a file: evolution.py tells them apart
+
 _PATTERNS: list[tuple[str, str]] = [
+    # history (evolution.py): co-change partners, hotspots, owners, change risk, tests to run
+    (
+        "cochange",
+        rf"what\s+(?:else\s+)?(?:usually\s+|often\s+|typically\s+)?changes?\s+(?:together\s+)?with\s+{_X}",
+    ),
+    (
+        "cochange",
+        rf"(?:which|what)\s+files?\s+(?:usually\s+|often\s+)?(?:change|changes|are\s+changed)\s+(?:together\s+)?with\s+{_X}",
+    ),
+    (
+        "cochange",
+        rf"(?:co-?changes?|co-?change\s+partners|change\s+partners|(?:temporal|change|logical)\s+coupling)"
+        rf"\s+(?:of|for|with)\s+{_X}",
+    ),
+    (
+        "cochange",
+        rf"what\s+(?:else\s+)?(?:should|do|must)\s+i\s+(?:also\s+)?(?:change|edit|update|touch)\s+(?:when|if)\s+i\s+"
+        rf"(?:change|edit|touch|update)\s+{_X}",
+    ),
+    ("hotspots", rf"{_ASK}hot\s?spots?(?:\s+(?:in|of|under)\s+(?P<x>.+?))?"),
+    (
+        "hotspots",
+        r"where\s+do\s+(?:bugs|fixes)\s+(?:keep\s+)?(?:land|happen|show\s+up)(?:\s+in\s+(?P<x>.+?))?",
+    ),
+    ("hotspots", rf"{_ASK}(?:riskiest|buggiest|most\s+fixed|most\s+changed)\s+files(?:\s+in\s+(?P<x>.+?))?"),
+    (
+        "owners",
+        rf"who\s+(?:knows|owns|wrote|maintains|changed|changes|works\s+on|touched)\s+{_X}(?:\s+(?:best|most))?",
+    ),
+    ("owners", rf"(?:owners?|ownership|maintainers?|experts?|main\s+authors?)\s+(?:of|for)\s+{_X}"),
+    ("owners", r"(?:the\s+)?bus\s+factor(?:\s+(?:of|for|in)\s+(?P<x>.+?))?"),
+    ("risk", rf"what(?:'s|\s+is)\s+risky\s+(?:in|about)\s+(?:{_MY_CHANGE}|{_REV})"),
+    ("risk", rf"(?:the\s+)?(?:change\s+)?risk\s+(?:of|in)\s+(?:{_MY_CHANGE}|{_REV})"),
+    (
+        "risk",
+        rf"(?:is\s+{_MY_CHANGE}\s+risky|review\s+{_MY_CHANGE}|what\s+did\s+i\s+(?:miss|forget)(?:\s+in\s+{_MY_CHANGE})?)",
+    ),
+    (
+        "tests_to_run",
+        rf"(?:which|what)\s+tests?\s+(?:should\s+i\s+|do\s+i\s+(?:need\s+to\s+)?|to\s+)run"
+        rf"(?:\s+(?:for|after|on)\s+(?:{_MY_CHANGE}|{_X}))?",
+    ),
+    ("tests_to_run", rf"tests?\s+to\s+run(?:\s+(?:for|after|on)\s+(?:{_MY_CHANGE}|{_X}))?"),
+    ("tests_to_run", rf"(?:which\s+|what\s+)?tests?\s+(?:for|cover(?:s|ing)?)\s+{_MY_CHANGE}"),
     ("cycles", rf"{_ASK}(?:circular|cyclic)\s+(?:imports?|dependenc(?:y|ies))(?:\s+in\s+(?P<x>.+?))?"),
     ("cycles", rf"{_ASK}(?:import|dependency)\s+cycles?(?:\s+in\s+(?P<x>.+?))?"),
     ("cycles", rf"{_ASK}cycles(?:\s+in\s+(?P<x>.+?))?"),
@@ -29,6 +90,8 @@ _PATTERNS: list[tuple[str, str]] = [
         rf"what\s+(?:breaks|would\s+break|is\s+affected)\s+if\s+(?:i\s+)?(?:change|edit|modify|touch|remove)\s+{_X}",
     ),
     ("blast", rf"transitive\s+(?:dependents|effects|importers)\s+of\s+{_X}"),
+    ("blast", rf"what\s+(?:does|would|could)\s+(?:changing\s+)?{_X}\s+affect"),
+    ("blast", rf"what\s+(?:is|gets)\s+affected\s+(?:by|if\s+i\s+change)\s+(?:changing\s+)?{_X}"),
     ("callers", rf"(?:who|what|which\s+functions?)\s+calls?\s+{_X}"),
     ("callers", rf"(?:callers|call\s+sites|usages?|uses|references)\s+(?:of|to|for)\s+{_X}"),
     ("callers", rf"where\s+is\s+{_X}\s+(?:called|used)"),

@@ -89,7 +89,7 @@ def _index(cwd: Path) -> tuple[str, dict[str, Any]]:
     import sqlite3
 
     from recall_agent.architecture import graph
-    from recall_agent.architecture.cli import _summary_dict, _summary_text
+    from recall_agent.architecture.cli import _summary_dict, _summary_text, index_history
     from recall_agent.architecture.indexer import RepositoryError, find_repo_root, update
 
     try:
@@ -101,8 +101,9 @@ def _index(cwd: Path) -> tuple[str, dict[str, Any]]:
         raise ToolError(f"cannot open the index store under $RECALL_HOME: {exc}") from None
     try:
         stats = update(conn, root, progress=False)
+        hist = index_history(root)
     except (OSError, sqlite3.Error) as exc:
         raise ToolError(f"indexing {root} failed: {describe(exc)}") from None
     finally:
         conn.close()
-    return _summary_text(stats), _summary_dict(stats)
+    return _summary_text(stats, hist), _summary_dict(stats, hist)

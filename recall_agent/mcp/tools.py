@@ -47,8 +47,9 @@ QueryArg = Annotated[
     Field(
         description=(
             "What to look up, verbatim: an error message or traceback (paste it whole, do not paraphrase), "
-            "a symbol, a file path, or a question about the code such as 'who calls build_request' or "
-            "'blast radius of httpx._models'. Leave empty to use the last error of this session (else an "
+            "a symbol, a file path, or a question about the code such as 'who calls build_request', "
+            "'blast radius of httpx._models', 'what changes with src/models.py' or 'what's risky in my "
+            "change'. Leave empty to use the last error of this session (else an "
             "overview of what is known for the repository)."
         ),
         strict=True,
@@ -59,7 +60,8 @@ ScopeArg = Annotated[
     Field(
         description=(
             "Which knowledge to ask: 'learnings' (prior fixes of this error, by any agent), 'architecture' "
-            "(what a symbol/file is, callers, dependents, blast radius), 'antipatterns' (known bad "
+            "(what a symbol/file is, callers, dependents, blast radius, what changes with it, hotspots, "
+            "owners, change risk, tests to run), 'antipatterns' (known bad "
             "patterns matching the text or present in the current diff), or 'all' (default)."
         )
     ),
@@ -329,8 +331,10 @@ def _add_local_tools(server: MCPServer, backend: Backend) -> None:
         title="Index this repository for architecture questions",
         description=(
             "Build or refresh the architecture index of the current repository (symbols, imports, calls) "
-            "and report its status: files, symbols, languages. Only changed files are parsed again. Call it "
-            "when a `recall` answer says the architecture index timed out, or after large changes."
+            "and its git history (co-changes, hotspots, owners), and report their status: files, symbols, "
+            "languages, commits. Only changed files and new commits are read again. Call it when a `recall` "
+            "answer says the architecture index timed out or the history is not read yet, or after large "
+            "changes."
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
     )

@@ -111,6 +111,27 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE learnings ADD COLUMN fix jsonb;
     """,
+    # 5: the lifecycle counts (learnings/lifecycle.py) and the record of every change a person made (who,
+    # when, before/after; kept after the learning is forgotten, so no foreign key)
+    """
+    ALTER TABLE learnings ADD COLUMN shown_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN helped_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN hurt_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN last_shown_at timestamptz,
+        ADD COLUMN last_useful_at timestamptz;
+    CREATE TABLE learning_events (
+        id bigserial PRIMARY KEY,
+        learning_id uuid NOT NULL,
+        repo text NOT NULL,
+        at timestamptz NOT NULL,
+        actor text NOT NULL,
+        action text NOT NULL,
+        before jsonb,
+        after jsonb
+    );
+    CREATE INDEX learning_events_learning ON learning_events (learning_id, id);
+    CREATE INDEX learning_events_repo ON learning_events (md5(repo), id);
+    """,
 ]
 TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers

@@ -37,7 +37,7 @@ from recall_agent.learnings.types import Candidate, SignatureRow, StoreError
 if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports pydantic
     from recall_agent.models import Learning
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_HEADER = b"SQLite format 3\x00"
 # meta keys of the cache generations (core.py), and which of them each kind of write bumps; a store
 # without them (written by an older recall) reads as 0
@@ -129,8 +129,39 @@ def _migrate_to_2(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE learnings ADD COLUMN fix TEXT")
 
 
+_LIFECYCLE_V3 = """
+ALTER TABLE learnings ADD COLUMN shown_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN helped_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN hurt_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN last_shown_at TEXT;
+ALTER TABLE learnings ADD COLUMN last_useful_at TEXT;
+CREATE TABLE learning_events (
+    rowid INTEGER PRIMARY KEY,
+    learning_id TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    before TEXT,
+    after TEXT
+);
+CREATE INDEX learning_events_learning ON learning_events(learning_id, rowid);
+CREATE INDEX learning_events_repo ON learning_events(repo, rowid);
+"""
+
+
+def _migrate_to_3(conn: sqlite3.Connection) -> None:
+    """The lifecycle counts of a learning (lifecycle.py) and the record of every change a person made
+    (who, when, before/after; kept after the learning is forgotten, so no foreign key)."""
+    _run_script(conn, _LIFECYCLE_V3)
+
+
 # MIGRATIONS[n] upgrades a database at schema version n-1 to version n (append only; never edit old ones).
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_1, 2: _migrate_to_2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_to_1,
+    2: _migrate_to_2,
+    3: _migrate_to_3,
+}
 
 
 def _fts5_available(conn: sqlite3.Connection) -> bool:

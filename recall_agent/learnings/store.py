@@ -261,9 +261,26 @@ class LearningStore(StoreCore):
     def delete(self, learning_id: UUID | str) -> bool:
         lid = str(parse_id(learning_id))
         with self._writing("delete a learning") as conn:
-            conn.execute("DELETE FROM signatures WHERE learning_id = ?", (lid,))
-            conn.execute("DELETE FROM files WHERE learning_id = ?", (lid,))
-            return conn.execute("DELETE FROM learnings WHERE id = ?", (lid,)).rowcount > 0
+            return self._delete_in(conn, lid)
+
+    # ------------------------------------------------------------------ curation dialect (curation.py)
+
+    def _delete_in(self, conn: sqlite3.Connection, lid: str) -> bool:
+        conn.execute("DELETE FROM signatures WHERE learning_id = ?", (lid,))
+        conn.execute("DELETE FROM files WHERE learning_id = ?", (lid,))
+        return conn.execute("DELETE FROM learnings WHERE id = ?", (lid,)).rowcount > 0
+
+    def _ts(self, value: datetime | None) -> str | None:
+        return _iso(value)
+
+    def _dt(self, value: str | None) -> datetime | None:
+        return _parse_dt(value)
+
+    def _jparam(self, value: Any) -> str:
+        return json.dumps(value)
+
+    def _jread(self, value: str | None) -> Any:
+        return _json(value)
 
     def count(self) -> int:
         with self._reading("count learnings") as conn:
@@ -367,7 +384,8 @@ class LearningStore(StoreCore):
         conn.execute(
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-            " created_at, updated_at, fix) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, fix, shown_count, helped_count, hurt_count, last_shown_at,"
+            " last_useful_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 str(learning.id),
                 learning.session_id,
@@ -383,6 +401,11 @@ class LearningStore(StoreCore):
                 _iso(learning.created_at),
                 _iso(_now()),
                 learning.fix.model_dump_json() if learning.fix else None,
+                learning.shown_count,
+                learning.helped_count,
+                learning.hurt_count,
+                _iso(learning.last_shown_at),
+                _iso(learning.last_useful_at),
             ),
         )
 
@@ -407,12 +430,14 @@ class LearningStore(StoreCore):
     def _learning_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[LearningRow]:
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            f" confidence, access_count, last_accessed_at, created_at, fix FROM learnings WHERE id IN ({_marks(ids)})",
+            " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
+            f" last_shown_at, last_useful_at FROM learnings WHERE id IN ({_marks(ids)})",
             ids,
         ):
             yield LearningRow(
                 UUID(r[0]), r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]),
-                _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]),
+                _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]), int(r[12]), int(r[13]), int(r[14]),
+                _parse_dt(r[15]), _parse_dt(r[16]),
             )  # fmt: skip
 
     def _signature_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[tuple[str, SignatureRow]]:

@@ -76,13 +76,20 @@ def _query_http(url: str, request: dict[str, Any], timeout_s: float) -> list[dic
     return [m for m in matches if isinstance(m, dict)] if isinstance(matches, list) else []
 
 
+# lifecycle states (learnings/lifecycle.py) and self-check verdicts (learnings/selfcheck.py) never injected
+NOT_INJECTED_STATES = frozenset({"hurting", "dormant"})
+
+
 def select(matches: list[dict[str, Any]], shown: set[str]) -> list[dict[str, Any]]:
-    """Matches worth injecting: error matches over the threshold, not yet shown for this error."""
+    """Matches worth injecting: error matches over the threshold, not yet shown for this error, neither
+    hurting nor dormant, and not stale in this checkout."""
     floor = min_similarity()
     picked = []
     for m in matches:
         lid = str(m.get("learning_id", ""))
         if not lid or lid in shown or m.get("match_type") != "error_signature":
+            continue
+        if m.get("state") in NOT_INJECTED_STATES or (m.get("check") or {}).get("verdict") == "stale":
             continue
         if float(m.get("similarity") or 0.0) < floor:
             continue
@@ -105,6 +112,9 @@ def format_context(matches: list[dict[str, Any]]) -> str:
             facts.append("files: " + ", ".join(files))
         if m.get("ticket_id"):
             facts.append(f"ticket {m['ticket_id']}")
+        check = m.get("check") or {}
+        if check.get("verdict") == "applied":
+            facts.append(f"already applied here: {check.get('reason')}")
         age = m.get("age_days")
         if isinstance(age, int):
             facts.append("today" if age == 0 else f"{age}d ago")

@@ -1,0 +1,233 @@
+"""A learning checks itself against the repository at hand before it is shown.
+
+A learning's fix evidence (models.FixEvidence) names the files the fix changed, the functions around each
+change and the change itself (`old` → `new`, `added …`, `removed …`, `created`), and the packages of a
+dependency fix. Against a checkout that gives one verdict:
+
+- `stale` ("may be stale"): a cited file is gone, none of its cited functions is in it any more, or it was
+  rewritten (neither the old nor the fixed text is there);
+- `applied` ("already applied here"): every cited change already reads the fixed way, every package is
+  declared in one of the repository's manifests;
+- `ok`: the evidence still fits (the old text is still there, the files and functions exist);
+- `unchecked`: nothing to check (no evidence, no checkout, another repository's learning).
+
+Bounded: at most MAX_FILES cited files and the manifests at the top of the checkout, each read up to
+MAX_BYTES; nothing outside the checkout is read. Standard library only (the hook's path).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_FILES = 20
+MAX_BYTES = 512 * 1024
+ELLIPSIS = "…"
+ARROW = " → "
+# dependency manifests, at the top of a checkout (a monorepo's nested ones are not looked for)
+MANIFESTS = (
+    "pyproject.toml", "setup.cfg", "setup.py", "Pipfile", "environment.yml", "package.json", "Cargo.toml",
+    "go.mod", "Gemfile", "composer.json",
+)  # fmt: skip
+_NAME_TOKEN = re.compile(r"[a-z0-9][a-z0-9._/-]*")
+VERDICTS = ("stale", "applied", "ok", "unchecked")
+LABELS = {"stale": "may be stale", "applied": "already applied here", "ok": "still applies", "unchecked": ""}
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: str
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.verdict]
+
+    def as_dict(self) -> dict[str, str]:
+        return {"verdict": self.verdict, "label": self.label, "reason": self.reason}
+
+
+UNCHECKED = Check("unchecked")
+
+
+def check(fix: dict[str, Any] | None, paths: Iterable[str], root: Path | None) -> Check:
+    """The verdict of a learning's evidence (`fix`, else its touched `paths`) against the checkout `root`."""
+    if root is None:
+        return UNCHECKED
+    fix = fix if isinstance(fix, dict) else {}
+    files = [f for f in fix.get("files") or [] if isinstance(f, dict) and isinstance(f.get("path"), str)]
+    if not files:
+        files = [{"path": p} for p in paths if isinstance(p, str) and p.strip()]
+    stale: list[str] = []
+    applied: list[str] = []
+    fits = 0
+    for item in files[:MAX_FILES]:
+        verdict, reason = _file_verdict(root, item)
+        if verdict == "stale":
+            stale.append(reason)
+        elif verdict == "applied":
+            applied.append(reason)
+        elif verdict == "ok":
+            fits += 1
+    packages = [
+        p for p in fix.get("packages") or [] if isinstance(p, dict) and isinstance(p.get("name"), str)
+    ]
+    if packages:
+        declared = _declared(root)
+        for pkg in packages[:MAX_FILES]:
+            where = declared.get(_norm_name(pkg["name"]))
+            if where:
+                applied.append(f"`{pkg['name']}` is declared in {where}")
+            else:
+                fits += 1
+    if stale:
+        return Check("stale", "; ".join(stale[:3]))
+    if applied and not fits:
+        return Check("applied", "; ".join(applied[:3]))
+    if applied or fits:
+        return Check("ok")
+    return UNCHECKED
+
+
+def annotate(matches: list[dict[str, Any]], root: Path | None, repo: str) -> list[dict[str, Any]]:
+    """Each match of this repository gets `check` (Check.as_dict()); stale ones move after the others
+    (the order is otherwise kept). Matches of other repositories are not checked against this checkout."""
+    for m in matches:
+        same = m.get("repo") == repo
+        result = check(m.get("fix"), m.get("file_paths_touched") or [], root) if same else UNCHECKED
+        m["check"] = result.as_dict()
+    return sorted(matches, key=lambda m: m["check"]["verdict"] == "stale")
+
+
+# ---------------------------------------------------------------------- one cited file
+
+
+def _file_verdict(root: Path, item: dict[str, Any]) -> tuple[str, str]:
+    rel = item["path"]
+    path = _inside(root, rel)
+    if path is None:
+        return "unchecked", ""
+    kind, old, new = parse_change(item.get("change"))
+    if not path.is_file():
+        return "stale", f"`{rel}` is gone"
+    text = _read(path)
+    if text is None:
+        return "unchecked", ""
+    flat = " ".join(text.split()).replace("`", "'")
+    symbols = [s for s in item.get("symbols") or [] if isinstance(s, str) and s.strip()]
+    if symbols and not any(has_word(text, s.rsplit(".", 1)[-1]) for s in symbols):
+        return "stale", f"`{symbols[0]}` is no longer in `{rel}`"
+    if kind == "replace":
+        has_old, has_new = _has(flat, old), _has(flat, new)
+        if has_new and not has_old:
+            return "applied", f"`{rel}` already reads the fixed way"
+        if not has_old and not has_new:
+            return "stale", f"`{rel}` was rewritten since (neither the old nor the fixed text is there)"
+        return "ok", ""
+    if kind == "added":
+        return ("applied", f"`{rel}` already has the added text") if _has(flat, new) else ("ok", "")
+    if kind == "removed":
+        return ("ok", "") if _has(flat, old) else ("applied", f"`{rel}` no longer has the removed text")
+    if kind == "created":
+        return "applied", f"`{rel}` exists"
+    return "ok", ""
+
+
+def parse_change(change: object) -> tuple[str, str, str]:
+    """(kind, old, new) of a capture's change text (capture/edits.describe): replace, added, removed,
+    created, or none."""
+    if not isinstance(change, str) or not change.strip():
+        return "none", "", ""
+    text = change.strip()
+    if text == "created":
+        return "created", "", ""
+    for kind in ("added", "removed"):
+        if text.startswith(f"{kind} `") and text.endswith("`"):
+            body = text[len(kind) + 2 : -1]
+            return (kind, "", body) if kind == "added" else (kind, body, "")
+    if text.startswith("`") and text.endswith("`") and "`" + ARROW + "`" in text:
+        old, new = text[1:-1].split("`" + ARROW + "`", 1)
+        return "replace", old, new
+    return "none", "", ""
+
+
+def _has(flat: str, fragment: str) -> bool:
+    """Is the (whitespace-folded, maybe cut with …) fragment in the folded file text?"""
+    fragment = fragment.strip().removesuffix(ELLIPSIS).strip()
+    return bool(fragment) and fragment in flat
+
+
+def has_word(text: str, word: str) -> bool:
+    """`word` in `text` as a whole identifier (linear: str.find, no regex)."""
+    if not word:
+        return False
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """`rel` under `root`, or None when it points outside (an absolute path elsewhere, `..`)."""
+    try:
+        base = root.resolve()
+        path = Path(rel) if os.path.isabs(rel) else base / rel
+        resolved = path.resolve()
+        resolved.relative_to(base)
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return resolved
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(MAX_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------------- declared packages
+
+
+def _norm_name(name: str) -> str:
+    """PEP 503 normalisation (also fine for npm, cargo and go names): lower case, runs of -_. as -."""
+    out: list[str] = []
+    for ch in name.strip().lower():
+        if ch in "-_.":
+            if out and out[-1] != "-":
+                out.append("-")
+        else:
+            out.append(ch)
+    return "".join(out).strip("-")
+
+
+def _declared(root: Path) -> dict[str, str]:
+    """Normalised package name -> the manifest declaring it, for every name-like token of the manifests
+    at the top of the checkout (requirements*.txt included)."""
+    found: dict[str, str] = {}
+    try:
+        names = sorted(p.name for p in root.iterdir() if p.is_file())
+    except OSError:
+        return found
+    wanted = [n for n in names if n in MANIFESTS or (n.startswith("requirements") and n.endswith(".txt"))]
+    for name in wanted:
+        text = _read(root / name)
+        if text:
+            for token in _tokens(text.lower()):
+                found.setdefault(_norm_name(token), name)
+    return found
+
+
+def _tokens(text: str) -> Iterable[str]:
+    """Runs of package-name characters."""
+    return (m.group(0) for m in _NAME_TOKEN.finditer(text))

@@ -128,7 +128,7 @@ class LearningMatch(WireModel):
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     why: MatchReason | None = None  # error matches: the shared components that made the match
     # recall extras: what the fix touched (the asking side checks it against its checkout,
-    # recall_agent/learnings/selfcheck.py) and the lifecycle (recall_agent/learnings/lifecycle.py)
+    # recall_agent/selfcheck.py) and the lifecycle (recall_agent/learnings/lifecycle.py)
     fix: dict[str, Any] | None = None
     shown_count: int = Field(default=0, ge=0)
     helped_count: int = Field(default=0, ge=0)

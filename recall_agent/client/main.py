@@ -142,14 +142,14 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
 
 
 def _self_check(outcomes: dict[str, BackendOutcome], ctx: Context) -> None:
-    """Each learning of this repository checks itself against this checkout (learnings/selfcheck.py):
+    """Each learning of this repository checks itself against this checkout (selfcheck.py):
     marked "may be stale" (and listed after the others) or "already applied here"."""
     outcome = outcomes.get("learnings")
     response = outcome.response if outcome is not None else None
     matches = response.get("matches") if isinstance(response, dict) else None
     if not isinstance(matches, list):
         return
-    from recall_agent.learnings import selfcheck
+    from recall_agent import selfcheck
 
     found = [m for m in matches if isinstance(m, dict)]
     response["matches"] = selfcheck.annotate(found, ctx.repo_root or ctx.cwd, ctx.repo)

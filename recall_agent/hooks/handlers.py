@@ -3,7 +3,7 @@
 - PostToolUseFailure (and PostToolUse carrying a failure, from Claude Code versions before
   PostToolUseFailure): record the error, look up learnings, inject a few lines when a match clears the
   threshold and was not shown for this error in this session. Before that each match checks itself
-  against the checkout (`learnings.selfcheck`): a stale one is not injected, nor is a hurting or dormant
+  against the checkout (`recall_agent.selfcheck`): a stale one is not injected, nor is a hurting or dormant
   one (`learnings.lifecycle`); what is injected is counted as shown.
 - Stop / SessionEnd: the capture engine reads the transcript's new lines (`hooks/capture.py`) and stores
   the errors it fixed; each injected learning is judged by the next run of that check: helped (counted,
@@ -83,7 +83,7 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
     except Exception as exc:  # store broken, server down: the agent carries on without recall
         runtime.log(event, f"learnings lookup failed: {type(exc).__name__}: {exc}")
         return None
-    from recall_agent.learnings import selfcheck
+    from recall_agent import selfcheck
 
     matches = selfcheck.annotate(matches, root or Path(cwd), repo.name(Path(cwd), root))
     picked = retrieve.select(matches, shown)

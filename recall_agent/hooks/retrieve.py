@@ -76,7 +76,7 @@ def _query_http(url: str, request: dict[str, Any], timeout_s: float) -> list[dic
     return [m for m in matches if isinstance(m, dict)] if isinstance(matches, list) else []
 
 
-# lifecycle states (learnings/lifecycle.py) and self-check verdicts (learnings/selfcheck.py) never injected
+# lifecycle states (learnings/lifecycle.py) and self-check verdicts (selfcheck.py) never injected
 NOT_INJECTED_STATES = frozenset({"hurting", "dormant"})
 
 

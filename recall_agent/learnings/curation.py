@@ -207,6 +207,23 @@ class Curation:
             found = self._load(conn, ids)
         return [c.learning for c in found], total
 
+    def resolve_id(self, text: str) -> UUID:
+        """A full id from a full or shortened one (at least 4 characters, as `recall review` prints them);
+        ValueError when none or several learnings start with it."""
+        text = text.strip().lower()
+        if len(text) < 4 or any(c not in "0123456789abcdef-" for c in text):
+            return parse_id(text)
+        with self._reading("find a learning") as conn:
+            rows = conn.execute(
+                self._q("SELECT id FROM learnings WHERE CAST(id AS TEXT) LIKE ? ORDER BY id LIMIT 2"),
+                (text + "%",),
+            ).fetchall()
+        if not rows:
+            raise ValueError(f"no learning with id {text}")
+        if len(rows) > 1:
+            raise ValueError(f"several learnings have ids starting with {text}; give more of the id")
+        return UUID(str(rows[0][0]))
+
     def learning(self, learning_id: UUID | str) -> StoredLearning | None:
         """One learning as stored (signatures included), without pydantic."""
         with self._reading("read a learning") as conn:

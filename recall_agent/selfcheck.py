@@ -1,6 +1,6 @@
 """A learning checks itself against the repository at hand before it is shown.
 
-A learning's fix evidence (models.FixEvidence) names the files the fix changed, the functions around each
+A learning's fix evidence (models.FixEvidence; nothing else counts) names the files the fix changed, the functions around each
 change and the change itself (`old` → `new`, `added …`, `removed …`, `created`), and the packages of a
 dependency fix. Against a checkout that gives one verdict:
 
@@ -54,14 +54,14 @@ class Check:
 UNCHECKED = Check("unchecked")
 
 
-def check(fix: dict[str, Any] | None, paths: Iterable[str], root: Path | None) -> Check:
-    """The verdict of a learning's evidence (`fix`, else its touched `paths`) against the checkout `root`."""
+def check(fix: dict[str, Any] | None, root: Path | None) -> Check:
+    """The verdict of a learning's evidence (`fix`) against the checkout `root`."""
     if root is None:
         return UNCHECKED
     fix = fix if isinstance(fix, dict) else {}
+    # only recorded evidence counts: a bare touched path (a learning from before the evidence existed, or
+    # a server's that names a file relative to somewhere else) says too little to call a learning stale
     files = [f for f in fix.get("files") or [] if isinstance(f, dict) and isinstance(f.get("path"), str)]
-    if not files:
-        files = [{"path": p} for p in paths if isinstance(p, str) and p.strip()]
     stale: list[str] = []
     applied: list[str] = []
     fits = 0
@@ -98,7 +98,7 @@ def annotate(matches: list[dict[str, Any]], root: Path | None, repo: str) -> lis
     (the order is otherwise kept). Matches of other repositories are not checked against this checkout."""
     for m in matches:
         same = m.get("repo") == repo
-        result = check(m.get("fix"), m.get("file_paths_touched") or [], root) if same else UNCHECKED
+        result = check(m.get("fix"), root) if same else UNCHECKED
         m["check"] = result.as_dict()
     return sorted(matches, key=lambda m: m["check"]["verdict"] == "stale")
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from recall_agent.config import learnings_db
+from recall_agent.learnings import integrity
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
 from recall_agent.learnings.records import (  # noqa: F401  (resolution_key: public here too)
@@ -207,6 +208,8 @@ class LearningStore(StoreCore):
         self._conn = conn
         self._lock = threading.RLock()
         self._vocab = False  # temp fts5vocab table created on this connection
+        # the file is as recall last saw it sound (integrity.py): noted again when this store closes
+        self._noted = not read_only and integrity.known_sound(path)
 
     # ------------------------------------------------------------------ connections
 
@@ -225,6 +228,7 @@ class LearningStore(StoreCore):
         if self.read_only:
             raise StoreError(f"learnings store {self.path} is read-only; cannot {action}")
         with self._guard(action) as conn:
+            self._check_sound(conn)
             conn.execute("BEGIN IMMEDIATE")  # serializes writers: no per-resolution lock needed
             try:
                 yield conn
@@ -238,6 +242,17 @@ class LearningStore(StoreCore):
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            integrity.note_sound(self.path)
+            self._noted = True
+
+    def _check_sound(self, conn: sqlite3.Connection) -> None:
+        """Before a write: a file changed since recall last saw it sound gets the full check (integrity.py)."""
+        if integrity.known_sound(self.path):
+            return
+        found = integrity.problems(conn)
+        if found:
+            raise StoreError(integrity.damaged_message(self.path, found))
+        integrity.note_sound(self.path)
 
     def _generations(self, conn: sqlite3.Connection) -> tuple[str, str]:
         gens = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (INDEX_GEN, DATA_GEN)))
@@ -245,7 +260,10 @@ class LearningStore(StoreCore):
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            self._conn.close()  # the last connection's close checkpoints the WAL into the file
+            if self._noted:
+                integrity.note_sound(self.path)
+                self._noted = False
 
     def __enter__(self) -> LearningStore:
         return self
@@ -621,6 +639,9 @@ def _prepare(conn: sqlite3.Connection, db: Path, read_only: bool) -> bool:
         if version < SCHEMA_VERSION:
             if read_only:
                 raise StoreError(f"learnings store {db} needs a schema upgrade but is read-only")
+            found = integrity.problems(conn) if version > 0 else None
+            if found:
+                raise StoreError(integrity.damaged_message(db, found))
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -631,6 +652,7 @@ def _prepare(conn: sqlite3.Connection, db: Path, read_only: bool) -> bool:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            integrity.note_sound(db)
         elif not read_only:
             conn.execute("PRAGMA journal_mode = WAL")
         row = conn.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()

@@ -53,6 +53,10 @@ class LearningsBackend(Protocol):
 
     async def health(self) -> dict[str, Any]: ...
 
+    async def read(self, method: str, *args: Any) -> Any: ...
+
+    async def write(self, method: str, *args: Any) -> Any: ...
+
     def close(self) -> None: ...
 
 
@@ -160,6 +164,16 @@ class _StoreBackend:
     access: AccessRecorder
     closed = False
 
+    async def read(self, method: str, *args: Any) -> Any:
+        """A store read of the review page (review, learning, stats, history) in a worker thread."""
+        return await self._call(getattr(self.store, method), *args)
+
+    async def write(self, method: str, *args: Any) -> Any:
+        return await self._call(getattr(self.store, method), *args)
+
+    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+        raise NotImplementedError
+
     def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
         if not self.closed:
             self.closed = True
@@ -173,13 +187,24 @@ class SqliteBackend(_StoreBackend):
     name = "sqlite"
 
     def __init__(self) -> None:
+        from recall_agent.learnings import integrity
         from recall_agent.learnings.store import open_store
 
         try:
             self.store = open_store()
+        except _store_errors() as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        # a server never starts writing into a damaged file: the whole check once, at start
+        problem = quick_check(self.store.path)
+        if problem:
+            self.store.close()
+            raise StoreUnavailable(integrity.damaged_message(self.store.path, problem))
+        integrity.note_sound(self.store.path)
+        try:
             # access counts through a connection of their own: WAL lets requests read while it writes
             self.access = AccessRecorder(open_store(path=self.store.path), owned=True)
         except _store_errors() as exc:
+            self.store.close()
             raise StoreUnavailable(str(exc)) from exc
         self.broken: str | None = None  # a corrupt file does not heal: /health stays 503 once seen
         self._checked_at = 0.0
@@ -189,7 +214,13 @@ class SqliteBackend(_StoreBackend):
         return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
-        return await self._call(self.store.add, learning)
+        return await self.write("add", learning)
+
+    async def write(self, method: str, *args: Any) -> Any:
+        """A store write (add, edit, forget, merge): refused while the file is known to be corrupt."""
+        if self.broken:
+            raise StoreUnavailable(self.broken)
+        return await self._call(getattr(self.store, method), *args)
 
     async def health(self) -> dict[str, Any]:
         """Ok only when the store really answers: a count and a retrieval (full-text index, candidate rows)

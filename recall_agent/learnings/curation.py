@@ -10,11 +10,13 @@ unchanged on SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from recall_agent import selfcheck
 from recall_agent.learnings import lifecycle
 from recall_agent.learnings.records import parse_id, resolution_key, signature_rows
 from recall_agent.learnings.types import StoredLearning
@@ -223,6 +225,24 @@ class Curation:
         if len(rows) > 1:
             raise ValueError(f"several learnings have ids starting with {text}; give more of the id")
         return UUID(str(rows[0][0]))
+
+    def stale(
+        self, f: ReviewFilter, roots: dict[str, Path], limit: int = 50, offset: int = 0, scan_max: int = 5000
+    ) -> tuple[list[StoredLearning], int]:
+        """Learnings `f` selects whose evidence no longer fits their repository's checkout (`roots`: name ->
+        folder; other repositories are not looked at): a page of them and how many of the first
+        `scan_max` were stale."""
+        visible = set(roots) if f.repos is None else set(roots) & set(f.repos)
+        f = replace(f, repos=frozenset(visible))
+        found: list[StoredLearning] = []
+        seen = 0
+        while seen < scan_max:
+            rows, _ = self.review(f, seen, PAGE_MAX)
+            if not rows:
+                break
+            seen += len(rows)
+            found += [r for r in rows if selfcheck.check(r.fix, roots[r.repo]).verdict == "stale"]
+        return found[offset : offset + limit], len(found)
 
     def learning(self, learning_id: UUID | str) -> StoredLearning | None:
         """One learning as stored (signatures included), without pydantic."""

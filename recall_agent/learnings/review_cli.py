@@ -177,17 +177,11 @@ def _stale(store: Any, f: ReviewFilter, limit: int) -> tuple[list[StoredLearning
     from recall_agent import repo
 
     cwd = repo.current_dir()
-    root = repo.toplevel(cwd) or cwd
-    f.repo = f.repo or repo.name(cwd, repo.toplevel(cwd))
-    found: list[StoredLearning] = []
-    offset = 0
-    while offset < STALE_SCAN_MAX:
-        rows, _ = store.review(f, offset, 200)
-        if not rows:
-            break
-        found += [r for r in rows if selfcheck.check(r.fix, root).verdict == "stale"]
-        offset += len(rows)
-    return found[:limit], len(found)
+    top = repo.toplevel(cwd)
+    name = repo.name(cwd, top)
+    if f.repo and f.repo != name:
+        raise ValueError(f"--stale checks this checkout ({name}); run it inside {f.repo}'s checkout")
+    return store.stale(f, {name: top or cwd}, limit, 0, STALE_SCAN_MAX)
 
 
 def _age(when: datetime, now: datetime) -> str:

@@ -118,6 +118,9 @@ def create_app(settings: Settings) -> Any:
     app.state.settings = settings
     _install_error_handlers(app)
     _install_routes(app, settings)
+    from recall_agent.server.ui.routes import install as install_review_page
+
+    install_review_page(app, settings)  # /ui/: the review page (docs/review.md)
     guarded = Guard(
         _by_path(app, MCP_PATH, mcp.app),
         principals=settings.principals,

@@ -53,9 +53,7 @@ class LearningsBackend(Protocol):
 
     async def health(self) -> dict[str, Any]: ...
 
-    async def read(self, method: str, *args: Any) -> Any: ...
-
-    async def write(self, method: str, *args: Any) -> Any: ...
+    async def run(self, func: Any, *args: Any, write: bool = False) -> Any: ...
 
     def close(self) -> None: ...
 
@@ -164,12 +162,14 @@ class _StoreBackend:
     access: AccessRecorder
     closed = False
 
-    async def read(self, method: str, *args: Any) -> Any:
-        """A store read of the review page (review, learning, stats, history) in a worker thread."""
-        return await self._call(getattr(self.store, method), *args)
+    broken: str | None = None  # SQLite: a corrupt file does not heal
 
-    async def write(self, method: str, *args: Any) -> Any:
-        return await self._call(getattr(self.store, method), *args)
+    async def run(self, func: Any, *args: Any, write: bool = False) -> Any:
+        """`func(store, *args)` in a worker thread (the review page's reads and writes); a write is refused
+        while the store is known to be corrupt."""
+        if write and self.broken:
+            raise StoreUnavailable(self.broken)
+        return await self._call(func, self.store, *args)
 
     async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
         raise NotImplementedError
@@ -214,13 +214,9 @@ class SqliteBackend(_StoreBackend):
         return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
-        return await self.write("add", learning)
-
-    async def write(self, method: str, *args: Any) -> Any:
-        """A store write (add, edit, forget, merge): refused while the file is known to be corrupt."""
         if self.broken:
             raise StoreUnavailable(self.broken)
-        return await self._call(getattr(self.store, method), *args)
+        return await self._call(self.store.add, learning)
 
     async def health(self) -> dict[str, Any]:
         """Ok only when the store really answers: a count and a retrieval (full-text index, candidate rows)

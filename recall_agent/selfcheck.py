@@ -26,6 +26,7 @@ from typing import Any
 
 MAX_FILES = 20
 MAX_BYTES = 512 * 1024
+MAX_HITS = 2000  # occurrences of a fragment looked at before giving up
 ELLIPSIS = "…"
 ARROW = " → "
 # dependency manifests, at the top of a checkout (a monorepo's nested ones are not looked for)
@@ -156,21 +157,31 @@ def parse_change(change: object) -> tuple[str, str, str]:
 
 
 def _has(flat: str, fragment: str) -> bool:
-    """Is the (whitespace-folded, maybe cut with …) fragment in the folded file text?"""
+    """Is the (whitespace-folded, maybe cut with …) fragment in the folded file text, not as a piece of a
+    longer name (`import requests_oauth` is not in `import requests_oauthlib`)?"""
+    cut = fragment.strip().endswith(ELLIPSIS)
     fragment = fragment.strip().removesuffix(ELLIPSIS).strip()
-    return bool(fragment) and fragment in flat
+    return bool(fragment) and has_word(flat, fragment, open_end=cut)
 
 
-def has_word(text: str, word: str) -> bool:
-    """`word` in `text` as a whole identifier (linear: str.find, no regex)."""
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def has_word(text: str, word: str, open_end: bool = False) -> bool:
+    """`word` in `text`, not inside a longer identifier at either end (where `word` itself begins or ends
+    with an identifier character); `open_end`: the word was cut, anything may follow. Linear: str.find."""
     if not word:
         return False
+    check_before, check_after = _word_char(word[0]), _word_char(word[-1]) and not open_end
     start = text.find(word)
-    while start >= 0:
+    for _ in range(MAX_HITS):  # a file of one repeated word must not cost a find per character
+        if start < 0:
+            return False
         end = start + len(word)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+        before_ok = not check_before or start == 0 or not _word_char(text[start - 1])
+        after_ok = not check_after or end >= len(text) or not _word_char(text[end])
+        if before_ok and after_ok:
             return True
         start = text.find(word, start + 1)
     return False

@@ -372,8 +372,13 @@ class Curation:
 
     def _fold(self, conn: Any, kid: Any, kept: Candidate, other: Candidate) -> None:
         a, b = kept.learning, other.learning
-        have = {r.fingerprint for r in kept.signatures}
-        fresh = [r for r in signature_rows(b.error_signatures) if r.fingerprint not in have]
+        have = set(a.error_signatures)  # every distinct signature stays, even one of the same fingerprint
+        fresh = [
+            row
+            for text in dict.fromkeys(b.error_signatures)
+            if text not in have
+            for row in signature_rows([text])
+        ]
         start = self._merge_state(conn, kid).next_position  # type: ignore[attr-defined]
         self._insert_signatures(conn, kid, fresh, start)  # type: ignore[attr-defined]
         kept.signatures.extend(fresh)

@@ -29,7 +29,9 @@ def _stat(path: Path) -> list[int] | None:
 
 
 def stamp(db: Path) -> dict[str, list[int] | None]:
-    return {"db": _stat(db), "wal": _stat(db.with_name(db.name + "-wal"))}
+    wal = _stat(db.with_name(db.name + "-wal"))
+    # an empty WAL holds nothing (opening a WAL store creates one): the same as none
+    return {"db": _stat(db), "wal": wal if wal and wal[0] > 0 else None}
 
 
 def note_path(db: Path) -> Path:

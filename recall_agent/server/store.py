@@ -144,7 +144,7 @@ def quick_check(path: Any) -> str | None:
         return str(exc)
     except sqlite3.Error:  # locked, unreadable right now: not a verdict on the file
         return None
-    return None if rows == ["ok"] else "; ".join(rows)[:300]
+    return None if rows == ["ok"] else " ".join("; ".join(rows).split())[:300]
 
 
 def _probe(store: Any) -> int:

@@ -32,7 +32,7 @@ HEADERS = {
     " frame-ancestors 'none'; base-uri 'none'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make browsers post `Origin: null`
     "Cache-Control": "no-store",
 }
 

@@ -204,6 +204,7 @@ def test_the_hook_injects_an_applied_fix_with_a_note_and_never_a_stale_one(
         context is not None
         and "already applied here: `src/app/client.py` already reads the fixed way" in context
     )
+    assert again.stop("Still failing.").returncode == 0  # shown is counted at Stop, off the failure path
     with open_store(isolated_recall_env) as store:
         assert store.learning(learned.id).shown_count == 1
 

@@ -4,7 +4,7 @@
   PostToolUseFailure): record the error, look up learnings, inject a few lines when a match clears the
   threshold and was not shown for this error in this session. Before that each match checks itself
   against the checkout (`recall_agent.selfcheck`): a stale one is not injected, nor is a hurting or dormant
-  one (`learnings.lifecycle`); what is injected is counted as shown.
+  one (`learnings.lifecycle`). What was injected is counted as shown at Stop.
 - Stop / SessionEnd: the capture engine reads the transcript's new lines (`hooks/capture.py`) and stores
   the errors it fixed; each injected learning is judged by the next run of that check: helped (counted,
   confidence +0.1) or hurt (counted, confidence -0.1). Never blocks (no `decision` in the output).
@@ -95,7 +95,6 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
             state.mark_injected(st, ident, ids)
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"could not record injected learnings ({exc})")
-    _count(ids, "shown", event)
     return {
         "hookSpecificOutput": {
             "hookEventName": event,
@@ -141,6 +140,7 @@ def on_stop(event: str, payload: dict[str, Any]) -> None:
     sid, cwd = _session_id(payload), _cwd(payload)
     reward: list[str] = []
     penalty: list[str] = []
+    shown: list[str] = []
     try:
         with session.update(sid, cwd, lock_timeout_s=1.0) as st:
             found = capture.capture(sid, payload, st.get("cwd") or cwd)
@@ -148,14 +148,27 @@ def on_stop(event: str, payload: dict[str, Any]) -> None:
                 capture.store(found.learnings)  # inside the lock: the offset moves on only once stored
             capture.save(sid, found)
             state.resolve(st, set(found.resolved_ids))
+            shown = _take_shown(st)
             reward, penalty = _judge(st, found.verdicts)
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"capture skipped: {exc}")
+    if shown:  # counted here, not where the failure hook injects: that path stays free of store writes
+        _count(shown, "shown", event)
     if reward:
         _count(reward, "helped", event)
     if penalty:
         _count(penalty, "hurt", event)
     session.prune()
+
+
+def _take_shown(st: dict[str, Any]) -> list[str]:
+    """The learnings injected since the last Stop (each entry taken once; a learning counts once a turn)."""
+    ids: list[str] = []
+    for entry in st["errors"]:
+        if isinstance(entry, dict) and entry.get("injected") and not entry.get("shown_counted"):
+            entry["shown_counted"] = True
+            ids.extend(str(i) for i in entry["injected"])
+    return ids
 
 
 def _judge(st: dict[str, Any], verdicts: dict[str, str]) -> tuple[list[str], list[str]]:

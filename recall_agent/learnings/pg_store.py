@@ -303,6 +303,7 @@ class PgStore(StoreCore):
     # ------------------------------------------------------------------ curation dialect (curation.py)
 
     _event_key = "id"
+    _ilike = "ILIKE"
 
     def _delete_in(self, conn: psycopg.Connection, lid: UUID) -> bool:
         terms = [

@@ -32,6 +32,7 @@ SORTS = {
 }
 STATUSES = ("active", "never-used", "hurting", "dormant", "helped")
 PAGE_MAX = 200
+SEARCH_COUNT_MAX = 10_000  # a text search counts its matches up to this many
 # "hurting" and "dormant" as SQL over a learnings row (the rules of lifecycle.py)
 HURTING_SQL = (
     f"(hurt_count >= {lifecycle.HURT_MIN} AND 3 * (helped_count + 1) < helped_count + hurt_count + 2)"
@@ -164,10 +165,12 @@ class Curation:
             args.append(self._ts(now - timedelta(days=f.newer_than_days)))
         if f.text.strip():
             like, op = _like(f.text.strip()), self._ilike
-            # one pass over the signatures (an IN list), not a lookup per learning (EXISTS): 5x faster at 100k
+            # the matching ids first (one pass over each table), then the filters and the order: scanning
+            # in date order and testing each row costs a random read per learning (4x slower at 100k)
             clauses.append(
-                f"(resolution_summary {op} ? ESCAPE '\\' OR CAST(id AS TEXT) LIKE ? ESCAPE '\\'"
-                f" OR id IN (SELECT learning_id FROM signatures WHERE text {op} ? ESCAPE '\\'))"
+                f"id IN (SELECT id FROM learnings WHERE resolution_summary {op} ? ESCAPE '\\'"
+                " OR CAST(id AS TEXT) LIKE ? ESCAPE '\\'"
+                f" UNION SELECT learning_id FROM signatures WHERE text {op} ? ESCAPE '\\')"
             )
             args += [like, like.lstrip("%"), like]
         status, cutoff = self._status_sql(f.status, now)
@@ -195,20 +198,20 @@ class Curation:
         """One page of the learnings `f` selects (with their signatures) and how many it selects in all."""
         now = now or datetime.now(UTC)
         where, args = self._where(f, now)
-        limit = max(1, min(PAGE_MAX, limit))
+        limit, offset = max(1, min(PAGE_MAX, limit)), max(0, offset)
+        order = f"SELECT id FROM learnings WHERE {where} ORDER BY {SORTS[f.sort]}"
         with self._reading("list learnings") as conn:
-            total = int(
-                conn.execute(self._q(f"SELECT count(*) FROM learnings WHERE {where}"), args).fetchone()[0]
-            )
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    self._q(
-                        f"SELECT id FROM learnings WHERE {where} ORDER BY {SORTS[f.sort]} LIMIT ? OFFSET ?"
-                    ),
-                    (*args, limit, max(0, offset)),
-                )
-            ]
+            if f.text.strip():
+                # a text search scans every row once: the page and the count come from that one scan
+                # (counted up to SEARCH_COUNT_MAX) instead of two
+                hits = [r[0] for r in conn.execute(self._q(order + " LIMIT ?"), (*args, SEARCH_COUNT_MAX))]
+                total, ids = len(hits), hits[offset : offset + limit]
+            else:
+                count = f"SELECT count(*) FROM learnings WHERE {where}"
+                total = int(conn.execute(self._q(count), args).fetchone()[0])
+                ids = [
+                    r[0] for r in conn.execute(self._q(order + " LIMIT ? OFFSET ?"), (*args, limit, offset))
+                ]
             found = self._load(conn, ids)
         return [c.learning for c in found], total
 

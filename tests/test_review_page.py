@@ -384,3 +384,37 @@ def test_forms_without_csrf_or_write_scope_are_refused(server: Server) -> None:
         and "default-src 'none'" in headers["content-security-policy"]
     )
     assert headers["x-frame-options"] == "DENY"
+
+
+def test_without_tokens_the_page_answers_only_loopback_and_still_wants_csrf(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    from recall_agent.learnings.store import open_store
+
+    with open_store(isolated_recall_env) as store:
+        store.add_many(_seed()[:2])
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("RECALL_DATABASE_URL", "RECALL_TOKEN")}
+    proc = subprocess.Popen([sys.executable, "-m", "recall_agent", "serve", "--port", str(port)], env=env,
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        page = httpx.get(base + "/ui/")
+        assert page.status_code == 200 and "Pass the currency into total()." in page.text
+        rebound = httpx.get(base + "/ui/", headers={"Host": "attacker.example"})
+        assert rebound.status_code == 403  # a DNS name rebound to 127.0.0.1 reaches nothing
+        lid = _first_id(httpx.Client(), base, "currency")
+        assert httpx.post(f"{base}/ui/learnings/{lid}/forget").status_code == 403  # no CSRF token: refused
+        csrf = re.search(r'name="csrf" value="([^"]+)"', httpx.get(f"{base}/ui/learnings/{lid}").text).group(
+            1
+        )
+        assert httpx.post(f"{base}/ui/learnings/{lid}/forget", data={"csrf": csrf}).status_code == 303
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -188,13 +188,20 @@ def _learn_by_fixing(project: Path, env: dict[str, str]) -> None:
     assert s.stop("All tests pass now.").returncode == 0
 
 
-def test_the_hook_injects_an_applied_fix_with_a_note_and_never_a_stale_one(
-    tmp_path: Path, isolated_recall_env: Path
-) -> None:
+@pytest.fixture
+def fixed(tmp_path: Path, isolated_recall_env: Path) -> tuple[Path, dict[str, str], Learning]:
+    """A real session fixed the error (hook processes fed hook JSON): the project, its env, the learning."""
     project = make_project(tmp_path)
     env = hook_env(isolated_recall_env)
     _learn_by_fixing(project, env)
     [learned] = all_learnings(isolated_recall_env)
+    return project, env, learned
+
+
+def test_the_hook_injects_an_applied_fix_with_a_note_and_never_a_stale_one(
+    fixed, isolated_recall_env: Path
+) -> None:
+    project, env, learned = fixed
     assert learned.fix is not None and learned.fix.files[0].path == "src/app/client.py"
 
     # the file still reads the fixed way: shown, with "already applied here", and counted as shown
@@ -217,13 +224,8 @@ def test_the_hook_injects_an_applied_fix_with_a_note_and_never_a_stale_one(
     assert match["check"]["verdict"] == "stale"  # /recall still finds it, marked
 
 
-def test_the_hook_stops_injecting_a_learning_that_keeps_hurting(
-    tmp_path: Path, isolated_recall_env: Path
-) -> None:
-    project = make_project(tmp_path)
-    env = hook_env(isolated_recall_env)
-    _learn_by_fixing(project, env)
-    [learned] = all_learnings(isolated_recall_env)
+def test_the_hook_stops_injecting_a_learning_that_keeps_hurting(fixed, isolated_recall_env: Path) -> None:
+    project, env, learned = fixed
     with open_store(isolated_recall_env) as store:
         store.record_outcome([learned.id], "hurt")
         store.record_outcome([learned.id], "hurt")

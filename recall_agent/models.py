@@ -244,6 +244,20 @@ class Learning(WireModel):
     _storable = model_validator(mode="after")(_storable)
 
 
+class LearningOutcome(WireModel):
+    """POST /v1/learnings/outcomes (recall extension): what injected learnings did — `shown` (injected),
+    `helped` (the next run passed), `hurt` (the same failure followed); the hooks send it to a team server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    learning_ids: list[UUID] = Field(min_length=1, max_length=50)
+    outcome: Literal["shown", "helped", "hurt"]
+
+
+class OutcomeCounted(WireModel):
+    counted: int = Field(ge=0)
+
+
 # --------------------------------------------------------------------------- federation node
 
 

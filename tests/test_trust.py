@@ -474,3 +474,51 @@ def test_writes_of_a_sound_store_skip_the_full_check(
     with open_store(isolated_recall_env) as store:
         store.add(_learning(3, datetime.now(UTC)))
     assert calls == [1]
+
+
+# --------------------------------------------------------------------------- counts on a team server
+
+
+def test_a_team_server_counts_what_its_learnings_did(tmp_path: Path, isolated_recall_env: Path) -> None:
+    import httpx
+    from server_fixtures import start_server
+
+    from recall_agent.config import DEFAULT_RETRIEVAL_PATH
+
+    team, other = "team-token-0123456789abcdef", "other-token-0123456789abcd"
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(
+        f'[[tokens]]\nname = "team"\ntoken = "{team}"\nscopes = ["read", "write"]\nrepos = ["shop-api"]\n'
+        f'[[tokens]]\nname = "other"\ntoken = "{other}"\nscopes = ["read", "write"]\nrepos = ["elsewhere"]\n'
+    )
+    server = start_server(
+        tmp_path, ["--token-file", str(tokens)], env={"RECALL_HOME": str(tmp_path / "server-home")}
+    )
+    try:
+        auth = {"Authorization": f"Bearer {team}"}
+        body = {"repo": "shop-api", "error_signatures": [ERROR_TEXT], "helped_count": 1000,
+                "resolution_summary": "Import requests_oauthlib; the package is requests-oauthlib."}  # fmt: skip
+        lid = httpx.post(server.url + "/v1/learnings", json=body, headers=auth).json()["id"]
+        project = make_project(tmp_path)
+        env = hook_env(isolated_recall_env, AGENT_LEARNING_RETRIEVAL_URL=server.url + DEFAULT_RETRIEVAL_PATH,
+                       RECALL_TOKEN=team)  # fmt: skip
+        s = Session("sess-team", project, env)
+        assert injected_context(s.bash_fails(PYTEST.format(project=project), ERROR_TEXT)) is not None
+        assert s.stop("Still failing.").returncode == 0  # the hook sends `shown` to the server
+        page = httpx.get(f"{server.url}/ui/learnings/{lid}", headers=auth).text
+        assert '<dd id="shown">1</dd>' in page and '<dd id="helped">0</dd>' in page  # posted counts are not taken
+
+        url = server.url + "/v1/learnings/outcomes"
+        assert httpx.post(url, json={"learning_ids": [lid], "outcome": "hurt"}, headers=auth).json() == {
+            "counted": 1
+        }
+        foreign = httpx.post(
+            url, json={"learning_ids": [lid], "outcome": "hurt"}, headers={"Authorization": f"Bearer {other}"}
+        )
+        assert foreign.json() == {"counted": 0}  # a token counts only its repositories' learnings
+        bad = httpx.post(url, json={"learning_ids": [lid], "outcome": "great"}, headers=auth)
+        assert bad.status_code == 422 and "outcome" in bad.json()["detail"]
+        assert httpx.post(url, json={"learning_ids": [lid], "outcome": "hurt"}).status_code == 401
+        assert '<dd id="hurt">1</dd>' in httpx.get(f"{server.url}/ui/learnings/{lid}", headers=auth).text
+    finally:
+        server.stop()

@@ -115,10 +115,10 @@ def _take_feedback(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def _count(ids: list[str], outcome: str, event: str) -> None:
-    """Count an outcome of injected learnings (shown / helped / hurt, `learnings.lifecycle`) in the local
-    store (the server has no endpoint for it yet). Never raises: the agent carries on without it."""
+    """Count an outcome of injected learnings (shown / helped / hurt, `learnings.lifecycle`): in the local
+    store, or on the team server the learnings came from. Never raises: the agent carries on without it."""
     if os.environ.get("AGENT_LEARNING_RETRIEVAL_URL"):
-        runtime.log(event, f"{outcome} not counted for {len(ids)} remote learning(s)")
+        retrieve.send_outcome(ids, outcome, event)
         return
     from recall_agent.config import learnings_db
 

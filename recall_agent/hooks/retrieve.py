@@ -121,3 +121,40 @@ def format_context(matches: list[dict[str, Any]]) -> str:
         facts.append(f"id {str(m.get('learning_id'))[:8]}")
         lines.append(f"- {summary} ({'; '.join(facts)})")
     return "\n".join(lines)
+
+
+def server_base() -> str | None:
+    """The team server the learnings come from: `RECALL_SERVER_URL`, else `AGENT_LEARNING_RETRIEVAL_URL`
+    without the node's path (None when it is some other endpoint)."""
+    from recall_agent.config import DEFAULT_RETRIEVAL_PATH
+
+    explicit = os.environ.get("RECALL_SERVER_URL")
+    if explicit:
+        return explicit.rstrip("/")
+    url = os.environ.get("AGENT_LEARNING_RETRIEVAL_URL", "").rstrip("/")
+    return url[: -len(DEFAULT_RETRIEVAL_PATH)] if url.endswith(DEFAULT_RETRIEVAL_PATH) else None
+
+
+def send_outcome(ids: list[str], outcome: str, event: str, timeout_s: float = 1.0) -> bool:
+    """POST the outcome to the team server's /v1/learnings/outcomes (Bearer RECALL_TOKEN); logged on failure."""
+    import urllib.error
+    import urllib.request
+
+    from recall_agent.hooks import runtime
+
+    base = server_base()
+    if base is None:
+        runtime.log(event, f"{outcome} not counted for {len(ids)} remote learning(s): set RECALL_SERVER_URL")
+        return False
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get("RECALL_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    body = json.dumps({"learning_ids": list(dict.fromkeys(ids))[:50], "outcome": outcome}).encode()
+    req = urllib.request.Request(base + "/v1/learnings/outcomes", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            return 200 <= resp.status < 300
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        runtime.log(event, f"{outcome} not counted on {base}: {exc}")
+        return False

@@ -506,7 +506,9 @@ def test_a_team_server_counts_what_its_learnings_did(tmp_path: Path, isolated_re
         assert injected_context(s.bash_fails(PYTEST.format(project=project), ERROR_TEXT)) is not None
         assert s.stop("Still failing.").returncode == 0  # the hook sends `shown` to the server
         page = httpx.get(f"{server.url}/ui/learnings/{lid}", headers=auth).text
-        assert '<dd id="shown">1</dd>' in page and '<dd id="helped">0</dd>' in page  # posted counts are not taken
+        assert (
+            '<dd id="shown">1</dd>' in page and '<dd id="helped">0</dd>' in page
+        )  # posted counts are not taken
 
         url = server.url + "/v1/learnings/outcomes"
         assert httpx.post(url, json={"learning_ids": [lid], "outcome": "hurt"}, headers=auth).json() == {

@@ -12,16 +12,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
+from server_fixtures import start_server
 
 from recall_agent.models import FixEvidence, Learning
 
@@ -72,12 +71,6 @@ def _seed() -> list[Learning]:
     ]  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Server:
     def __init__(self, base: str, home: Path, store: str, env: dict[str, str]) -> None:
         self.base, self.home, self.store, self.env = base, home, store, env
@@ -121,26 +114,11 @@ def server(request: pytest.FixtureRequest, tmp_path: Path, isolated_recall_env: 
         f'[[tokens]]\nname = "reader"\ntoken = "{READER}"\nscopes = ["read"]\n'
         f'[[tokens]]\nname = "ops"\ntoken = "{OPS}"\nscopes = ["read", "write"]\nrepos = ["ops"]\n'
     )
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "recall_agent", "serve", "--port", str(port), "--token-file", str(tokens)],
-        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    running = start_server(tmp_path, ["--token-file", str(tokens)], env=env)
     try:
-        for _ in range(200):
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                pytest.fail(f"recall serve exited: {proc.stderr.read()[-2000:]}")
-            time.sleep(0.1)
-        yield Server(base, isolated_recall_env, request.param, env)
+        yield Server(running.url, isolated_recall_env, request.param, env)
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        running.stop()
 
 
 @pytest.fixture
@@ -393,18 +371,9 @@ def test_without_tokens_the_page_answers_only_loopback_and_still_wants_csrf(
 
     with open_store(isolated_recall_env) as store:
         store.add_many(_seed()[:2])
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("RECALL_DATABASE_URL", "RECALL_TOKEN")}
-    proc = subprocess.Popen([sys.executable, "-m", "recall_agent", "serve", "--port", str(port)], env=env,
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    running = start_server(tmp_path)
+    base = running.url
     try:
-        for _ in range(200):
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
         page = httpx.get(base + "/ui/")
         assert page.status_code == 200 and "Pass the currency into total()." in page.text
         rebound = httpx.get(base + "/ui/", headers={"Host": "attacker.example"})
@@ -416,5 +385,4 @@ def test_without_tokens_the_page_answers_only_loopback_and_still_wants_csrf(
         )
         assert httpx.post(f"{base}/ui/learnings/{lid}/forget", data={"csrf": csrf}).status_code == 303
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        running.stop()

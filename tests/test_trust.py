@@ -331,6 +331,7 @@ def test_merging_near_duplicates_keeps_every_signature_and_sums_the_counts(store
     store.record_outcome([second.id], "shown", now=t0 + timedelta(days=6))
     store.record_outcome([second.id], "helped", now=t0 + timedelta(days=9))
     assert store.duplicate_groups() == [[str(first.id), str(second.id)]]  # same cause, same repository only
+    assert store.same_cause_groups() == [[str(first.id), str(second.id)]]  # the fitted decision agrees
     kept = store.merge(first.id, [second.id], "alice (cli)")
     again = store.learning(first.id)
     assert len(again.error_signatures) == 3 == len(kept.error_signatures)

@@ -444,6 +444,34 @@ class Curation:
             rows = conn.execute(self._q(sql), args).fetchall()
         return _groups(rows)[:limit]
 
+    def same_cause_groups(
+        self, repos: frozenset[str] | None = None, threshold: float = 0.85, scan_max: int = 20_000
+    ) -> list[list[str]]:
+        """Learnings of one repository whose errors the fitted same-cause decision (retrieval.py, issue 23)
+        matches at `threshold` or more: each learning's signatures asked as queries of its repository (one
+        retrieval per signature, so this takes seconds per thousand learnings). Groups as duplicate_groups."""
+        from recall_agent.learnings.retrieval import retrieve
+        from recall_agent.learnings.wire import RetrievalRequest
+
+        pairs: list[tuple[str, str, str, Any]] = []
+        seen = 0
+        while seen < scan_max:
+            rows, _ = self.review(ReviewFilter(repos=repos, sort="oldest"), seen, PAGE_MAX)
+            if not rows:
+                break
+            seen += len(rows)
+            for row in rows:
+                for text in row.error_signatures:
+                    request = RetrievalRequest(repo=row.repo, match_type="error_signature", error_text=text,
+                                               max_results=20, min_similarity_error=threshold)  # fmt: skip
+                    for m in retrieve(self, request, record_access=False).matches:  # type: ignore[arg-type]
+                        if m.repo == row.repo and m.learning_id != row.id:
+                            key = "|".join(sorted((str(row.id), str(m.learning_id))))
+                            pairs += [(row.repo, key, str(row.id), row.created_at),
+                                      (row.repo, key, str(m.learning_id), m.created_at)]  # fmt: skip
+        pairs.sort(key=lambda p: (p[3], p[2]))
+        return _groups(pairs)
+
     # ------------------------------------------------------------------ the change record
 
     def _event(

@@ -101,6 +101,11 @@ def _parser(action: str) -> argparse.ArgumentParser:
         p.add_argument("--yes", action="store_true", help="do it (without --yes, only say what would happen)")
     elif action == "dedupe":
         p.add_argument("--apply", action="store_true", help="merge each group into its oldest learning")
+        p.add_argument(
+            "--same-cause",
+            action="store_true",
+            help="group by the fitted same-cause decision /recall uses (slower), not only the fingerprint",
+        )
     elif action == "history":
         p.add_argument("id", nargs="?", metavar="ID", help="one learning's changes (default: every change)")
         p.add_argument("--export", metavar="FILE", help="write the change record as JSON lines ('-': stdout)")
@@ -298,7 +303,7 @@ def _merge(store: Any, args: argparse.Namespace) -> int:
 
 
 def _dedupe(store: Any, args: argparse.Namespace) -> int:
-    groups = store.duplicate_groups()
+    groups = store.same_cause_groups() if args.same_cause else store.duplicate_groups()
     for group in groups:
         if args.apply:
             kept = store.merge(group[0], group[1:], actor())

@@ -14,6 +14,8 @@ SUBCOMMANDS: dict[str, str] = {
     "learn": "recall_agent.learnings.cli:learn_main",
     "export": "recall_agent.learnings.cli:export_main",
     "forget": "recall_agent.learnings.cli:forget_main",
+    "review": "recall_agent.learnings.review_cli:review_main",  # list, fix, forget, merge learnings (issue 26)
+    "stats": "recall_agent.learnings.review_cli:stats_main",
     "index": "recall_agent.architecture.cli:main",
     "serve": "recall_agent.server.main:main",
     "hook": "recall_agent.hooks.cli:hook_main",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
@@ -127,6 +127,14 @@ class LearningMatch(WireModel):
     # recall extras (allowed by the contract): the stored confidence that entered ranking
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     why: MatchReason | None = None  # error matches: the shared components that made the match
+    # recall extras: what the fix touched (the asking side checks it against its checkout,
+    # recall_agent/selfcheck.py) and the lifecycle (recall_agent/learnings/lifecycle.py)
+    fix: dict[str, Any] | None = None
+    shown_count: int = Field(default=0, ge=0)
+    helped_count: int = Field(default=0, ge=0)
+    hurt_count: int = Field(default=0, ge=0)
+    last_useful_at: datetime | None = None
+    state: Literal["active", "hurting", "dormant"] = "active"
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -218,6 +226,13 @@ class Learning(WireModel):
     last_accessed_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
     fix: FixEvidence | None = None  # recall extension: what the fix touched
+    # recall extensions: the lifecycle counts (recall_agent/learnings/lifecycle.py), kept by export/import;
+    # a learning posted to the team server starts from zero whatever it says
+    shown_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
+    helped_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
+    hurt_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
+    last_shown_at: datetime | None = None
+    last_useful_at: datetime | None = None
 
     @field_validator("resolution_summary")
     @classmethod
@@ -227,6 +242,20 @@ class Learning(WireModel):
         return v.strip()
 
     _storable = model_validator(mode="after")(_storable)
+
+
+class LearningOutcome(WireModel):
+    """POST /v1/learnings/outcomes (recall extension): what injected learnings did — `shown` (injected),
+    `helped` (the next run passed), `hurt` (the same failure followed); the hooks send it to a team server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    learning_ids: list[UUID] = Field(min_length=1, max_length=50)
+    outcome: Literal["shown", "helped", "hurt"]
+
+
+class OutcomeCounted(WireModel):
+    counted: int = Field(ge=0)
 
 
 # --------------------------------------------------------------------------- federation node

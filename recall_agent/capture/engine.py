@@ -499,7 +499,9 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     # a file the failure itself named (`git add notes.md` before notes.md existed, a missing module) that
     # the agent then wrote is the fix, not a scratch script
     named = f"{ep.failed.command.text}\n{last}"
-    wanted = [c for c in ep.changes if (c.created or c.path in created) and c.path.rsplit("/", 1)[-1] in named]
+    wanted = [
+        c for c in ep.changes if (c.created or c.path in created) and c.path.rsplit("/", 1)[-1] in named
+    ]
     project = [c for c in ep.changes if (not c.created and c.path not in created) or c in wanted]
     scratch = [c for c in ep.changes if c not in project]
     lines = output.lines_of(last)

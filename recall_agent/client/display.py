@@ -96,7 +96,29 @@ def learning_view(match: dict) -> dict:
         if isinstance(files, list)
         else [],
         "why": why_line(match.get("why")),
+        "check": check_line(match.get("check")),
+        "lifecycle": lifecycle_line(match),
     }
+
+
+def check_line(check: object) -> str:
+    """The self-check's verdict against this checkout: "may be stale: `x.py` is gone"."""
+    if not isinstance(check, dict) or check.get("verdict") not in ("stale", "applied"):
+        return ""
+    label, reason = _text(check.get("label"), ""), _text(check.get("reason"), "")
+    return one_line(f"{label}: {reason}" if reason else label, 300)
+
+
+def lifecycle_line(match: dict) -> str:
+    """Counts and state when there is something to say: "shown 4 · helped 1 · hurt 3 · not injected: hurting"."""
+    counts = [(k, match.get(f"{k}_count")) for k in ("shown", "helped", "hurt")]
+    parts = [f"{k} {v}" for k, v in counts if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    state = match.get("state")
+    if state == "hurting":
+        parts.append("not injected: the same failure followed it more often than not")
+    elif state == "dormant":
+        parts.append("not injected: not useful in a long while")
+    return " · ".join(parts)
 
 
 def why_line(why: object) -> str:

@@ -49,8 +49,8 @@ one Markdown answer with sources. Backends are advisory: recall exits 0 even whe
   -h, --help            show this help
 
 Backends: in-process by default; HTTP when AGENT_LEARNING_RETRIEVAL_URL / KNOWLEDGE_FEDERATION_URL are set.
-Other commands: recall learn | export | forget | index | catalog | serve | mcp | hook | install | uninstall |
-import-sessions | doctor (each has --help).
+Other commands: recall learn | export | forget | review | stats | index | catalog | serve | mcp | hook |
+install | uninstall | import-sessions | doctor (each has --help).
 
 examples:
   recall "ImportError: cannot import name 'Foo' from 'bar'"
@@ -137,7 +137,22 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     # points saves ~30 ms on the in-process path (PYDANTIC_DISABLE_PLUGINS is pydantic's own switch)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     outcomes = fanout.run(payloads, deadline=started + fanout.TOTAL_BUDGET_S)
+    _self_check(outcomes, ctx)
     return Asked(args, ctx, error_text, outcomes)
+
+
+def _self_check(outcomes: dict[str, BackendOutcome], ctx: Context) -> None:
+    """Each learning of this repository checks itself against this checkout (selfcheck.py):
+    marked "may be stale" (and listed after the others) or "already applied here"."""
+    outcome = outcomes.get("learnings")
+    response = outcome.response if outcome is not None else None
+    matches = response.get("matches") if isinstance(response, dict) else None
+    if not isinstance(matches, list):
+        return
+    from recall_agent import selfcheck
+
+    found = [m for m in matches if isinstance(m, dict)]
+    response["matches"] = selfcheck.annotate(found, ctx.repo_root or ctx.cwd, ctx.repo)
 
 
 def render(asked: Asked, fmt: str) -> str:

@@ -2,11 +2,12 @@
 
 - PostToolUseFailure (and PostToolUse carrying a failure, from Claude Code versions before
   PostToolUseFailure): record the error, look up learnings, inject a few lines when a match clears the
-  threshold and was not shown for this error in this session. If the same failure repeats after an
-  injection, the injected learnings lose confidence.
+  threshold and was not shown for this error in this session. Before that each match checks itself
+  against the checkout (`recall_agent.selfcheck`): a stale one is not injected, nor is a hurting or dormant
+  one (`learnings.lifecycle`). What was injected is counted as shown at Stop.
 - Stop / SessionEnd: the capture engine reads the transcript's new lines (`hooks/capture.py`) and stores
-  the errors it fixed; injected learnings whose error was fixed are rewarded. Never blocks (no
-  `decision` in the output).
+  the errors it fixed; each injected learning is judged by the next run of that check: helped (counted,
+  confidence +0.1) or hurt (counted, confidence -0.1). Never blocks (no `decision` in the output).
 A successful tool call needs no hook: the transcript holds everything the capture needs.
 """
 
@@ -20,8 +21,6 @@ from recall_agent import repo, session
 from recall_agent.hooks import events, retrieve, runtime, state
 from recall_agent.redact import redact
 
-REWARD = 0.1
-PENALTY = -0.1
 NO_SESSION = "no-session"
 
 
@@ -84,6 +83,9 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
     except Exception as exc:  # store broken, server down: the agent carries on without recall
         runtime.log(event, f"learnings lookup failed: {type(exc).__name__}: {exc}")
         return None
+    from recall_agent import selfcheck
+
+    matches = selfcheck.annotate(matches, root or Path(cwd), repo.name(Path(cwd), root))
     picked = retrieve.select(matches, shown)
     if not picked:
         return None
@@ -112,20 +114,24 @@ def _take_feedback(entries: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _adjust(ids: list[str], delta: float, event: str) -> None:
-    """Feedback on injected learnings, in the local store (the server has no confidence endpoint)."""
+def _count(ids: list[str], outcome: str, event: str) -> None:
+    """Count an outcome of injected learnings (shown / helped / hurt, `learnings.lifecycle`): in the local
+    store, or on the team server the learnings came from. Never raises: the agent carries on without it."""
     if os.environ.get("AGENT_LEARNING_RETRIEVAL_URL"):
-        runtime.log(event, f"confidence feedback {delta:+.2f} for {len(ids)} remote learning(s) not sent")
+        retrieve.send_outcome(ids, outcome, event)
         return
     from recall_agent.config import learnings_db
 
     if not learnings_db().exists():
         return
     from recall_agent.learnings.store import open_store
+    from recall_agent.learnings.types import StoreError
 
-    with open_store() as st:
-        for lid in ids:
-            st.adjust_confidence(lid, delta)
+    try:
+        with open_store() as st:
+            st.record_outcome(ids, outcome)
+    except (StoreError, ValueError) as exc:
+        runtime.log(event, f"{outcome} not counted: {exc}")
 
 
 def on_stop(event: str, payload: dict[str, Any]) -> None:
@@ -134,6 +140,7 @@ def on_stop(event: str, payload: dict[str, Any]) -> None:
     sid, cwd = _session_id(payload), _cwd(payload)
     reward: list[str] = []
     penalty: list[str] = []
+    shown: list[str] = []
     try:
         with session.update(sid, cwd, lock_timeout_s=1.0) as st:
             found = capture.capture(sid, payload, st.get("cwd") or cwd)
@@ -141,14 +148,27 @@ def on_stop(event: str, payload: dict[str, Any]) -> None:
                 capture.store(found.learnings)  # inside the lock: the offset moves on only once stored
             capture.save(sid, found)
             state.resolve(st, set(found.resolved_ids))
+            shown = _take_shown(st)
             reward, penalty = _judge(st, found.verdicts)
     except (OSError, TimeoutError) as exc:
         runtime.log(event, f"capture skipped: {exc}")
+    if shown:  # counted here, not where the failure hook injects: that path stays free of store writes
+        _count(shown, "shown", event)
     if reward:
-        _adjust(reward, REWARD, event)
+        _count(reward, "helped", event)
     if penalty:
-        _adjust(penalty, PENALTY, event)
+        _count(penalty, "hurt", event)
     session.prune()
+
+
+def _take_shown(st: dict[str, Any]) -> list[str]:
+    """The learnings injected since the last Stop (each entry taken once; a learning counts once a turn)."""
+    ids: list[str] = []
+    for entry in st["errors"]:
+        if isinstance(entry, dict) and entry.get("injected") and not entry.get("shown_counted"):
+            entry["shown_counted"] = True
+            ids.extend(str(i) for i in entry["injected"])
+    return ids
 
 
 def _judge(st: dict[str, Any], verdicts: dict[str, str]) -> tuple[list[str], list[str]]:

@@ -76,13 +76,20 @@ def _query_http(url: str, request: dict[str, Any], timeout_s: float) -> list[dic
     return [m for m in matches if isinstance(m, dict)] if isinstance(matches, list) else []
 
 
+# lifecycle states (learnings/lifecycle.py) and self-check verdicts (selfcheck.py) never injected
+NOT_INJECTED_STATES = frozenset({"hurting", "dormant"})
+
+
 def select(matches: list[dict[str, Any]], shown: set[str]) -> list[dict[str, Any]]:
-    """Matches worth injecting: error matches over the threshold, not yet shown for this error."""
+    """Matches worth injecting: error matches over the threshold, not yet shown for this error, neither
+    hurting nor dormant, and not stale in this checkout."""
     floor = min_similarity()
     picked = []
     for m in matches:
         lid = str(m.get("learning_id", ""))
         if not lid or lid in shown or m.get("match_type") != "error_signature":
+            continue
+        if m.get("state") in NOT_INJECTED_STATES or (m.get("check") or {}).get("verdict") == "stale":
             continue
         if float(m.get("similarity") or 0.0) < floor:
             continue
@@ -105,9 +112,49 @@ def format_context(matches: list[dict[str, Any]]) -> str:
             facts.append("files: " + ", ".join(files))
         if m.get("ticket_id"):
             facts.append(f"ticket {m['ticket_id']}")
+        check = m.get("check") or {}
+        if check.get("verdict") == "applied":
+            facts.append(f"already applied here: {check.get('reason')}")
         age = m.get("age_days")
         if isinstance(age, int):
             facts.append("today" if age == 0 else f"{age}d ago")
         facts.append(f"id {str(m.get('learning_id'))[:8]}")
         lines.append(f"- {summary} ({'; '.join(facts)})")
     return "\n".join(lines)
+
+
+def server_base() -> str | None:
+    """The team server the learnings come from: `RECALL_SERVER_URL`, else `AGENT_LEARNING_RETRIEVAL_URL`
+    without the node's path (None when it is some other endpoint)."""
+    from recall_agent.config import DEFAULT_RETRIEVAL_PATH
+
+    explicit = os.environ.get("RECALL_SERVER_URL")
+    if explicit:
+        return explicit.rstrip("/")
+    url = os.environ.get("AGENT_LEARNING_RETRIEVAL_URL", "").rstrip("/")
+    return url[: -len(DEFAULT_RETRIEVAL_PATH)] if url.endswith(DEFAULT_RETRIEVAL_PATH) else None
+
+
+def send_outcome(ids: list[str], outcome: str, event: str, timeout_s: float = 1.0) -> bool:
+    """POST the outcome to the team server's /v1/learnings/outcomes (Bearer RECALL_TOKEN); logged on failure."""
+    import urllib.error
+    import urllib.request
+
+    from recall_agent.hooks import runtime
+
+    base = server_base()
+    if base is None:
+        runtime.log(event, f"{outcome} not counted for {len(ids)} remote learning(s): set RECALL_SERVER_URL")
+        return False
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get("RECALL_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    body = json.dumps({"learning_ids": list(dict.fromkeys(ids))[:50], "outcome": outcome}).encode()
+    req = urllib.request.Request(base + "/v1/learnings/outcomes", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            return 200 <= resp.status < 300
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        runtime.log(event, f"{outcome} not counted on {base}: {exc}")
+        return False

@@ -316,11 +316,13 @@ def forget_main(argv: list[str]) -> int:
         ids = [parse_id(i) for i in args.ids]
     except ValueError as exc:
         return _fail("forget", str(exc))
+    from recall_agent.learnings.review_cli import actor
+
     missing = []
     try:
         with _open_store(args.home) as store:
             for lid in ids:
-                if store.delete(lid):
+                if store.forget(lid, actor()) is not None:  # kept in the change record (docs/review.md)
                     print(f"forgot {lid}")
                 else:
                     missing.append(str(lid))

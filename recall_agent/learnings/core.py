@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from uuid import UUID
 
+from recall_agent.learnings.curation import Curation
 from recall_agent.learnings.records import (
     dedupe,
     parse_id,
@@ -61,6 +62,11 @@ class LearningRow(NamedTuple):
     last_accessed_at: datetime | None
     created_at: datetime  # NOT NULL in both schemas
     fix: dict[str, Any] | None = None  # the learning's fix evidence (models.FixEvidence as JSON)
+    shown_count: int = 0
+    helped_count: int = 0
+    hurt_count: int = 0
+    last_shown_at: datetime | None = None
+    last_useful_at: datetime | None = None
 
 
 class MergeState(NamedTuple):
@@ -74,7 +80,7 @@ class MergeState(NamedTuple):
     fix: dict[str, Any] | None = None
 
 
-class StoreCore(ABC):
+class StoreCore(Curation, ABC):
     """The store API (`add`, `add_many`, `get`, `iter_all`) and `CandidateStore` over an adapter's SQL."""
 
     read_only: bool = False

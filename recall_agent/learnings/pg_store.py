@@ -111,6 +111,27 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE learnings ADD COLUMN fix jsonb;
     """,
+    # 5: the lifecycle counts (learnings/lifecycle.py) and the record of every change a person made (who,
+    # when, before/after; kept after the learning is forgotten, so no foreign key)
+    """
+    ALTER TABLE learnings ADD COLUMN shown_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN helped_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN hurt_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN last_shown_at timestamptz,
+        ADD COLUMN last_useful_at timestamptz;
+    CREATE TABLE learning_events (
+        id bigserial PRIMARY KEY,
+        learning_id uuid NOT NULL,
+        repo text NOT NULL,
+        at timestamptz NOT NULL,
+        actor text NOT NULL,
+        action text NOT NULL,
+        before jsonb,
+        after jsonb
+    );
+    CREATE INDEX learning_events_learning ON learning_events (learning_id, id);
+    CREATE INDEX learning_events_repo ON learning_events (md5(repo), id);
+    """,
 ]
 TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
@@ -248,7 +269,7 @@ class PgStore(StoreCore):
                 with cur.copy(
                     "COPY learnings (id, session_id, repo, file_paths_touched, resolution_summary, resolution_key,"
                     " ticket_id, task_type, confidence, access_count, last_accessed_at, created_at, updated_at,"
-                    " fix) FROM STDIN"
+                    " fix, shown_count, helped_count, hurt_count, last_shown_at, last_useful_at) FROM STDIN"
                 ) as copy:
                     for item in learnings:
                         copy.write_row(_learning_row(item, now))
@@ -277,11 +298,28 @@ class PgStore(StoreCore):
     def delete(self, learning_id: UUID | str) -> bool:
         lid = parse_id(learning_id)
         with self._writing("delete a learning") as conn:
-            terms = [
-                r[0] for r in conn.execute("SELECT normalized FROM signatures WHERE learning_id = %s", (lid,))
-            ]
-            _count_terms(conn, terms, -1)
-            return conn.execute("DELETE FROM learnings WHERE id = %s", (lid,)).rowcount > 0
+            return self._delete_in(conn, lid)
+
+    # ------------------------------------------------------------------ curation dialect (curation.py)
+
+    _event_key = "id"
+    _ilike = "ILIKE"
+
+    def _delete_in(self, conn: psycopg.Connection, lid: UUID) -> bool:
+        terms = [
+            r[0] for r in conn.execute("SELECT normalized FROM signatures WHERE learning_id = %s", (lid,))
+        ]
+        _count_terms(conn, terms, -1)
+        return conn.execute("DELETE FROM learnings WHERE id = %s", (lid,)).rowcount > 0
+
+    def _q(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def _minmax(self, sql: str) -> str:
+        return sql.replace("MIN(", "LEAST(").replace("MAX(", "GREATEST(")
+
+    def _jparam(self, value: Any) -> Jsonb:
+        return Jsonb(value)
 
     def count(self, timeout: float | None = None) -> int:
         with self._conn(timeout) as conn:
@@ -375,7 +413,8 @@ class PgStore(StoreCore):
         conn.execute(
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-            " created_at, updated_at, fix) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            " created_at, updated_at, fix, shown_count, helped_count, hurt_count, last_shown_at, last_useful_at)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             _learning_row(learning, _now()),
         )
 
@@ -408,12 +447,14 @@ class PgStore(StoreCore):
     def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            " confidence, access_count, last_accessed_at, created_at, fix FROM learnings WHERE id = ANY(%s)",
+            " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
+            " last_shown_at, last_useful_at FROM learnings WHERE id = ANY(%s)",
             (ids,),
         ):
             yield LearningRow(
-                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11]
-            )
+                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
+                int(r[12]), int(r[13]), int(r[14]), r[15], r[16],
+            )  # fmt: skip
 
     def _signature_rows(
         self, conn: psycopg.Connection, ids: list[UUID]
@@ -593,4 +634,9 @@ def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
         _aware(learning.created_at) or now,
         now,
         Jsonb(learning.fix.model_dump(mode="json")) if learning.fix else None,
+        learning.shown_count,
+        learning.helped_count,
+        learning.hurt_count,
+        _aware(learning.last_shown_at),
+        _aware(learning.last_useful_at),
     )

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.types import SignatureRow
-from recall_agent.protocol import TaskType
+from recall_agent.protocol import RESOLUTION_MAX, TaskType
 
 
 def resolution_key(text: str) -> str:
@@ -54,3 +54,18 @@ def dedupe(items: list[str]) -> list[str]:
 
 def path_basename(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def clean_resolution(text: object, limit: int = RESOLUTION_MAX) -> str:
+    """An edited resolution as the stores keep it: stripped, not blank, no NUL, at most `limit`
+    characters; ValueError naming the problem otherwise (the caller redacts it)."""
+    if not isinstance(text, str):
+        raise ValueError("resolution_summary: must be text")
+    text = text.replace("\r\n", "\n").strip()
+    if not text:
+        raise ValueError("resolution_summary: must not be blank")
+    if "\x00" in text:
+        raise ValueError("resolution_summary: must not contain a NUL character")
+    if len(text) > limit:
+        raise ValueError(f"resolution_summary: {len(text)} characters; the limit is {limit}")
+    return text

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from recall_agent.learnings import acceptance
+from recall_agent.learnings import acceptance, lifecycle
 from recall_agent.learnings import features as feats
 from recall_agent.learnings.features import Query
 from recall_agent.learnings.types import Candidate, CandidateStore, SignatureRow
@@ -334,6 +334,14 @@ def _to_match(s: Scored, repo: str, now: datetime) -> Match:
         created_at=learning.created_at,
         confidence=learning.confidence,
         why=s.why,
+        fix=learning.fix,
+        shown_count=learning.shown_count,
+        helped_count=learning.helped_count,
+        hurt_count=learning.hurt_count,
+        last_useful_at=learning.last_useful_at,
+        state=lifecycle.state(
+            learning.created_at, learning.last_useful_at, learning.helped_count, learning.hurt_count, now
+        ),
     )
 
 

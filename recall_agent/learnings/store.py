@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from recall_agent.config import learnings_db
+from recall_agent.learnings import integrity
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
 from recall_agent.learnings.records import (  # noqa: F401  (resolution_key: public here too)
@@ -37,7 +38,7 @@ from recall_agent.learnings.types import Candidate, SignatureRow, StoreError
 if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports pydantic
     from recall_agent.models import Learning
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_HEADER = b"SQLite format 3\x00"
 # meta keys of the cache generations (core.py), and which of them each kind of write bumps; a store
 # without them (written by an older recall) reads as 0
@@ -129,8 +130,39 @@ def _migrate_to_2(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE learnings ADD COLUMN fix TEXT")
 
 
+_LIFECYCLE_V3 = """
+ALTER TABLE learnings ADD COLUMN shown_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN helped_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN hurt_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN last_shown_at TEXT;
+ALTER TABLE learnings ADD COLUMN last_useful_at TEXT;
+CREATE TABLE learning_events (
+    rowid INTEGER PRIMARY KEY,
+    learning_id TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    before TEXT,
+    after TEXT
+);
+CREATE INDEX learning_events_learning ON learning_events(learning_id, rowid);
+CREATE INDEX learning_events_repo ON learning_events(repo, rowid);
+"""
+
+
+def _migrate_to_3(conn: sqlite3.Connection) -> None:
+    """The lifecycle counts of a learning (lifecycle.py) and the record of every change a person made
+    (who, when, before/after; kept after the learning is forgotten, so no foreign key)."""
+    _run_script(conn, _LIFECYCLE_V3)
+
+
 # MIGRATIONS[n] upgrades a database at schema version n-1 to version n (append only; never edit old ones).
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_to_1, 2: _migrate_to_2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_to_1,
+    2: _migrate_to_2,
+    3: _migrate_to_3,
+}
 
 
 def _fts5_available(conn: sqlite3.Connection) -> bool:
@@ -176,6 +208,8 @@ class LearningStore(StoreCore):
         self._conn = conn
         self._lock = threading.RLock()
         self._vocab = False  # temp fts5vocab table created on this connection
+        # the file is as recall last saw it sound (integrity.py): noted again when this store closes
+        self._noted = not read_only and integrity.known_sound(path)
 
     # ------------------------------------------------------------------ connections
 
@@ -194,6 +228,7 @@ class LearningStore(StoreCore):
         if self.read_only:
             raise StoreError(f"learnings store {self.path} is read-only; cannot {action}")
         with self._guard(action) as conn:
+            self._check_sound(conn)
             conn.execute("BEGIN IMMEDIATE")  # serializes writers: no per-resolution lock needed
             try:
                 yield conn
@@ -207,6 +242,17 @@ class LearningStore(StoreCore):
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            integrity.note_sound(self.path)
+            self._noted = True
+
+    def _check_sound(self, conn: sqlite3.Connection) -> None:
+        """Before a write: a file changed since recall last saw it sound gets the full check (integrity.py)."""
+        if integrity.known_sound(self.path):
+            return
+        found = integrity.problems(conn)
+        if found:
+            raise StoreError(integrity.damaged_message(self.path, found))
+        integrity.note_sound(self.path)
 
     def _generations(self, conn: sqlite3.Connection) -> tuple[str, str]:
         gens = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (INDEX_GEN, DATA_GEN)))
@@ -214,7 +260,10 @@ class LearningStore(StoreCore):
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            self._conn.close()  # the last connection's close checkpoints the WAL into the file
+            if self._noted:
+                integrity.note_sound(self.path)
+                self._noted = False
 
     def __enter__(self) -> LearningStore:
         return self
@@ -230,9 +279,26 @@ class LearningStore(StoreCore):
     def delete(self, learning_id: UUID | str) -> bool:
         lid = str(parse_id(learning_id))
         with self._writing("delete a learning") as conn:
-            conn.execute("DELETE FROM signatures WHERE learning_id = ?", (lid,))
-            conn.execute("DELETE FROM files WHERE learning_id = ?", (lid,))
-            return conn.execute("DELETE FROM learnings WHERE id = ?", (lid,)).rowcount > 0
+            return self._delete_in(conn, lid)
+
+    # ------------------------------------------------------------------ curation dialect (curation.py)
+
+    def _delete_in(self, conn: sqlite3.Connection, lid: str) -> bool:
+        conn.execute("DELETE FROM signatures WHERE learning_id = ?", (lid,))
+        conn.execute("DELETE FROM files WHERE learning_id = ?", (lid,))
+        return conn.execute("DELETE FROM learnings WHERE id = ?", (lid,)).rowcount > 0
+
+    def _ts(self, value: datetime | None) -> str | None:
+        return _iso(value)
+
+    def _dt(self, value: str | None) -> datetime | None:
+        return _parse_dt(value)
+
+    def _jparam(self, value: Any) -> str:
+        return json.dumps(value)
+
+    def _jread(self, value: str | None) -> Any:
+        return _json(value)
 
     def count(self) -> int:
         with self._reading("count learnings") as conn:
@@ -336,7 +402,8 @@ class LearningStore(StoreCore):
         conn.execute(
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-            " created_at, updated_at, fix) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, fix, shown_count, helped_count, hurt_count, last_shown_at,"
+            " last_useful_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 str(learning.id),
                 learning.session_id,
@@ -352,6 +419,11 @@ class LearningStore(StoreCore):
                 _iso(learning.created_at),
                 _iso(_now()),
                 learning.fix.model_dump_json() if learning.fix else None,
+                learning.shown_count,
+                learning.helped_count,
+                learning.hurt_count,
+                _iso(learning.last_shown_at),
+                _iso(learning.last_useful_at),
             ),
         )
 
@@ -376,12 +448,14 @@ class LearningStore(StoreCore):
     def _learning_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[LearningRow]:
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            f" confidence, access_count, last_accessed_at, created_at, fix FROM learnings WHERE id IN ({_marks(ids)})",
+            " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
+            f" last_shown_at, last_useful_at FROM learnings WHERE id IN ({_marks(ids)})",
             ids,
         ):
             yield LearningRow(
                 UUID(r[0]), r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]),
-                _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]),
+                _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]), int(r[12]), int(r[13]), int(r[14]),
+                _parse_dt(r[15]), _parse_dt(r[16]),
             )  # fmt: skip
 
     def _signature_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[tuple[str, SignatureRow]]:
@@ -565,6 +639,9 @@ def _prepare(conn: sqlite3.Connection, db: Path, read_only: bool) -> bool:
         if version < SCHEMA_VERSION:
             if read_only:
                 raise StoreError(f"learnings store {db} needs a schema upgrade but is read-only")
+            found = integrity.problems(conn) if version > 0 else None
+            if found:
+                raise StoreError(integrity.damaged_message(db, found))
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -575,6 +652,7 @@ def _prepare(conn: sqlite3.Connection, db: Path, read_only: bool) -> bool:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            integrity.note_sound(db)
         elif not read_only:
             conn.execute("PRAGMA journal_mode = WAL")
         row = conn.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()

@@ -51,6 +51,11 @@ class StoredLearning:
     access_count: int = 0
     last_accessed_at: datetime | None = None
     fix: dict[str, Any] | None = None  # models.FixEvidence as JSON
+    shown_count: int = 0
+    helped_count: int = 0
+    hurt_count: int = 0
+    last_shown_at: datetime | None = None
+    last_useful_at: datetime | None = None
 
     def to_model(self) -> Learning:
         """The wire model (for export and the write paths; costs the pydantic import)."""

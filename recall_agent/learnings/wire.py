@@ -93,6 +93,12 @@ class Match:
     task_type: str = "unknown"
     confidence: float | None = None
     why: Reason | None = None
+    fix: dict[str, Any] | None = None  # what the fix touched (selfcheck.py checks it against a checkout)
+    shown_count: int = 0
+    helped_count: int = 0
+    hurt_count: int = 0
+    last_useful_at: datetime | None = None
+    state: str = "active"  # lifecycle.py: active | hurting | dormant
 
     @property
     def score(self) -> float:
@@ -115,6 +121,12 @@ class Match:
             "created_at": iso_datetime(self.created_at),
             "confidence": self.confidence,
             "why": None if self.why is None else self.why.to_wire(),
+            "fix": self.fix,
+            "shown_count": self.shown_count,
+            "helped_count": self.helped_count,
+            "hurt_count": self.hurt_count,
+            "last_useful_at": None if self.last_useful_at is None else iso_datetime(self.last_useful_at),
+            "state": self.state,
             "score": self.combined_score,
         }
 

@@ -76,8 +76,8 @@ def _forget(learning_id: str) -> str:
     if not default_path().exists():
         raise ToolError(f"id: no learning with id {lid}")
     try:
-        with open_store() as store:
-            deleted = store.delete(lid)
+        with open_store() as store:  # kept in the change record, as the agent's (docs/review.md)
+            deleted = store.forget(lid, "agent (mcp)") is not None
     except StoreError as exc:
         raise ToolError(str(exc)) from None
     if not deleted:

@@ -75,6 +75,8 @@ def _decisive_learning(body: Learning) -> Learning:
     from recall_agent.learnings.extract import decisive
 
     data = body.model_dump()
+    # a posted learning's lifecycle starts here, whatever the body claims (the counts are the server's)
+    data.update(shown_count=0, helped_count=0, hurt_count=0, last_shown_at=None, last_useful_at=None)
     data["error_signatures"] = [
         s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
     ]

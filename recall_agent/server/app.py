@@ -28,8 +28,10 @@ from recall_agent.models import (
     NOT_BLANK,
     FederationRequest,
     FederationResponse,
+    LearningOutcome,
     LearningRetrievalRequest,
     LearningRetrievalResponse,
+    OutcomeCounted,
 )
 from recall_agent.server.answers import (
     LearningPaste,
@@ -39,7 +41,7 @@ from recall_agent.server.answers import (
     visible_matches,
 )
 from recall_agent.server.auth import Principal
-from recall_agent.server.http import LEARNINGS_PATH, MCP_PATH, AccessLog, Guard
+from recall_agent.server.http import LEARNINGS_PATH, MCP_PATH, OUTCOMES_PATH, AccessLog, Guard
 from recall_agent.server.scope import ScopeError
 from recall_agent.server.store import StoreRefused, StoreUnavailable
 
@@ -84,6 +86,7 @@ RetrievalBody = _strict_json_types(LearningRetrievalRequest)
 
 LearningBody = _strict_json_types(LearningPaste)
 FederationBody = _strict_json_types(FederationRequest)  # one behaviour on every route
+OutcomeBody = _strict_json_types(LearningOutcome)
 
 
 class LearningWritten(BaseModel):
@@ -118,6 +121,9 @@ def create_app(settings: Settings) -> Any:
     app.state.settings = settings
     _install_error_handlers(app)
     _install_routes(app, settings)
+    from recall_agent.server.ui.routes import install as install_review_page
+
+    install_review_page(app, settings)  # /ui/: the review page (docs/review.md)
     guarded = Guard(
         _by_path(app, MCP_PATH, mcp.app),
         principals=settings.principals,
@@ -204,6 +210,18 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         written = LearningWritten(id=learning_id, merged=merged)
         return Response(written.model_dump_json(), status_code=201, media_type="application/json")
 
+    @app.post(
+        OUTCOMES_PATH,
+        response_model=OutcomeCounted,
+        responses=_ERRORS,
+        summary="Count what injected learnings did (shown / helped / hurt): the lifecycle (docs/review.md)",
+    )
+    async def learnings_outcome(body: OutcomeBody, request: Request) -> Response:
+        principal = _principal(request)
+        repos = None if principal is None or principal.unrestricted else principal.repos
+        counted = await backend.run(_count_outcome, body.learning_ids, body.outcome, repos, write=True)
+        return Response(OutcomeCounted(counted=counted).model_dump_json(), media_type="application/json")
+
     @app.get("/health", summary="Liveness and store status (503 while the store is unavailable)")
     async def health() -> JSONResponse:
         try:
@@ -211,6 +229,13 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         except StoreUnavailable as exc:
             return JSONResponse({"status": "unavailable", "store": backend.name, "detail": str(exc)}, 503)
         return JSONResponse({"status": "ok", "version": recall_agent.__version__, **store})
+
+
+def _count_outcome(store: Any, ids: list[UUID], outcome: str, repos: frozenset[str] | None) -> int:
+    """Counts for the learnings the token may see (others, and unknown ids, are skipped)."""
+    if repos is not None:
+        ids = [i for i in ids if (row := store.learning(i)) is not None and row.repo in repos]
+    return store.record_outcome(ids, outcome) if ids else 0
 
 
 def _principal(request: Request) -> Principal | None:

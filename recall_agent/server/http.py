@@ -25,12 +25,14 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LEARNINGS_PATH = "/v1/learnings"
+OUTCOMES_PATH = "/v1/learnings/outcomes"
 MCP_PATH = "/mcp"
 # (method, path) -> the scope a token needs; anything else (health, OpenAPI) is open
 ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("POST", DEFAULT_RETRIEVAL_PATH): "read",
     ("POST", DEFAULT_FEDERATION_PATH): "read",
     ("POST", LEARNINGS_PATH): "write",
+    ("POST", OUTCOMES_PATH): "write",
 }
 # every request to /mcp needs a valid token; each MCP tool checks its own scope (recall_agent.mcp.team)
 ANY_SCOPE = "any"

@@ -53,6 +53,8 @@ class LearningsBackend(Protocol):
 
     async def health(self) -> dict[str, Any]: ...
 
+    async def run(self, func: Any, *args: Any, write: bool = False) -> Any: ...
+
     def close(self) -> None: ...
 
 
@@ -142,7 +144,7 @@ def quick_check(path: Any) -> str | None:
         return str(exc)
     except sqlite3.Error:  # locked, unreadable right now: not a verdict on the file
         return None
-    return None if rows == ["ok"] else "; ".join(rows)[:300]
+    return None if rows == ["ok"] else " ".join("; ".join(rows).split())[:300]
 
 
 def _probe(store: Any) -> int:
@@ -160,6 +162,18 @@ class _StoreBackend:
     access: AccessRecorder
     closed = False
 
+    broken: str | None = None  # SQLite: a corrupt file does not heal
+
+    async def run(self, func: Any, *args: Any, write: bool = False) -> Any:
+        """`func(store, *args)` in a worker thread (the review page's reads and writes); a write is refused
+        while the store is known to be corrupt."""
+        if write and self.broken:
+            raise StoreUnavailable(self.broken)
+        return await self._call(func, self.store, *args)
+
+    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+        raise NotImplementedError
+
     def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
         if not self.closed:
             self.closed = True
@@ -173,13 +187,24 @@ class SqliteBackend(_StoreBackend):
     name = "sqlite"
 
     def __init__(self) -> None:
+        from recall_agent.learnings import integrity
         from recall_agent.learnings.store import open_store
 
         try:
             self.store = open_store()
+        except _store_errors() as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        # a server never starts writing into a damaged file: the whole check once, at start
+        problem = quick_check(self.store.path)
+        if problem:
+            self.store.close()
+            raise StoreUnavailable(integrity.damaged_message(self.store.path, problem))
+        integrity.note_sound(self.store.path)
+        try:
             # access counts through a connection of their own: WAL lets requests read while it writes
             self.access = AccessRecorder(open_store(path=self.store.path), owned=True)
         except _store_errors() as exc:
+            self.store.close()
             raise StoreUnavailable(str(exc)) from exc
         self.broken: str | None = None  # a corrupt file does not heal: /health stays 503 once seen
         self._checked_at = 0.0
@@ -189,6 +214,8 @@ class SqliteBackend(_StoreBackend):
         return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
+        if self.broken:
+            raise StoreUnavailable(self.broken)
         return await self._call(self.store.add, learning)
 
     async def health(self) -> dict[str, Any]:

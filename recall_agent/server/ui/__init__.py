@@ -1,0 +1,1 @@
+"""The review page of the team server (/ui/): routes, views, sign-in and CSRF, templates."""

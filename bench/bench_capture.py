@@ -194,6 +194,10 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "right_files": round(files_ok / files_n, 3) if files_n else None,
         "noise": round(noise / n, 3) if n else None,
         "sessions_with_useful_learning": len({s for s, _ in found}),
+        "real": real,
+        "found": len(found),
+        "right": right,
+        "noise_n": noise,
         "found_in_merged": merged_found,
         "wrong_resolutions": misses_fix[:15],
         "missed": missed,
@@ -333,7 +337,7 @@ def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout"])
+    ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout", "heldout-fresh"])
     ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
     ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
     ap.add_argument("--show", action="store_true", help="print the wrong resolutions")

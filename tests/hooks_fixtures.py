@@ -176,6 +176,18 @@ class Session:
             _tool_result(tid, "The file has been updated.", False) | {"toolUseResult": result},
         )
 
+    def write(self, rel_path: str, content: str) -> None:
+        """A Write of a new file as the client records it (no `originalFile`); the file appears on disk."""
+        tid = self._tool_use_id()
+        file = self.project / rel_path
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(content)
+        result = {"type": "create", "filePath": str(file), "content": content, "structuredPatch": []}
+        self._log(
+            _tool_use(tid, "Write", {"file_path": str(file), "content": content}),
+            _tool_result(tid, f"File created successfully at: {file}", False) | {"toolUseResult": result},
+        )
+
     def say(self, text: str) -> None:
         self._log(
             {

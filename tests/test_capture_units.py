@@ -259,3 +259,40 @@ def test_payload_parsing_current_and_old_versions() -> None:
     assert mcp is not None and mcp.failed and mcp.error_text == "relation does not exist"
     assert mcp.key == "mcp__db__query sql=select 1"
     assert events.from_payload({"cwd": "/"}, "PostToolUse") is None
+
+
+def _episode_features(tmp_path: Path, script: str, failing: str, error: str) -> dict[str, float]:
+    """The episode model's features of one failure and its fix, from a transcript the client's way."""
+    from hooks_fixtures import Session, make_project
+
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    project = make_project(tmp_path)
+    s = Session("sess-features", project, {})
+    if script:
+        s.write(script, "print('reproduced')\n")
+    s.logged_failure(failing.format(project=project), error)
+    s.bash_ok(f"cd {project} && python {script or 'manage.py'}", stdout="reproduced")
+    engine = Engine(record=True)
+    engine.feed(Transcript(s.transcript).steps())
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    return episode.features
+
+
+def test_a_missing_file_the_agent_wrote_itself_is_told_apart(tmp_path: Path) -> None:
+    own = _episode_features(
+        tmp_path / "own",
+        "repro_issue.py",
+        "cd {project}/src && python ../../repro_issue.py",
+        "Exit code 2\npython: can't open file '../../repro_issue.py': [Errno 2] No such file or directory",
+    )
+    assert own["error_missing_path"] == 1.0 and own["error_missing_own_file"] == 1.0
+    project_file = _episode_features(
+        tmp_path / "project",
+        "",
+        "cd {project}/src && python manage.py",
+        "Exit code 2\npython: can't open file 'manage.py': [Errno 2] No such file or directory",
+    )
+    assert project_file["error_missing_path"] == 1.0 and project_file["error_missing_own_file"] == 0.0

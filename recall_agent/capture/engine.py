@@ -508,6 +508,11 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     errs = output.error_lines(lines, background)
     main = ep.failed.command.main
     runs_created = bool(main and any(t in created or _same_file(t, created) for t in main.targets))
+    missing = any(
+        "No such file or directory" in ln or "not found" in ln or "can't open file" in ln for ln in lines
+    )
+    # the path that is missing is one the agent wrote itself (run from the wrong folder): its own slip
+    own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
     return {
         "fix_project_edit": float(bool(project)),
         "fix_scratch_edit": float(bool(scratch)),
@@ -529,6 +534,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "error_missing_path": float(
             any("No such file or directory" in ln or "not found" in ln for ln in lines)
         ),
+        "error_missing_own_file": float(own_missing),
         "error_module": float(any("No module named" in ln or "Cannot find module" in ln for ln in lines)),
         "error_lines_none": float(not errs),
         "exit_code_only": float(bool(lines) and all(output.is_exit_code_line(ln) for ln in lines)),

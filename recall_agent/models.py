@@ -175,6 +175,19 @@ class FixCommand(WireModel):
     _storable = model_validator(mode="after")(_storable)
 
 
+class FixFolder(WireModel):
+    """A fix about a folder a command needed: it did not exist and a command `created` it (a clone, a
+    mkdir), or the shell was already inside it (`shell_inside`: the folder carries over between calls).
+    Which of the two applies when the error comes back depends on where the shell is then (selfcheck.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=PATH_MAX, pattern=NO_NUL)
+    cause: Literal["created", "shell_inside"]
+
+    _storable = model_validator(mode="after")(_storable)
+
+
 class FixPackage(WireModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -195,6 +208,7 @@ class FixEvidence(WireModel):
     files: list[FixFile] = Field(default_factory=list, max_length=50)
     command: FixCommand | None = None
     packages: list[FixPackage] = Field(default_factory=list, max_length=20)
+    folder: FixFolder | None = None
     verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
     # where in the session it came from: the failing tool calls and the call that showed it fixed
     calls: list[Annotated[str, Field(max_length=200, pattern=NO_NUL)]] = Field(

@@ -9,7 +9,13 @@ dependency fix. Against a checkout that gives one verdict:
 - `applied` ("already applied here"): every cited change already reads the fixed way, every package is
   declared in one of the repository's manifests;
 - `ok`: the evidence still fits (the old text is still there, the files and functions exist);
+- `elsewhere` ("another case"): the fix was that the shell was already inside a folder, and it is not
+  inside it now (the same `cd x: no such file or directory` has the other cause: `x` does not exist yet);
 - `unchecked`: nothing to check (no evidence, no checkout, another repository's learning).
+
+A folder fix (`folder`: created, or the shell was already inside it) is checked against where the shell is
+when the error comes back (`cwd`): a created folder that exists there, or that the shell is in, is
+"already applied here".
 
 Bounded: at most MAX_FILES cited files and the manifests at the top of the checkout, each read up to
 MAX_BYTES; nothing outside the checkout is read. Standard library only (the hook's path).
@@ -35,8 +41,12 @@ MANIFESTS = (
     "go.mod", "Gemfile", "composer.json",
 )  # fmt: skip
 _NAME_TOKEN = re.compile(r"[a-z0-9][a-z0-9._/-]*")
-VERDICTS = ("stale", "applied", "ok", "unchecked")
-LABELS = {"stale": "may be stale", "applied": "already applied here", "ok": "still applies", "unchecked": ""}
+VERDICTS = ("stale", "applied", "elsewhere", "ok", "unchecked")
+LABELS = {"stale": "may be stale", "applied": "already applied here", "elsewhere": "another case here",
+          "ok": "still applies", "unchecked": ""}  # fmt: skip
+# the order matches are shown in, within their ranking: fixes that fit first, then one already in place, then
+# the other case of the same error, then the stale
+SHOWN_ORDER = {"ok": 0, "unchecked": 0, "applied": 1, "elsewhere": 2, "stale": 3}
 
 
 @dataclass(frozen=True)
@@ -55,11 +65,15 @@ class Check:
 UNCHECKED = Check("unchecked")
 
 
-def check(fix: dict[str, Any] | None, root: Path | None) -> Check:
-    """The verdict of a learning's evidence (`fix`) against the checkout `root`."""
+def check(fix: dict[str, Any] | None, root: Path | None, cwd: str | Path | None = None) -> Check:
+    """The verdict of a learning's evidence (`fix`) against the checkout `root`, and for a folder fix,
+    against the folder the shell is in now (`cwd`)."""
+    fix = fix if isinstance(fix, dict) else {}
+    folder = fix.get("folder")
+    if cwd is not None and isinstance(folder, dict) and isinstance(folder.get("path"), str):
+        return _folder_verdict(folder["path"], str(folder.get("cause")), str(cwd))
     if root is None:
         return UNCHECKED
-    fix = fix if isinstance(fix, dict) else {}
     # only recorded evidence counts: a bare touched path (a learning from before the evidence existed, or
     # a server's that names a file relative to somewhere else) says too little to call a learning stale
     files = [f for f in fix.get("files") or [] if isinstance(f, dict) and isinstance(f.get("path"), str)]
@@ -94,14 +108,39 @@ def check(fix: dict[str, Any] | None, root: Path | None) -> Check:
     return UNCHECKED
 
 
-def annotate(matches: list[dict[str, Any]], root: Path | None, repo: str) -> list[dict[str, Any]]:
-    """Each match of this repository gets `check` (Check.as_dict()); stale ones move after the others
-    (the order is otherwise kept). Matches of other repositories are not checked against this checkout."""
+def annotate(
+    matches: list[dict[str, Any]], root: Path | None, repo: str, cwd: str | Path | None = None
+) -> list[dict[str, Any]]:
+    """Each match of this repository gets `check` (Check.as_dict()) and the matches are reordered by it
+    (SHOWN_ORDER; the ranking is kept within each verdict). Matches of other repositories are not checked
+    against this checkout."""
     for m in matches:
         same = m.get("repo") == repo
-        result = check(m.get("fix"), root) if same else UNCHECKED
+        result = check(m.get("fix"), root, cwd) if same else UNCHECKED
         m["check"] = result.as_dict()
-    return sorted(matches, key=lambda m: m["check"]["verdict"] == "stale")
+    return sorted(matches, key=lambda m: SHOWN_ORDER.get(m["check"]["verdict"], 0))
+
+
+def _folder_verdict(path: str, cause: str, cwd: str) -> Check:
+    inside = shell_inside(cwd, path)
+    if cause == "shell_inside":
+        if inside:
+            return Check("ok", f"the shell is in `{path}` now")
+        return Check("elsewhere", f"the shell is not in `{path}` now")
+    if inside:
+        return Check("applied", f"the shell is in `{path}` now")
+    try:
+        exists = (Path(path) if os.path.isabs(path) else Path(cwd) / path).exists()
+    except OSError:
+        exists = False
+    return Check("applied", f"`{path}` exists") if exists else Check("ok")
+
+
+def shell_inside(cwd: str, path: str) -> bool:
+    """Is the shell's folder `cwd` the folder `path` names (`testbed` from `/x/testbed`, `./a/testbed`)?"""
+    want = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    have = [p for p in cwd.replace("\\", "/").split("/") if p not in ("", ".")]
+    return bool(want) and ".." not in want and have[-len(want) :] == want
 
 
 # ---------------------------------------------------------------------- one cited file

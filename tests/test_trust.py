@@ -525,3 +525,68 @@ def test_a_team_server_counts_what_its_learnings_did(tmp_path: Path, isolated_re
         assert '<dd id="hurt">1</dd>' in httpx.get(f"{server.url}/ui/learnings/{lid}", headers=auth).text
     finally:
         server.stop()
+
+
+CD_ERROR = "Exit code 1\n(eval):cd:1: no such file or directory: testbed"
+
+
+def test_the_same_cd_error_gets_the_fix_of_the_case_the_shell_is_in(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    """`cd testbed` fails for two causes: the folder does not exist yet (a clone creates it), or the shell is
+    already inside it (the folder carries over between calls). The hook shows the fix of the case at hand."""
+    project = make_project(tmp_path)
+    env = hook_env(isolated_recall_env)
+    first = Session("sess-clone", project, env)  # testbed is not cloned yet
+    first.bash_fails("cd testbed && ls", CD_ERROR)
+    (project / "testbed").mkdir()
+    first.bash_ok("git clone https://git.example/shop.git testbed", stdout="Cloning into 'testbed'...")
+    first.bash_ok("cd testbed && ls", stdout="setup.py")
+    assert first.stop("Cloned it.").returncode == 0
+    second = Session("sess-inside", project, env)  # the shell stays in testbed after a `cd testbed && …`
+    second.bash_ok("cd testbed && pip install -e .", stdout="Successfully installed shop")
+    second.bash_fails("cd testbed && python repro.py", CD_ERROR)
+    second.bash_ok("python repro.py", stdout="reproduced")
+    assert second.stop("The shell was already there.").returncode == 0
+    folders = sorted(
+        (lr.fix.folder.cause, lr.fix.folder.path)
+        for lr in all_learnings(isolated_recall_env)
+        if lr.fix and lr.fix.folder
+    )
+    assert folders == [("created", "testbed"), ("shell_inside", "testbed")]
+
+    inside = Session("sess-3", project / "testbed", env)
+    context = injected_context(inside.bash_fails("cd testbed && python -m pytest", CD_ERROR))
+    assert context is not None
+    lines = context.splitlines()[1:]
+    assert "shell was already in `testbed`" in lines[0]
+    assert all("already applied here" in ln for ln in lines[1:])  # the clone, if shown: it is done here
+
+    (project / "testbed").rmdir()  # a checkout where it is not cloned yet
+    outside = Session("sess-4", project, env)
+    context = injected_context(outside.bash_fails("cd testbed && python -m pytest", CD_ERROR))
+    assert context is not None and "did not exist: created it with" in context
+    assert "shell was already in" not in context
+
+
+@pytest.mark.parametrize(
+    ("cause", "cwd", "verdict"),
+    [
+        ("shell_inside", "./swebench/testbed", "ok"),
+        ("shell_inside", "./swebench", "elsewhere"),
+        ("shell_inside", "/home/u/testbed-old", "elsewhere"),  # a name that only starts the same
+        ("created", "./swebench/testbed", "applied"),
+        ("created", "/nonexistent/swebench", "ok"),
+    ],
+)
+def test_a_folder_fix_is_checked_against_where_the_shell_is(cause: str, cwd: str, verdict: str) -> None:
+    assert selfcheck.check({"folder": {"path": "testbed", "cause": cause}}, None, cwd).verdict == verdict
+
+
+def test_a_created_folder_that_exists_is_already_applied(tmp_path: Path) -> None:
+    (tmp_path / "build" / "out").mkdir(parents=True)
+    fix = {"folder": {"path": "build/out", "cause": "created"}}
+    assert selfcheck.check(fix, None, tmp_path).as_dict()["label"] == "already applied here"
+    assert selfcheck.check(fix, None, tmp_path / "build" / "out").verdict == "applied"
+    assert not selfcheck.shell_inside(str(tmp_path), "../x")  # never a parent's name
+    assert selfcheck.check(fix, tmp_path, None).verdict == "unchecked"  # no shell folder: nothing to say

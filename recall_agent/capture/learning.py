@@ -318,6 +318,10 @@ def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]
     packages = packages_of(episode.installs)
     if packages:
         out["packages"] = [_package(p) for p in packages[:20]]
+    if episode.inside and not episode.changes:
+        out["folder"] = {"path": redact(episode.inside)[:1000], "cause": "shell_inside"}
+    elif episode.created_by and episode.missing:
+        out["folder"] = {"path": redact(episode.missing[0])[:1000], "cause": "created"}
     out["verified_by"] = redact(episode.passed.command.text)[:1000]
     out["calls"] = [*(e["id"] for e in episode.errors[-20:]), episode.passed.id]
     return out

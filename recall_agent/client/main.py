@@ -143,7 +143,8 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
 
 def _self_check(outcomes: dict[str, BackendOutcome], ctx: Context) -> None:
     """Each learning of this repository checks itself against this checkout (selfcheck.py):
-    marked "may be stale" (and listed after the others) or "already applied here"."""
+    marked "may be stale" or "another case here" (and listed after the others) or "already applied
+    here"; a folder fix is checked against the folder this command runs in."""
     outcome = outcomes.get("learnings")
     response = outcome.response if outcome is not None else None
     matches = response.get("matches") if isinstance(response, dict) else None
@@ -152,7 +153,7 @@ def _self_check(outcomes: dict[str, BackendOutcome], ctx: Context) -> None:
     from recall_agent import selfcheck
 
     found = [m for m in matches if isinstance(m, dict)]
-    response["matches"] = selfcheck.annotate(found, ctx.repo_root or ctx.cwd, ctx.repo)
+    response["matches"] = selfcheck.annotate(found, ctx.repo_root or ctx.cwd, ctx.repo, ctx.cwd)
 
 
 def render(asked: Asked, fmt: str) -> str:

@@ -85,7 +85,7 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
         return None
     from recall_agent import selfcheck
 
-    matches = selfcheck.annotate(matches, root or Path(cwd), repo.name(Path(cwd), root))
+    matches = selfcheck.annotate(matches, root or Path(cwd), repo.name(Path(cwd), root), cwd)
     picked = retrieve.select(matches, shown)
     if not picked:
         return None

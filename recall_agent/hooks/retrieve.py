@@ -36,15 +36,20 @@ def _env_float(name: str, default: float, low: float, high: float) -> float:
         return default
 
 
-def query(error_text: str, repo: str, timeout_s: float) -> list[dict[str, Any]]:
-    """Error-signature matches for `error_text` as plain dicts (wire field names), best first."""
-    request = {
+def request_for(error_text: str, repo: str) -> dict[str, Any]:
+    """The retrieval request the hook sends for a failed call's error text."""
+    return {
         "match_type": "error_signature",
         "error_text": error_text[:4000],
         "repo": repo[:128] or "unknown",
         "max_results": 5,
         "min_similarity_error": min_similarity(),
     }
+
+
+def query(error_text: str, repo: str, timeout_s: float) -> list[dict[str, Any]]:
+    """Error-signature matches for `error_text` as plain dicts (wire field names), best first."""
+    request = request_for(error_text, repo)
     url = os.environ.get("AGENT_LEARNING_RETRIEVAL_URL")
     if url:
         return _query_http(url, request, timeout_s)
@@ -78,18 +83,22 @@ def _query_http(url: str, request: dict[str, Any], timeout_s: float) -> list[dic
 
 # lifecycle states (learnings/lifecycle.py) and self-check verdicts (selfcheck.py) never injected
 NOT_INJECTED_STATES = frozenset({"hurting", "dormant"})
+NOT_INJECTED_CHECKS = frozenset({"stale", "elsewhere"})
 
 
 def select(matches: list[dict[str, Any]], shown: set[str]) -> list[dict[str, Any]]:
     """Matches worth injecting: error matches over the threshold, not yet shown for this error, neither
-    hurting nor dormant, and not stale in this checkout."""
+    hurting nor dormant, and neither stale in this checkout nor about the other case of the error."""
     floor = min_similarity()
     picked = []
     for m in matches:
         lid = str(m.get("learning_id", ""))
         if not lid or lid in shown or m.get("match_type") != "error_signature":
             continue
-        if m.get("state") in NOT_INJECTED_STATES or (m.get("check") or {}).get("verdict") == "stale":
+        if (
+            m.get("state") in NOT_INJECTED_STATES
+            or (m.get("check") or {}).get("verdict") in NOT_INJECTED_CHECKS
+        ):
             continue
         if float(m.get("similarity") or 0.0) < floor:
             continue

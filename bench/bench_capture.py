@@ -43,7 +43,6 @@ from release import package_in, release_tree  # noqa: E402
 
 RESULTS = BENCH / "results" / "capture.json"
 RELEASE = "32014ad"
-SHOWN = 2  # learnings the on-error hook injects at most (RECALL_HOOK_MAX_INJECT's default)
 
 
 def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:
@@ -235,10 +234,14 @@ def _cause(text: str) -> str:
 
 def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
     """Sessions in time order: before each is imported, every labelled useful fix in it whose error line an
-    earlier session's useful fix had too (the same cause met again) is asked of recall with the failing
-    call's output, as the on-error hook asks; a hit is a top match whose resolution says what fixed it
-    (judged against this episode's label)."""
-    from recall_agent.learnings import execute_sync
+    earlier session's useful fix had too (the same cause met again) is asked of recall the way the on-error
+    hook asks: the failing call's output as the hook's request, each match checked against the folder the
+    shell was in at that call (selfcheck.annotate), the hook's selection (retrieve.select). A hit is one of
+    the learnings the hook would show whose resolution says what fixed it (judged against this episode's
+    label)."""
+    from recall_agent import selfcheck
+    from recall_agent.hooks import retrieve
+    from recall_agent.learnings import RetrievalRequest, execute_sync
     from recall_agent.learnings.store import open_store
     from recall_agent.models import Learning
 
@@ -249,21 +252,20 @@ def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
     met = hits = 0
     misses: list[dict[str, Any]] = []
     for label in sorted(sessions, key=_first_time):
-        outputs = _call_outputs(label)
+        outputs, cwds = _call_outputs(label), _call_cwds(label)
         built, _ = inprocess_learnings([label])
         for e in label.episodes:
             if not e.get("useful"):
                 continue
             cause = _cause(str(e.get("error") or ""))
-            if cause in seen and L.suffix(str(e.get("failed"))) in outputs:
+            call = L.suffix(str(e.get("failed")))
+            if cause in seen and call in outputs:
                 met += 1
                 repo = built[0]["repo"] if built else "r"
-                answer = execute_sync(
-                    {"match_type": "error_signature", "error_text": outputs[L.suffix(str(e["failed"]))][-4000:],
-                     "repo": repo, "max_results": SHOWN},
-                    home=home,
-                )  # fmt: skip
-                shown = [m.resolution_summary for m in answer.matches[:SHOWN]]
+                request = retrieve.request_for(outputs[call], repo)
+                found = [m.to_wire() for m in execute_sync(RetrievalRequest(**request), home=home).matches]
+                checked = selfcheck.annotate(found, None, repo, cwds.get(call))
+                shown = [m["resolution_summary"] for m in retrieve.select(checked, set())]
                 if any(L.says_the_fix(r, e) for r in shown):
                     hits += 1
                 else:
@@ -277,6 +279,24 @@ def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
                 store.add(Learning.model_validate(lr))
     return {"recurrences": met, "got_the_fix": hits, "share": round(hits / met, 3) if met else None,
             "misses": misses[:20]}  # fmt: skip
+
+
+def _call_cwds(label: L.Label) -> dict[str, str]:
+    """The folder the shell was in at each tool call (the client writes it on every transcript entry)."""
+    found: dict[str, str] = {}
+    with label.path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if '"tool_use"' not in line:
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            content = (entry.get("message") or {}).get("content") if isinstance(entry, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_use" and entry.get("cwd"):
+                    found[L.suffix(str(block.get("id")))] = str(entry["cwd"])
+    return found
 
 
 def curves(sessions: list[L.Label]) -> dict[str, Any]:

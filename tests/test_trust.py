@@ -590,3 +590,16 @@ def test_a_created_folder_that_exists_is_already_applied(tmp_path: Path) -> None
     assert selfcheck.check(fix, None, tmp_path / "build" / "out").verdict == "applied"
     assert not selfcheck.shell_inside(str(tmp_path), "../x")  # never a parent's name
     assert selfcheck.check(fix, tmp_path, None).verdict == "unchecked"  # no shell folder: nothing to say
+
+
+def test_a_folder_fix_is_kept_by_both_stores(store) -> None:
+    from recall_agent.models import FixEvidence
+
+    fix = FixEvidence(source="transcript", folder={"path": "testbed", "cause": "shell_inside"})
+    learned = Learning(
+        repo="shop", error_signatures=[CD_ERROR], resolution_summary="ran it without `cd testbed`", fix=fix
+    )
+    store.add(learned)
+    back = store.learning(learned.id)  # the stored row: its evidence as the wire carries it
+    assert back.fix["folder"] == {"path": "testbed", "cause": "shell_inside"}
+    assert selfcheck.check(back.fix, None, "/work/testbed").verdict == "ok"

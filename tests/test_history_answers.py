@@ -253,3 +253,31 @@ def test_history_questions_are_understood_and_routed(text: str, action: str, sub
     assert (intent.action, intent.subject) == (action, subject)
     roles = {r.value for r in route(text)}
     assert roles & {"memgraph", "repowise"}, roles
+
+
+def test_a_go_file_of_the_same_package_is_not_called_unexplained(tmp_path: Path) -> None:
+    """Go files of one folder are one package: they use each other without an import."""
+    repo = tmp_path / "svc"
+    files = {
+        "go.mod": "module example.com/svc\n\ngo 1.21\n",
+        "server.go": "package svc\n\nfunc Serve() { route() }\n",
+        "routes.go": "package svc\n\nfunc route() {}\n",
+        "CHANGELOG.md": "changes\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "start", [], "Ada", 0, 300)
+    for i in range(5):
+        _commit(repo, f"routes {i}", ["server.go", "routes.go"], "Ada", i + 1, 250 - 20 * i)
+    for i in range(3):
+        _commit(repo, f"release {i}", ["server.go", "CHANGELOG.md"], "Bob", i + 10, 100 - 20 * i)
+    content, _ = _answer("what changes with server.go", repo)
+    routes = next(
+        line for line in content.splitlines() if line.startswith(("1.", "2.")) and "routes.go" in line
+    )
+    changelog = next(line for line in content.splitlines() if "CHANGELOG.md" in line)
+    assert routes.endswith("[same Go package]") and changelog.endswith("[no import]")
+    unexplained = sum(line.endswith("[no import]") for line in content.splitlines())
+    assert f"{unexplained} of " in content.splitlines()[-1]  # the same package is not counted

@@ -215,7 +215,8 @@ def blast_line(code: sqlite3.Connection, root: Path, target: Target) -> str:
         file = graph.file_of(target.path)
         if file is None:
             return ""
-        return render.changes_with(cochange.partners(opened.h, [file], graph, limit=BLAST_PARTNERS))
+        partners = cochange.partners(opened.h, [file], graph, limit=BLAST_PARTNERS)
+        return render.changes_with(partners, target.path)
     finally:
         opened.close()
 

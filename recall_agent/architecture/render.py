@@ -229,8 +229,21 @@ def _day(ts: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ts)) if ts else "?"
 
 
-def _partner(p) -> str:
-    mark = "" if p.imports else " [no import]"
+def _link(p, near: list[str]) -> str:
+    """How a partner is tied to the files asked about besides history: nothing to say when an import joins
+    them; a Go file of the same package needs no import (its files share one namespace)."""
+    if p.imports:
+        return ""
+    return " [same Go package]" if same_go_package(p.path, near) else " [no import]"
+
+
+def same_go_package(path: str, near: list[str]) -> bool:
+    folder = path.rpartition("/")[0]
+    return path.endswith(".go") and any(n.endswith(".go") and n.rpartition("/")[0] == folder for n in near)
+
+
+def _partner(p, near: list[str]) -> str:
+    mark = _link(p, near)
     together = (
         f"{_plural(p.support, 'commit')} together ({p.confidence:.0%}), last {_day(p.last)}"
         if p.support
@@ -250,22 +263,23 @@ def cochange(path: str, commits: int, since: int, partners: list, how: str = "")
     if not partners:
         lines.append("Nothing changes with it often enough to say (it changes alone).")
     for i, p in enumerate(partners, 1):
-        lines.append(f"{i}. {_partner(p)}")
-    unexplained = sum(1 for p in partners if not p.imports)
+        lines.append(f"{i}. {_partner(p, [path])}")
+    unexplained = sum(1 for p in partners if _link(p, [path]) == " [no import]")
     if partners:
         lines.append(
             f"{unexplained} of {len(partners)} have no import edge to it: history, not the graph, links them."
             if unexplained
-            else "Every one of them is joined to it by an import."
+            else "Every one of them is joined to it by an import or its Go package."
         )
     return "\n".join(line for line in lines if line)
 
 
-def changes_with(partners: list) -> str:
+def changes_with(partners: list, path: str) -> str:
     """The blast radius answer's history line."""
     if not partners:
         return ""
-    shown = [f"{p.path} ({p.support}×{'' if p.imports else ', no import'})" for p in partners]
+    tie = {" [no import]": ", no import", " [same Go package]": ", same Go package", "": ""}
+    shown = [f"{p.path} ({p.support}×{tie[_link(p, [path])]})" for p in partners]
     return "Changes with it: " + ", ".join(shown)
 
 
@@ -329,7 +343,7 @@ def risk(
     lines = [f"Change risk of {label}: {_plural(len(paths), 'file')} changed ({_cap(paths, 6)})"]
     if left_out:
         lines.append("Usually changes with them, left out of this change:")
-        lines += [f"- {_partner(p)}" for p in left_out]
+        lines += [f"- {_partner(p, paths)}" for p in left_out]
     else:
         lines.append("No usual partner of these files is missing from the change.")
     hot = [s for s in stats if s.p_fix >= hot_p]

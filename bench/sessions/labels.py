@@ -67,16 +67,16 @@ class Label:
 
 
 SECOND = "C"  # the labeller who labelled part of the tuning half again, independently (agreement)
-# The labeller of a second sample of held-out sessions, labelled after the models were fitted and the first
-# held-out half scored: a held-out set no fit or rule change has been judged against (`heldout-fresh`).
-FRESH = "E"
+# The labellers of a second sample of held-out sessions, labelled after the models were fitted and the first
+# held-out half scored: a held-out set no fit was chosen on (`heldout-fresh`).
+FRESH = frozenset({"E", "F"})
 
 
 def load(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = None) -> list[Label]:
     """Labels of the given halves, with their transcripts in the cache (bench/sessions/fetch.py). The
     half `tune-second` is the second labeller's labels of tuning sessions, kept out of `tune` so that
     each session is judged once per labeller; `tune-all` is both (what the fitting script reads).
-    `heldout-fresh` is the later held-out sample (FRESH), never part of `heldout`."""
+    `heldout-fresh` is the later held-out sample (FRESH's labellers), never part of `heldout`."""
     out = []
     for path in sorted(LABELS.glob("*/*.yaml")):
         data = yaml.safe_load(path.read_text())
@@ -86,7 +86,7 @@ def load(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = 
         half = str(data.get("half"))
         if half == "tune" and data.get("labeller") == SECOND:
             half = "tune-second"
-        if half == "heldout" and data.get("labeller") == FRESH:
+        if half == "heldout" and data.get("labeller") in FRESH:
             half = "heldout-fresh"
         wanted = set(halves) | ({"tune", "tune-second"} if "tune-all" in halves else set())
         if half not in wanted or (corpora and corpus not in corpora):

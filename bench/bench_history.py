@@ -503,24 +503,14 @@ def _by_commit(qs: list[Query]) -> list[list[Query]]:
 
 def _logistic(x, y, w, l2: float = 1.0) -> tuple[float, list[float]]:
     """L2 logistic regression by Newton's method on standardized features; weights on the raw scale."""
-    import numpy as np
+    from logistic import fit_logistic
 
     w = w * len(w) / w.sum()
     mean, std = x.mean(axis=0), x.std(axis=0)
     std[std == 0] = 1.0
-    z = np.hstack([np.ones((len(x), 1)), (x - mean) / std])
-    beta = np.zeros(z.shape[1])
-    ridge = l2 * np.diag(np.r_[0, np.ones(len(beta) - 1)])
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(z @ beta, -30, 30)))
-        grad = z.T @ (w * (p - y)) + ridge @ beta
-        hess = (z * (w * p * (1 - p))[:, None]).T @ z + ridge
-        step = np.linalg.solve(hess, grad)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    weights = beta[1:] / std
-    return float(beta[0] - (beta[1:] * mean / std).sum()), [float(v) for v in weights]
+    coef, bias = fit_logistic((x - mean) / std, y, l2, sample_weight=w)
+    weights = coef / std
+    return float(bias - (coef * mean / std).sum()), [float(v) for v in weights]
 
 
 def _listwise(groups, l2: float = 0.01, iters: int = 300, lr: float = 0.05):

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from corpora import all_sets  # noqa: E402  (bench/ is this script's folder)
+from logistic import fit_logistic  # noqa: E402
 
 from recall_agent.learnings import acceptance, retrieval  # noqa: E402
 from recall_agent.learnings.features import Query  # noqa: E402
@@ -94,24 +95,6 @@ def pairs(sets: list[dict], home: Path, features: tuple[str, ...] = MODEL_FEATUR
     return rows
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float, iters: int = 50) -> tuple[np.ndarray, float]:
-    """Logistic regression, L2 on the weights (not the bias), Newton-Raphson."""
-    n, d = x.shape
-    xb = np.hstack([x, np.ones((n, 1))])
-    w = np.zeros(d + 1)
-    reg = np.eye(d + 1) * l2
-    reg[d, d] = 0.0
-    for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-np.clip(xb @ w, -40, 40)))
-        grad = xb.T @ (p - y) + reg @ w
-        hess = (xb * (p * (1 - p))[:, None]).T @ xb + reg + 1e-9 * np.eye(d + 1)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w[:d], float(w[d])
-
-
 def decisions(rows: list[dict], w: np.ndarray, b: float) -> list[tuple[str | None, str | None, float]]:
     """(truth, top candidate, its probability) per query: exact pairs are 1.0, the rest the model's."""
     out = []
@@ -156,7 +139,7 @@ def main() -> int:
         rows = pairs(sets, Path(tmp), features)
     x = np.array([f for r in rows for _, exact, f in r["cands"] if not exact], dtype=float)
     y = np.array([float(k == r["truth"]) for r in rows for k, exact, _ in r["cands"] if not exact])
-    w, b = fit(x, y, args.l2)
+    w, b = fit_logistic(x, y, args.l2)
     dec = decisions(rows, w, b)
     t = choose_threshold(dec, args.target_fmr)
     summary = {

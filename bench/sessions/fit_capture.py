@@ -13,8 +13,8 @@
    reach STORED_PRECISION.
 
 Only labels with `half: tune` are read, of both labellers where a session has two (each is a training
-example of its own, so the fit sits between their verdicts). Logistic regression by Newton's method with an
-L2 penalty (numpy, a dev dependency; the engine evaluates the weights in pure Python).
+example of its own, so the fit sits between their verdicts). Logistic regression with an L2 penalty (`bench/logistic.py`;
+the engine evaluates the weights in pure Python).
 
 The penalty and both thresholds come from cross-validation inside the tuning half: FOLDS folds by session
 (a session's labels, of every labeller, stay in one fold), the penalty with the lowest out-of-fold log-loss,
@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import labels as L  # noqa: E402
+from logistic import fit_logistic  # noqa: E402
 
 from recall_agent.capture import model  # noqa: E402
 from recall_agent.capture.engine import Engine  # noqa: E402
@@ -60,24 +61,6 @@ def replay(label: L.Label, decide_run=None) -> Engine:
     engine.feed(Transcript(label.path).steps())
     engine.end_turn()
     return engine
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
-    """Weights and bias of an L2-penalised logistic regression (Newton's method)."""
-    n, d = X.shape
-    A = np.hstack([X, np.ones((n, 1))])
-    w = np.zeros(d + 1)
-    penalty = np.full(d + 1, l2)
-    penalty[-1] = 0.0
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(A @ w, -60, 60)))
-        grad = A.T @ (p - y) + penalty * w
-        H = A.T @ (A * (p * (1 - p))[:, None]) + np.diag(penalty) + 1e-9 * np.eye(d + 1)
-        step = np.linalg.solve(H, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w[:-1], float(w[-1])
 
 
 def fold_of(session: str) -> int:

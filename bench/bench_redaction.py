@@ -247,18 +247,23 @@ def path_redact(cases: list[dict], work: Path, tree: Path | None) -> dict[str, b
     return {c["id"]: leaked(c, o.encode()) for c, o in zip(cases, outputs, strict=True)}
 
 
-def path_learn(cases: list[dict], home: Path, tree: Path | None) -> dict[str, bool]:
-    src = home.parent / "learnings.jsonl"
-    src.write_text("".join(json.dumps(learning_of(c)) + "\n" for c in cases))
+def _recall(tree: Path | None, home: Path, *args: str, cwd: Path | None = None) -> None:
+    """One `recall` process of `tree` (this checkout when None) on the store under `home`; it must succeed."""
     proc = subprocess.run(
-        [sys.executable, "-m", _package(tree), "learn", "--from-jsonl", str(src)],
+        [sys.executable, "-m", _package(tree), *args],
         env=_env(tree, home),
-        cwd=home.parent,
+        cwd=cwd or home.parent,
         capture_output=True,
         text=True,
         timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def path_learn(cases: list[dict], home: Path, tree: Path | None) -> dict[str, bool]:
+    src = home.parent / "learnings.jsonl"
+    src.write_text("".join(json.dumps(learning_of(c)) + "\n" for c in cases))
+    _recall(tree, home, "learn", "--from-jsonl", str(src))
     blob = stored_bytes(home)
     return {c["id"]: leaked(c, blob) for c in cases}
 
@@ -320,15 +325,7 @@ def path_import(cases: list[dict], home: Path, tree: Path | None) -> dict[str, b
         w.bash("python -m pytest -q", "1 passed")
         w.say(f"The config held {case['text']} so I fixed the loader.")
         w.save()
-    proc = subprocess.run(
-        [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(folder)],
-        env=_env(tree, home),
-        cwd=home.parent,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    _recall(tree, home, "import-sessions", "-q", str(folder))
     blob = stored_bytes(home)
     return {c["id"]: leaked(c, blob) for c in cases}
 
@@ -341,15 +338,7 @@ def real_import(home: Path, tree: Path | None) -> dict:
     repo = home.parent / "repo"  # run from inside a git repository, as a user would (paths are then relative)
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    proc = subprocess.run(
-        [sys.executable, "-m", _package(tree), "import-sessions", "-q", str(SWECB)],
-        env=_env(tree, home),
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    _recall(tree, home, "import-sessions", "-q", str(SWECB), cwd=repo)
     db = sqlite3.connect(home / "learnings.db")
     rows = db.execute("select file_paths_touched, resolution_summary from learnings").fetchall()
     signatures = db.execute("select text from signatures").fetchall()

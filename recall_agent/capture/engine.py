@@ -508,9 +508,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     errs = output.error_lines(lines, background)
     main = ep.failed.command.main
     runs_created = bool(main and any(t in created or _same_file(t, created) for t in main.targets))
-    missing = any(
-        "No such file or directory" in ln or "not found" in ln or "can't open file" in ln for ln in lines
-    )
+    missing = any("No such file or directory" in ln or "not found" in ln for ln in lines)
     # the path that is missing is one the agent wrote itself (run from the wrong folder): its own slip
     own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
     return {
@@ -531,9 +529,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "error_syntax": float(
             any(w in ln for ln in errs for w in ("SyntaxError", "IndentationError", "NameError"))
         ),
-        "error_missing_path": float(
-            any("No such file or directory" in ln or "not found" in ln for ln in lines)
-        ),
+        "error_missing_path": float(missing),
         "error_missing_own_file": float(own_missing),
         "error_module": float(any("No module named" in ln or "Cannot find module" in ln for ln in lines)),
         "error_lines_none": float(not errs),

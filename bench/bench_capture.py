@@ -216,11 +216,13 @@ def _first_time(label: L.Label) -> str:
     return ""
 
 
-def _call_outputs(label: L.Label) -> dict[str, str]:
+def _call_results(label: L.Label) -> dict[str, tuple[str, str | None]]:
+    """Each tool call's output and the folder the shell was in when it came back (the entry's `cwd`, what
+    the hook's payload carries), by the call id's suffix."""
     from recall_agent.capture.transcript import Result, Transcript
 
     return {
-        L.suffix(step.call.id): step.text or ""
+        L.suffix(step.call.id): (step.text or "", step.cwd)
         for step in Transcript(label.path).steps()
         if isinstance(step, Result) and step.is_error is not None
     }
@@ -232,13 +234,13 @@ def _cause(text: str) -> str:
     return str(fold(text))
 
 
-def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
+def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str, Any]:
     """Sessions in time order: before each is imported, every labelled useful fix in it whose error line an
     earlier session's useful fix had too (the same cause met again) is asked of recall the way the on-error
     hook asks: the failing call's output as the hook's request, each match checked against the folder the
     shell was in at that call (selfcheck.annotate), the hook's selection (retrieve.select). A hit is one of
     the learnings the hook would show whose resolution says what fixed it (judged against this episode's
-    label)."""
+    label). `folder` False checks the matches without the call's folder (what the folder check adds)."""
     from recall_agent import selfcheck
     from recall_agent.hooks import retrieve
     from recall_agent.learnings import RetrievalRequest, execute_sync
@@ -249,23 +251,32 @@ def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     seen: set[str] = set()
-    met = hits = 0
+    met = hits = other_case_first = 0
     misses: list[dict[str, Any]] = []
     for label in sorted(sessions, key=_first_time):
-        outputs, cwds = _call_outputs(label), _call_cwds(label)
+        results = _call_results(label)
         built, _ = inprocess_learnings([label])
         for e in label.episodes:
             if not e.get("useful"):
                 continue
             cause = _cause(str(e.get("error") or ""))
             call = L.suffix(str(e.get("failed")))
-            if cause in seen and call in outputs:
+            if cause in seen and call in results:
                 met += 1
                 repo = built[0]["repo"] if built else "r"
-                request = retrieve.request_for(outputs[call], repo)
+                output, cwd = results[call]
+                request = retrieve.request_for(output, repo)
                 found = [m.to_wire() for m in execute_sync(RetrievalRequest(**request), home=home).matches]
-                checked = selfcheck.annotate(found, None, repo, cwds.get(call))
-                shown = [m["resolution_summary"] for m in retrieve.select(checked, set())]
+                checked = selfcheck.annotate(found, None, repo, cwd if folder else None)
+                picked = retrieve.select(checked, set())
+                shown = [m["resolution_summary"] for m in picked]
+                # the first learning shown is about the other case of a folder error than the shell's folder
+                first_fix = picked[0].get("fix") if picked else None
+                other_case_first += bool(
+                    isinstance(first_fix, dict)
+                    and first_fix.get("folder")
+                    and selfcheck.check(first_fix, None, cwd).verdict in ("elsewhere", "applied")
+                )
                 if any(L.says_the_fix(r, e) for r in shown):
                     hits += 1
                 else:
@@ -278,25 +289,7 @@ def replay(sessions: list[L.Label], work: Path) -> dict[str, Any]:
             for lr in built:
                 store.add(Learning.model_validate(lr))
     return {"recurrences": met, "got_the_fix": hits, "share": round(hits / met, 3) if met else None,
-            "misses": misses[:20]}  # fmt: skip
-
-
-def _call_cwds(label: L.Label) -> dict[str, str]:
-    """The folder the shell was in at each tool call (the client writes it on every transcript entry)."""
-    found: dict[str, str] = {}
-    with label.path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if '"tool_use"' not in line:
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            content = (entry.get("message") or {}).get("content") if isinstance(entry, dict) else None
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use" and entry.get("cwd"):
-                    found[L.suffix(str(block.get("id")))] = str(entry["cwd"])
-    return found
+            "other_case_first": other_case_first, "misses": misses[:20]}  # fmt: skip
 
 
 def curves(sessions: list[L.Label]) -> dict[str, Any]:
@@ -362,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
     ap.add_argument("--show", action="store_true", help="print the wrong resolutions")
     ap.add_argument("--replay", action="store_true", help="also replay each half in time order (recurrences)")
+    ap.add_argument(
+        "--replay-without-folder", action="store_true", help="replay without the self-check's folder verdicts"
+    )
     ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
     ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
     args = ap.parse_args(argv)
@@ -389,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                     "mb_per_s": round(mb / secs, 1),
                 }
             if args.replay:
-                row["replay"] = replay(sessions, work)
+                row["replay"] = replay(sessions, work, folder=not args.replay_without_folder)
             if args.curves:
                 row["curves"] = curves(sessions)
             report["halves"][half] = row
@@ -433,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         if "replay" in row:
             r = row["replay"]
             print(
-                f"replay {half}: {r['got_the_fix']}/{r['recurrences']} recurrences got their earlier fix ({r['share']})"
+                f"replay {half}: {r['got_the_fix']}/{r['recurrences']} recurrences got their earlier fix ({r['share']}),"
+                f" {r['other_case_first']} shown the other case of a folder error first"
             )
             if args.show:
                 for m in r["misses"]:

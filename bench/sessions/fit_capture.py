@@ -170,9 +170,12 @@ def pick_threshold(points: list[dict[str, float]], target: float) -> dict[str, f
     )
 
 
-def fit(tune: list[L.Label], out: Path, target: float | None, stamp: str) -> dict:
-    """Both models fitted on `tune` and written to `out`, which the engine reads meanwhile (`model.WEIGHTS`).
-    `target`: the episode threshold's out-of-fold precision; None leaves the threshold to the caller."""
+def fit(
+    tune: list[L.Label], out: Path, target: float | None, stamp: str
+) -> tuple[dict, list[dict[str, float]]]:
+    """Both models fitted on `tune`, and the episode model's out-of-fold curve. The run model is written to
+    `out` at once: the engine reads it (`model.WEIGHTS`) while the episode rows are built. `target`: the
+    episode threshold's out-of-fold precision; None leaves the threshold to the caller."""
     if not out.is_file():  # the engine needs a run model to start: the shipped one until this fit's is in
         out.write_text(SHIPPED.read_text())
     weights = json.loads(out.read_text())
@@ -181,7 +184,6 @@ def fit(tune: list[L.Label], out: Path, target: float | None, stamp: str) -> dic
     _write(out, weights)
     episode, points = episode_fit(tune, stamp)
     weights["episode"] = episode
-    weights["episode_curve"] = points  # dropped again by main: the cross-validation reads it
     if target is not None:
         chosen = pick_threshold(points, target)
         episode["threshold"] = round(chosen["threshold"], 4)
@@ -189,11 +191,11 @@ def fit(tune: list[L.Label], out: Path, target: float | None, stamp: str) -> dic
             f"  threshold {chosen['threshold']:.3f}: out-of-fold P {chosen['precision']:.3f} "
             f"R {chosen['recall']:.3f} (of the resolved)"
         )
-    return weights
+    return weights, points
 
 
 def _write(out: Path, weights: dict) -> None:
-    out.write_text(json.dumps({k: v for k, v in weights.items() if k != "episode_curve"}, indent=1) + "\n")
+    out.write_text(json.dumps(weights, indent=1) + "\n")
     model.load.cache_clear()
 
 
@@ -211,11 +213,9 @@ def cross_validate(tune: list[L.Label], targets: tuple[float, ...], stamp: str) 
             if not train or not test:
                 continue
             out = Path(tmp) / f"fold{k}.json"
-            weights = fit(train, out, None, stamp)
+            weights, curve_points = fit(train, out, None, stamp)
             for target in targets:
-                weights["episode"]["threshold"] = round(
-                    pick_threshold(weights["episode_curve"], target)["threshold"], 4
-                )
+                weights["episode"]["threshold"] = round(pick_threshold(curve_points, target)["threshold"], 4)
                 _write(out, weights)
                 for half in sorted({lb.half for lb in test}):
                     sessions = [lb for lb in test if lb.half == half]
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
     target = choose_target(tune, stamp)
-    weights = fit(tune, args.out, target, stamp)
+    weights, _ = fit(tune, args.out, target, stamp)
     weights["episode"]["target_precision"] = target
     _write(args.out, weights)
     return 0

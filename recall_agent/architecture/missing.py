@@ -21,6 +21,10 @@ from recall_agent.architecture import manifests as mf
 SHOWN = 6  # importers named
 KIND_MISSING = "Missing package"
 KIND_OWN = "Module of this repository"
+AUX_DIRS = frozenset(
+    {"bench", "benchmarks", "benchmark", "examples", "example", "docs", "doc", "scripts", "script", "tools"}
+    | {"sandbox", "samples", "contrib", "misc", "dev", "ci", "hack"}
+)
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (mf.PYTHON, re.compile(r"No module named '?([A-Za-z_][\w.]{0,200})'?")),
@@ -179,7 +183,8 @@ def _importers(conn: sqlite3.Connection, eco: str, name: str, package: str) -> l
     seen: dict[str, tuple[str, int, bool]] = {}
     for path, line, is_test in rows:
         seen.setdefault(path, (path, line, bool(is_test)))
-    return list(seen.values())
+    # the project's own code first, then its benchmarks, examples and scripts, then its tests
+    return sorted(seen.values(), key=lambda i: (i[2], PurePosixPath(i[0]).parts[0] in AUX_DIRS, i[0]))
 
 
 def _like(text: str) -> str:

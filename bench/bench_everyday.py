@@ -172,22 +172,22 @@ def main() -> int:
         )
         print(f"{'':<22}by kind {s['by_kind']}; by language {s['by_lang']}")
     print(f"load average before {out['load_before']}, after {out['load_after']}")
-    mine = answers["this checkout"]
     out["rows"] = [
         {
             "project": e["project"],
             "half": projects[e["project"]]["half"],
             "kind": e["kind"],
             "message": e["message"],
-            "useful": useful(mine[e["message"]]["text"], e),
-            "answer": mine[e["message"]]["text"][:600],
+            "useful": {name: useful(got[e["message"]]["text"], e) for name, got in answers.items()},
+            "answer": {name: got[e["message"]]["text"][:600] for name, got in answers.items()},
         }
         for e in errors
     ]
     if args.show or args.show_all:
         for r in out["rows"]:
-            if (args.show_all or not r["useful"]) and r["half"] == "tune":
-                print(f"--- miss [{r['project']}/{r['kind']}] {r['message'][:100]!r}\n{r['answer'][:500]}")
+            if (args.show_all or not r["useful"]["this checkout"]) and r["half"] == "tune":
+                answer = r["answer"]["this checkout"][:500]
+                print(f"--- miss [{r['project']}/{r['kind']}] {r['message'][:100]!r}\n{answer}")
     if args.half == "all":
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(out, indent=2) + "\n")

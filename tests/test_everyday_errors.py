@@ -60,6 +60,11 @@ def test_a_missing_package_in_a_rich_like_sdist_names_its_importers_and_declarat
     first = answers("ModuleNotFoundError: No module named 'markdown_it'", sdist)[0]
     assert first["answer"] == "missing_package" and first["declared"] == ["pyproject.toml:8"]
     assert first["importers"] == ["rich/markdown.py"]
+    # a standard-library module is no package to declare: the Python lacks it
+    stdlib = answers("ModuleNotFoundError: No module named '_ctypes'", sdist)[0]["content"]
+    assert stdlib.startswith(
+        "Missing standard-library module: `_ctypes` is part of Python's standard library"
+    )
 
 
 @pytest.mark.skipif(not RICH_SDIST.is_dir(), reason="rich's sdist is not in bench/.cache (bench_everyday.py)")
@@ -184,6 +189,7 @@ def test_a_missing_command_names_where_the_repository_uses_it(tmp_path: Path) ->
     first = answers("verify/golint.sh: line 4: golint: command not found", repo)[0]
     assert first["answer"] == "missing_command" and first["uses"] == ["verify/golint.sh:4"]
     assert "no manifest of the project declares it" in first["content"]
+    assert answers("zsh: command not found: golint", repo)[0]["command"] == "golint"  # not "zsh"
     go = answers("bash: go: command not found", repo)[0]["content"]
     assert ".github/workflows/ci.yml:5" in go and "it is the toolchain of go.mod" in go
     assert answers("bash: frobnicate: command not found", repo) == []  # nothing of the repository involved

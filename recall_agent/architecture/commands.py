@@ -94,12 +94,19 @@ TOOLCHAINS = {
 _NODE_BIN = "node_modules/.bin"
 
 
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "tcsh", "csh"})
+
+
 def parse(text: str) -> str | None:
+    """The command a `command not found` error names (`zsh: command not found: x` names x, not zsh)."""
     best: tuple[int, str] | None = None
     for pattern in _PATTERNS:
-        m = pattern.search(text)
-        if m and (best is None or m.start(1) < best[0]):
-            best = (m.start(1), m.group(1))
+        for m in pattern.finditer(text[:20_000]):
+            if m.group(1) in SHELLS:
+                continue
+            if best is None or m.start(1) < best[0]:
+                best = (m.start(1), m.group(1))
+            break
     return best[1] if best else None
 
 

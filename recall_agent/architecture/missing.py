@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -98,6 +99,8 @@ def answer(conn: sqlite3.Connection, root: Path, text: str) -> tuple[str, dict] 
     own = _own(conn, root, eco, name)
     if own:
         return own
+    if eco == mf.PYTHON and name.split(".")[0] in sys.stdlib_module_names:
+        return _stdlib(name), {"answer": "missing_package", "package": name, "stdlib": True}
     miss = Missing(eco, name, _package(eco, name))
     miss.importers = _importers(conn, eco, name, miss.package)
     wanted = _wanted(eco, name, miss.package)
@@ -105,7 +108,7 @@ def answer(conn: sqlite3.Connection, root: Path, text: str) -> tuple[str, dict] 
     folders = _with_parents(folders) + [""]
     declared = mf.declarations(root, folders, eco, wanted)
     if eco == mf.JAVA:
-        declared = _longest_group(declared, name)
+        declared = _longest_group(declared)
     if not miss.importers and not declared:
         return None  # nothing of this repository is involved: not ours to explain
     first_folder = str(PurePosixPath(declared[0].file).parent).strip(".") if declared else ""
@@ -145,7 +148,15 @@ def _wanted(eco: str, name: str, package: str) -> list[str]:
     return [mf.normalize(eco, package)]
 
 
-def _longest_group(declared: list[mf.Declaration], package: str) -> list[mf.Declaration]:
+def _stdlib(name: str) -> str:
+    return (
+        f"Missing standard-library module: `{name}` is part of Python's standard library, not a package to "
+        "declare: this Python was built or packaged without it (Debian splits some out, e.g. python3-venv, "
+        "python3-tk; a Python built from source without the library's headers lacks _ctypes, _ssl, _sqlite3)."
+    )
+
+
+def _longest_group(declared: list[mf.Declaration]) -> list[mf.Declaration]:
     if not declared:
         return declared
     best = max(len(d.name) for d in declared)

@@ -148,7 +148,11 @@ def test_missing_packages_in_node_go_rust_and_ruby(tmp_path: Path) -> None:
     assert "imported by check.go:3" in first["content"] and "go.mod:6 require" in first["content"]
     assert "`go mod download` (go.sum)" in first["content"]
     own = answers("no required module provides package example.com/svc/internal", go)[0]["content"]
-    assert own.startswith("Module of this repository") and "not a missing package" in own
+    assert own.startswith("Module of this repository") and "no folder internal/ in it" in own
+    write(go, {"internal/x.go": "package internal\n"})
+    own = answers("no required module provides package example.com/svc/internal", go)[0]["content"]
+    assert "`example.com/svc/internal` is this repository's own, at internal" in own
+    assert "not a missing package" in own
 
     crate = write(
         tmp_path / "crate",

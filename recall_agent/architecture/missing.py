@@ -242,6 +242,12 @@ def _own(conn: sqlite3.Connection, root: Path, eco: str, name: str) -> tuple[str
         if not module or not (name == module or name.startswith(module + "/")):
             return None
         path = name[len(module) :].lstrip("/") or "."
+        if not (root / path).is_dir():
+            text = (
+                f"{KIND_OWN} (read from the code): `{name}` would be a package of this module ({module}, go.mod), "
+                f"but there is no folder {path}/ in it: a package moved or renamed, or a typo in the import"
+            )
+            return text + ".", {"answer": "own_module", "target": name, "location": "go.mod"}
         why = "it is inside this module (go.mod); run the go command from the checkout so it sees go.mod"
     else:
         return None

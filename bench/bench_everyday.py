@@ -9,8 +9,9 @@ missing command, a failing test by id, a message the project raises) on 11 publi
 languages, each labelled (before the code that answers them was written) with what a useful answer must
 name: groups of alternatives, one of each group in the answer's architecture part, and text it must not
 say. The split is by project (`half` in the file). Checkouts go to bench/.cache/everyday/ (never
-committed): a PyPI sdist (`pip download --no-binary :all:`) or `git archive` of the search tool's mirror
-(/work/.mirror/<owner>+<name>/repo) at the tag named.
+committed): a PyPI sdist (`pip download --no-binary :all:`, checked against its pinned sha256) or `git
+archive` of the search tool's mirror (/work/.mirror/<owner>+<name>/repo) at the tag named, which must
+resolve to the pinned commit.
 
 Each tree (this checkout; the release, `git archive` of RELEASE) runs in a worker process of its own
 (`--worker TREE`) with an empty RECALL_HOME: it indexes each project once, then asks every error through
@@ -23,6 +24,7 @@ Results: bench/results/everyday.json.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -54,6 +56,9 @@ def checkout(spec: dict) -> Path:
             pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", what]
             subprocess.run([*pip, "-d", str(CACHE)], check=True)
             archive = CACHE / f"{spec['root']}.tar.gz"
+            digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+            if digest != spec["sha256"]:
+                raise SystemExit(f"{archive.name}: sha256 {digest}, the data pins {spec['sha256']}")
             subprocess.run(["tar", "-xzf", str(archive), "-C", str(CACHE)], check=True)
         return dest
     repo, _, ref = what.partition("@")
@@ -63,6 +68,14 @@ def checkout(spec: dict) -> Path:
     mirror = MIRRORS / repo.replace("/", "+") / "repo"
     if not mirror.is_dir():
         raise SystemExit(f"{repo}: no mirror at {mirror} (bring it with the search tool's fetch)")
+    resolved = subprocess.run(
+        ["git", "-C", str(mirror), "rev-parse", f"{ref}^{{commit}}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if resolved != spec["commit"]:
+        raise SystemExit(f"{repo}@{ref} is {resolved} in the mirror, the data pins {spec['commit']}")
     dest.mkdir(parents=True, exist_ok=True)
     tar = subprocess.run(["git", "-C", str(mirror), "archive", ref], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)

@@ -82,6 +82,8 @@ def answer(conn: sqlite3.Connection, root: Path, text: str) -> tuple[str, dict] 
     if test_file is None and test is None:
         return None
     file_target = test_file or _file_target(conn, test.path)  # type: ignore[union-attr]
+    if file_target is None:
+        return None
     under = _under_test(conn, root, file_target, test)
     where = f"`{test.qualname}` at {test.path}:{test.line}" if test else f"{file_target.path}"
     if not test and tid.line:
@@ -107,8 +109,8 @@ def answer(conn: sqlite3.Connection, root: Path, text: str) -> tuple[str, dict] 
     }
 
 
-def _file_target(conn: sqlite3.Connection, path: str) -> q.Target:
-    return q.lookup(conn, path, fuzzy=False).targets[0]
+def _file_target(conn: sqlite3.Connection, path: str) -> q.Target | None:
+    return next((t for t in q.lookup(conn, path, fuzzy=False).targets if t.is_file), None)
 
 
 def _test_file(conn: sqlite3.Connection, tid: TestId) -> q.Target | None:

@@ -221,10 +221,16 @@ def _own(conn: sqlite3.Connection, root: Path, eco: str, name: str) -> tuple[str
 
             return missing_submodule(conn, name), {"answer": "import_error"}
         path = exact[0]
+        packaged = any((root / f).is_file() for f in ("pyproject.toml", "setup.py", "setup.cfg"))
+        hint = _root_hint(root, path, name)
+        other = (
+            "or install the project into the environment (`pip install -e .`)"
+            if packaged
+            else f"or put {hint} on PYTHONPATH"
+        )
         why = (
-            "Python searched sys.path (the folder of the script it ran, then the installed packages) and this "
-            f"checkout was not on it: run from {_root_hint(root, path, name)} (`python -m …`), or install the "
-            "project into the environment (`pip install -e .`)"
+            "Python searched sys.path (the folder of the script it ran, then the installed packages) and the "
+            f"folder holding it was not on it: run from {hint} (`python -m …`), {other}"
         )
     elif eco == mf.RUBY:
         rows = conn.execute(
@@ -259,7 +265,7 @@ def _root_hint(root: Path, path: str, name: str) -> str:
     depth = len(name.split("."))
     parts = PurePosixPath(path).parts
     base = parts[: max(0, len(parts) - depth - (1 if path.endswith("__init__.py") else 0))]
-    return f"{root.name}/{'/'.join(base)}" if base else f"the checkout's root ({root.name}/)"
+    return f"{root.name}/{'/'.join(base)}/" if base else f"{root.name}/"
 
 
 def render(

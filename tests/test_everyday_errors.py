@@ -234,3 +234,40 @@ def test_an_error_the_repository_raises_still_answers_with_the_raise_site_first(
     first = answers("ValueError: unknown shorthand flag: 'x' in -x", repo)[0]
     assert first["answer"] == "error_origin" and first["sites"][0]["file"] == "cli/flags.py"
     assert "[test file]" not in first["content"]  # the real raise site is there: the test's literal is not
+
+
+def test_failing_test_ids_of_jest_cargo_minitest_and_junit(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path / "poly",
+        {
+            "lib/headers.js": "class AxiosHeaders {\n  get(name) { return name; }\n}\nmodule.exports = AxiosHeaders;\n",
+            "test/unit/headers.test.js": (
+                "const AxiosHeaders = require('../../lib/headers');\n\n"
+                "test('gets', () => {\n  new AxiosHeaders().get('a');\n});\n"
+            ),
+            "src/error.rs": "pub struct Error;\nimpl Error {\n    pub fn downcast_ref(&self) -> Option<&str> { None }\n}\n",
+            "tests/test_downcast.rs": (
+                "#[test]\nfn test_downcast_ref() {\n    assert_eq!(None, Error.downcast_ref());\n}\n"
+            ),
+            "lib/site/config.rb": "module Site\n  class Config\n    def stringify_keys(h)\n      h\n    end\n  end\nend\n",
+            "test/test_config.rb": (
+                'require "site/config"\n\nclass TestConfig < Minitest::Test\n  def test_stringify\n'
+                "    Site::Config.new.stringify_keys({})\n  end\nend\n"
+            ),
+            "src/main/java/com/x/Gson.java": "package com.x;\n\npublic class Gson {\n  public int n() { return 1; }\n}\n",
+            "src/test/java/com/x/GsonTest.java": (
+                "package com.x;\n\npublic class GsonTest {\n  public void testN() {\n    new Gson().n();\n  }\n}\n"
+            ),
+        },
+    )
+    jest = answers("FAIL test/unit/headers.test.js > AxiosHeaders > gets", repo)[0]
+    assert jest["answer"] == "failing_test" and jest["under_test"][0] == "lib/headers.js", jest
+    cargo = answers(
+        "     Running tests/test_downcast.rs (target/debug/deps/x)\ntest test_downcast_ref ... FAILED", repo
+    )
+    assert cargo[0]["test"] == "tests/test_downcast.rs:2" and cargo[0]["under_test"][0] == "src/error.rs"
+    minitest = answers("Failure:\nTestConfig#test_stringify [test/test_config.rb:5]", repo)[0]
+    assert minitest["test"] == "test/test_config.rb:4" and minitest["under_test"][0] == "lib/site/config.rb"
+    junit = answers("[ERROR]   GsonTest.testN:5 expected:<2> but was:<1>", repo)[0]
+    assert junit["test"].startswith("src/test/java/com/x/GsonTest.java:")
+    assert junit["under_test"][0] == "src/main/java/com/x/Gson.java"

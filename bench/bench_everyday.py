@@ -192,14 +192,13 @@ def main() -> int:
             "kind": e["kind"],
             "message": e["message"],
             "useful": {name: useful(got[e["message"]]["text"], e) for name, got in answers.items()},
-            "answer": {name: got[e["message"]]["text"][:600] for name, got in answers.items()},
         }
         for e in errors
     ]
-    if args.show or args.show_all:
+    if args.show or args.show_all:  # the answers quote the projects' code: printed, never saved
         for r in out["rows"]:
             if (args.show_all or not r["useful"]["this checkout"]) and r["half"] == "tune":
-                answer = r["answer"]["this checkout"][:500]
+                answer = answers["this checkout"][r["message"]]["text"][:500]
                 print(f"--- miss [{r['project']}/{r['kind']}] {r['message'][:100]!r}\n{answer}")
     if args.half == "all":
         RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -206,7 +206,9 @@ def test_a_failing_test_names_the_code_under_test_and_what_changed(tmp_path: Pat
             "pkg/utils.py": "def proxies(env):\n    return {k: v for k, v in env.items() if k.endswith('_proxy')}\n",
             "tests/test_utils.py": (
                 "from pkg.utils import proxies\n\n\ndef test_proxies():\n    assert proxies({'http_proxy': 'x'})\n"
+                "    again = check()\n"  # a local helper's name, defined once elsewhere and not imported
             ),
+            "bench/server.py": "def check():\n    return 1\n",
             "flag.go": "package flag\n\nfunc Parse(s string) string { return s }\n",
             "flag_test.go": 'package flag\n\nimport "testing"\n\nfunc TestShorthand(t *testing.T) {\n\tParse("-x")\n}\n',
         },
@@ -218,6 +220,7 @@ def test_a_failing_test_names_the_code_under_test_and_what_changed(tmp_path: Pat
     assert first["answer"] == "failing_test" and first["test"] == "tests/test_utils.py:4"
     assert first["under_test"][0] == "pkg/utils.py"
     assert "code under test: pkg/utils.py (`proxies`)" in first["content"]
+    assert "bench/server.py" not in first["content"]  # a name the test file does not import is a guess
     assert "proxies from the environment (pkg/utils.py, tests/test_utils.py)" in first["content"]
     go = answers("--- FAIL: TestShorthand (0.00s)", repo)[0]
     assert go["test"] == "flag_test.go:5" and go["under_test"][0] == "flag.go"

@@ -20,10 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from recall_agent.architecture import queries as q
+from recall_agent.architecture.missing import AUX_DIRS
 
 KIND = "Failing test"
 SHOWN = 3
 RECENT = 3
+SUBJECT = 90  # characters of a commit's line (sha, date, subject)
+CONFIDENT = 0.6  # queries.callees' confidence of a unique definition; below: one of several, not imported
+CONFIDENT_IMPORTED = 0.9  # defined in the file itself or in a file it imports
+# languages where a test file imports what it uses (Go's same-package files, Rust's crate paths, Ruby's
+# and Java's loaded classes do not show as imports of the file)
+EXPLICIT_IMPORTS = frozenset({"python", "javascript", "typescript", "tsx"})
 FIXTURE_DIRS = frozenset(
     {"testdata", "fixtures", "fixture", "__fixtures__", "__mocks__", "mocks", "testutil"}
 )
@@ -176,14 +183,18 @@ def _under_test(
     """(file, names the test calls in it) for the code under test, best first."""
     calls: Counter[str] = Counter()
     names: dict[str, list[str]] = {}
+    explicit = test_file.lang in EXPLICIT_IMPORTS
+    imported_names = _imported_names(conn, test_file.file_id) if explicit else set()
     for hit in q.callees(conn, test or test_file):
-        if not hit.path or hit.path == test_file.path or _is_test(conn, hit.path):
+        if not hit.path or hit.path == test_file.path or not _sure(hit, explicit, imported_names):
+            continue  # a guess is no evidence: a name defined elsewhere that the test file does not import
+        if _is_test(conn, hit.path):
             continue
         calls[hit.path] += 1
         names.setdefault(hit.path, [])
         if hit.name not in names[hit.path]:
             names[hit.path].append(hit.name)
-    if test is not None and not calls:  # calls inside macros (assert_eq!) are not parsed: the names used
+    if test is not None and not calls and not explicit:  # calls inside macros (assert_eq!): the names used
         for path, name in _mentioned(conn, root, test):
             calls[path] += 1
             names.setdefault(path, []).append(name)
@@ -206,6 +217,7 @@ def _under_test(
         )
     ]
     ranked = [p for p in same_name[:1] + [p for p, _ in calls.most_common()] + imported if not _fixture(p)]
+    ranked.sort(key=lambda p: PurePosixPath(p).parts[0] in AUX_DIRS)  # benchmarks and scripts last
     out = []
     for path in dict.fromkeys(ranked):
         out.append((path, names.get(path, [])))
@@ -233,6 +245,22 @@ def _mentioned(conn: sqlite3.Connection, root: Path, test: q.Target) -> list[tup
     for name, path in rows:
         defined.setdefault(name, set()).add(path)
     return [(next(iter(paths)), name) for name, paths in defined.items() if len(paths) == 1]
+
+
+def _sure(hit: q.CallHit, explicit: bool, imported_names: set[str]) -> bool:
+    """A call resolved well enough to name its file: where files import what they use, the definition is in
+    the file or one it imports, or the name itself is imported; elsewhere, one definition of the name."""
+    if not explicit:
+        return hit.confidence >= CONFIDENT
+    return hit.confidence >= CONFIDENT_IMPORTED or (
+        hit.confidence >= CONFIDENT and hit.name in imported_names
+    )
+
+
+def _imported_names(conn: sqlite3.Connection, file_id: int) -> set[str]:
+    """The names a file imports by name (`from pkg.utils import proxies`, `import { get } from './x'`)."""
+    rows = conn.execute("SELECT names FROM imports WHERE file_id = ?", (file_id,)).fetchall()
+    return {n for (names,) in rows for n in (names or "").split(",") if n}
 
 
 def _fixture(path: str) -> bool:
@@ -263,6 +291,7 @@ def _recent(root: Path, paths: list[str]) -> list[str]:
     out = []
     for block in done.stdout.split("\x01")[1:]:
         head, *files = [line for line in block.splitlines() if line.strip()]
+        head = head if len(head) <= SUBJECT else head[: SUBJECT - 1].rsplit(" ", 1)[0] + "…"
         touched = [f for f in files if f in wanted]
-        out.append(f"{head[:100]} ({', '.join(touched[:3])})" if touched else head[:100])
+        out.append(f"{head} ({', '.join(touched[:3])})" if touched else head)
     return out

@@ -99,8 +99,10 @@ class Consolidation:
 
     # ------------------------------------------------------------------ the same-cause row
 
-    def _same_cause(self, conn: Any, repo: str, rows: list[SignatureRow]) -> Any | None:
-        """The learning of `repo` the fitted decision calls the same cause as these signatures, if any."""
+    def _same_cause(self, conn: Any, repo: str, rows: list[SignatureRow], new: Learning) -> Any | None:
+        """The learning of `repo` the fitted decision calls the same cause as these signatures, if any. A
+        learning whose fix evidence names another cause of a folder error (`cd testbed`: the folder did not
+        exist vs the shell was already inside) is another cause, whatever the error text says."""
         from recall_agent.learnings import retrieval
         from recall_agent.learnings.features import Query
 
@@ -112,6 +114,9 @@ class Consolidation:
             ids = self._in_repo(conn, repo, self._candidate_ids(conn, q))
             candidates = self._load(conn, ids[:SAME_CAUSE_CANDIDATES])  # type: ignore[attr-defined]
             for s in retrieval.score_error(self, q, candidates, dense_weight=0.0, dense=None):  # type: ignore[arg-type]
+                theirs, mine = _folder_cause(s.candidate.learning.fix), _folder_cause(new.fix)
+                if theirs and mine and theirs != mine:
+                    continue
                 if s.similarity >= best[0] and (best[1] is None or s.similarity > best[0]):
                     best = (s.similarity, self._key(s.candidate.learning.id))  # type: ignore[attr-defined]
         return best[1]
@@ -298,6 +303,16 @@ def _ranked(fixes: list[FixRow]) -> list[FixRow]:
     """The fixes that worked, the most often recorded first (the first recorded among equals: a fix stays
     shown until another one has worked more often)."""
     return sorted(fixes, key=lambda f: (-f.count, f.first.timestamp(), f.key))
+
+
+def _folder_cause(fix: Any) -> str | None:
+    """The cause a folder fix names (models.FixFolder.cause), from a stored dict or a wire model."""
+    if fix is None:
+        return None
+    folder = fix.get("folder") if isinstance(fix, dict) else getattr(fix, "folder", None)
+    if folder is None:
+        return None
+    return folder.get("cause") if isinstance(folder, dict) else getattr(folder, "cause", None)
 
 
 def _aware(dt: datetime | None) -> Any:

@@ -194,16 +194,18 @@ class StoreCore(Consolidation, Curation, ABC):
 
     # ------------------------------------------------------------------ store API
 
-    def add(self, learning: Learning) -> tuple[UUID, bool]:
+    def add(self, learning: Learning, *, consolidate: bool = True) -> tuple[UUID, bool]:
         """Store a learning, or merge it into an existing one (module docstring). Returns (id, merged) once
-        the write has committed."""
+        the write has committed. `consolidate` False keeps a learning of another resolution as its own row
+        even when it is the same cause (what a recall before issue 34 stored; `recall review merge` and
+        the migration fold such rows)."""
         with self._writing("add a learning") as conn:
-            return self._add(conn, learning)
+            return self._add(conn, learning, consolidate)
 
-    def add_many(self, learnings: Sequence[Learning]) -> list[tuple[UUID, bool]]:
+    def add_many(self, learnings: Sequence[Learning], *, consolidate: bool = True) -> list[tuple[UUID, bool]]:
         """add() for many learnings in one transaction (all or nothing)."""
         with self._writing("add learnings") as conn:
-            return [self._add(conn, learning) for learning in learnings]
+            return [self._add(conn, learning, consolidate) for learning in learnings]
 
     def get(self, learning_id: UUID | str) -> Learning | None:
         lid = self._key(parse_id(learning_id))
@@ -266,15 +268,15 @@ class StoreCore(Consolidation, Curation, ABC):
 
     # ------------------------------------------------------------------ merging
 
-    def _add(self, conn: Any, learning: Learning) -> tuple[UUID, bool]:
+    def _add(self, conn: Any, learning: Learning, consolidate: bool = True) -> tuple[UUID, bool]:
         rows = signature_rows(learning.error_signatures)
         key = resolution_key(learning.resolution_summary)
         paths = dedupe(learning.file_paths_touched)
         self._lock_resolution(conn, learning.repo, "")  # one cause, one row: across resolutions too
         # the same resolution with a shared fingerprint (a plain lookup), else the fitted same-cause decision
         target = self._merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
-        if target is None and rows:
-            target = self._same_cause(conn, learning.repo, rows)
+        if target is None and rows and consolidate:
+            target = self._same_cause(conn, learning.repo, rows, learning)
         if target is not None:
             self._occur(conn, target, learning, rows, paths)
             return UUID(str(target)), True

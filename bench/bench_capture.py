@@ -348,6 +348,30 @@ def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
             "labelled_with_a_useful_learning": with_useful}  # fmt: skip
 
 
+def store_rows(pythonpath: Path, work: Path, corpus: str = "swecb") -> dict[str, Any]:
+    """Every transcript of a corpus imported by a real `import-sessions` process into one fresh store: rows
+    stored, distinct causes (the folded error line, `_cause`), the most rows any one cause has, and the rows
+    of the `cd testbed` slip with their counts (issue 34: one learning per cause per repository)."""
+    cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
+    labels = [L.Label(corpus, p.stem, "", {}, p) for p in cached]
+    stored, secs = import_learnings(labels, pythonpath, work)
+    per_cause: dict[tuple[str, str], int] = {}
+    for lr in stored:
+        sigs = [str(x) for x in lr.get("error_signatures") or []]
+        key = (str(lr.get("repo")), _cause(sigs[0]) if sigs else "")
+        per_cause[key] = per_cause.get(key, 0) + 1
+    slip = [lr for lr in stored if any("testbed" in s and ("cd" in s) for s in lr.get("error_signatures") or [])]
+    top = sorted(per_cause.items(), key=lambda kv: -kv[1])[:5]
+    return {"sessions": len(cached), "rows": len(stored), "causes": len(per_cause),
+            "max_rows_per_cause": max(per_cause.values(), default=0),
+            "causes_over_3_rows": sum(v > 3 for v in per_cause.values()),
+            "cd_testbed_rows": len(slip),
+            "cd_testbed": [{"seen": lr.get("seen_count", 1), "sessions": lr.get("session_count"),
+                            "cause": ((lr.get("fix") or {}).get("folder") or {}).get("cause"),
+                            "fixes": len(lr.get("fixes") or []) or 1} for lr in slip][:10],
+            "top": [{"cause": k[1][:100], "rows": v} for k, v in top], "seconds": round(secs, 1)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout", "heldout-fresh"])
@@ -360,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
     ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
+    ap.add_argument(
+        "--store-rows", action="store_true", help="import all SWE-ContextBench sessions: rows per cause (issue 34)"
+    )
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
@@ -418,6 +445,17 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
+    if args.store_rows:
+        with tempfile.TemporaryDirectory(prefix="recall-bench-rows-") as tmp:
+            work = Path(tmp)
+            rel = release_tree(work, args.release) if args.release else None
+            report["store_rows"] = {"recall": store_rows(ROOT, work)}
+            if rel:
+                report["store_rows"][f"release {args.release}"] = store_rows(rel, work)
+        for name, r in report["store_rows"].items():
+            print(f"SWE-ContextBench store, {name}: {r['rows']} rows for {r['causes']} causes, at most"
+                  f" {r['max_rows_per_cause']} rows per cause ({r['causes_over_3_rows']} causes over 3),"
+                  f" `cd testbed` rows {r['cd_testbed_rows']}: {r['cd_testbed']}")  # fmt: skip
     if args.corpus_wide:
         report["swecb_all"] = corpus_wide()
         print("SWE-ContextBench, all transcripts:", report["swecb_all"])
@@ -435,7 +473,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.show:
                 for m in r["misses"]:
                     print("   REPLAY-MISS", m)
-    if not args.inprocess:
+    if args.store_rows:  # its own file: a run for the store rows alone leaves the capture figures as they are
+        rows = {"load_average": report["load_average"], "command": " ".join(sys.argv), **report["store_rows"]}
+        (BENCH / "results" / "consolidate.json").write_text(json.dumps(rows, indent=1) + "\n")
+    if not args.inprocess and report["halves"]:
         RESULTS.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 

@@ -156,6 +156,10 @@ class _Facts:
             return False
         if self.session_id and self.session_id == new.session_id:
             return True
+        # another session meeting the cause again is an occurrence to count (one learning per cause: the
+        # store updates the row, and recognises an occurrence it has already counted)
+        if new.session_id:
+            return False
         return self.key == new.key and new.fps <= self.fps and new.files <= self.files
 
 

@@ -1,0 +1,177 @@
+"""One learning per cause per repository (issue 34): real `recall import-sessions` processes over transcripts in
+the Claude Code client's layout, real SQLite files (an old store migrated), and both stores at write time."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+
+from recall_agent.learnings import store as store_mod
+from recall_agent.learnings.store import open_store
+from recall_agent.models import Learning
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from transcript_writer import TranscriptWriter  # noqa: E402
+
+PG_URL = os.environ.get("RECALL_TEST_DATABASE_URL", "")
+CD_ERROR = "Exit code 1\n(eval):cd:1: no such file or directory: testbed"
+YAML = "Traceback (most recent call last):\n  File \"app/config.py\", line {n}, in load\nModuleNotFoundError: No module named 'yaml'"
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "recall_agent", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_importing_many_sessions_with_the_same_slip_stores_one_row_with_its_count(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    project = tmp_path / "work" / "shop-api"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    config = tmp_path / "claude-config"
+    folder = config / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project))
+    for i in range(6):  # six sessions, each `cd testbed` while the shell is already inside it
+        w = TranscriptWriter(folder / f"s{i}.jsonl", f"sess-{i:04d}", str(project))
+        w.prompt("reproduce the bug")
+        w.bash("cd testbed && pip install -e .", "Successfully installed shop")
+        w.bash("cd testbed && python repro.py", CD_ERROR, exit_code=1)
+        w.bash("python repro.py", "reproduced")
+        w.say(f"The shell was already in testbed (take {i}).")
+        w.save()
+    env = {k: v for k, v in os.environ.items() if k not in ("RECALL_SERVER_URL", "CLAUDE_CONFIG_DIR")}
+    env |= {"RECALL_HOME": str(isolated_recall_env), "CLAUDE_CONFIG_DIR": str(config)}
+    out = _run(["import-sessions"], env, project)
+    assert out.returncode == 0, out.stderr
+    exported = [json.loads(x) for x in _run(["export"], env, project).stdout.splitlines()]
+    assert len(exported) == 1, [e["resolution_summary"] for e in exported]
+    [row] = exported
+    assert (row["seen_count"], row["session_count"]) == (6, 6)
+    assert row["fix"]["folder"]["cause"] == "shell_inside"
+    assert row["first_seen_at"] <= row["last_seen_at"]
+    # importing again adds nothing: the same occurrences are not counted twice
+    assert _run(["import-sessions", "--all"], env, project).returncode == 0
+    [again] = [json.loads(x) for x in _run(["export"], env, project).stdout.splitlines()]
+    assert (again["seen_count"], again["session_count"]) == (6, 6)
+    listed = _run(["review"], env, project)
+    assert "met 6x/6s" in listed.stdout
+
+
+def _old_store(home: Path, rows: list[dict]) -> Path:
+    """A store as recall wrote it before issue 34 (schema 3): copies of one cause kept apart."""
+    db = home / "learnings.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    for version in (1, 2, 3):
+        store_mod.MIGRATIONS[version](conn)
+    conn.execute("PRAGMA user_version = 3")
+    from recall_agent.learnings.records import resolution_key, signature_rows
+
+    for r in rows:
+        at = r["at"].isoformat()
+        conn.execute(
+            "INSERT INTO learnings (id, session_id, repo, resolution_summary, resolution_key, created_at, updated_at,"
+            " fix, helped_count) VALUES (?,?,?,?,?,?,?,?,?)",
+            (r["id"], r["session"], r["repo"], r["fix"], resolution_key(r["fix"]), at, at,
+             json.dumps(r["evidence"]) if r.get("evidence") else None, r.get("helped", 0)),
+        )  # fmt: skip
+        for i, s in enumerate(signature_rows(r["errors"])):
+            conn.execute(
+                "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint) VALUES (?,?,?,?,?)",
+                (r["id"], i, s.text, s.normalized, s.fingerprint),
+            )
+    conn.execute("COMMIT")
+    conn.close()
+    return db
+
+
+def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated_recall_env: Path) -> None:
+    t0 = datetime(2026, 5, 1, tzinfo=UTC)
+    evidence = {"source": "transcript", "command": {"before": "pip install yml", "after": "pip install pyyaml"}}
+    rows = [
+        {"id": str(uuid4()), "session": "a", "repo": "shop", "fix": "pip install pyyaml", "at": t0,
+         "errors": [YAML.format(n=3)], "evidence": evidence},
+        {"id": str(uuid4()), "session": "b", "repo": "shop", "fix": "add pyyaml to requirements.txt",
+         "at": t0 + timedelta(days=1), "errors": [YAML.format(n=9), "ImportError: cannot import name 'CLoader'"],
+         "helped": 2},
+        {"id": str(uuid4()), "session": "c", "repo": "shop", "fix": "PIP INSTALL pyyaml", "at": t0 + timedelta(days=2),
+         "errors": [YAML.format(n=12)]},
+        {"id": str(uuid4()), "session": "d", "repo": "admin", "fix": "pip install pyyaml", "at": t0,
+         "errors": [YAML.format(n=3)]},
+    ]  # fmt: skip
+    _old_store(isolated_recall_env, rows)
+    with open_store(isolated_recall_env) as st:  # opening migrates: schema 4, then consolidate_causes
+        assert st.count() == 2
+        shop = st.learning(rows[0]["id"])
+        assert shop is not None and st.learning(rows[1]["id"]) is None
+        # every distinct error text kept
+        assert sorted(shop.error_signatures) == sorted(
+            [YAML.format(n=3), YAML.format(n=9), "ImportError: cannot import name 'CLoader'", YAML.format(n=12)]
+        )
+        # every fix kept, counted, the most frequent shown, with its evidence
+        assert [(f["resolution_summary"], f["count"]) for f in shop.fixes] == [
+            ("pip install pyyaml", 2),
+            ("add pyyaml to requirements.txt", 1),
+        ]
+        assert shop.resolution_summary == "pip install pyyaml" and shop.fix == evidence
+        assert (shop.seen_count, shop.session_count, shop.helped_count) == (3, 3, 2)
+        assert (shop.first_seen_at, shop.last_seen_at) == (t0, t0 + timedelta(days=2))
+        assert [e["action"] for e in st.history(shop.id)] == ["merge", "merge"]
+        assert st.learning(rows[3]["id"]).seen_count == 1  # another repository: its own learning
+    with sqlite3.connect(isolated_recall_env / "learnings.db") as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == store_mod.SCHEMA_VERSION
+    with open_store(isolated_recall_env) as st:  # idempotent: opening again changes nothing
+        assert st.count() == 2 and len(st.history(shop.id)) == 2
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, isolated_recall_env: Path):
+    if request.param == "sqlite":
+        with open_store(isolated_recall_env) as st:
+            yield st
+        return
+    if not PG_URL:
+        pytest.skip("RECALL_TEST_DATABASE_URL is unset (source .ci/services)")
+    pg_url = request.getfixturevalue("pg_url")
+    from recall_agent.learnings.pg_store import PgStore
+
+    with PgStore(pg_url) as st:
+        yield st
+
+
+def test_both_stores_keep_one_row_per_cause_with_counts_sessions_and_ranked_fixes(store) -> None:
+    t0 = datetime(2026, 6, 1, tzinfo=UTC)
+    fixes = ["pip install pyyaml", "add pyyaml to requirements.txt", "pip install pyyaml", "pip install pyyaml"]
+    ids = set()
+    for i, fix in enumerate(fixes):
+        learning = Learning(repo="shop", session_id=f"s{i % 3}", error_signatures=[YAML.format(n=3 + i)],
+                            resolution_summary=fix, created_at=t0 + timedelta(hours=i))  # fmt: skip
+        ids.add(store.add(learning)[0])
+    other = store.add(Learning(repo="shop", error_signatures=["KeyError: 'currency'"], resolution_summary="x"))
+    assert len(ids) == 1 and other[1] is False and store.count() == 2
+    [lid] = ids
+    got = store.get(lid)
+    # s0 met twice: the fourth write (s0, a known fix, a new text) counts; sessions are distinct
+    assert (got.seen_count, got.session_count) == (4, 3)
+    assert [(f.resolution_summary, f.count) for f in got.fixes] == [
+        ("pip install pyyaml", 3),
+        ("add pyyaml to requirements.txt", 1),
+    ]
+    assert len(got.error_signatures) == 4
+    assert got.last_seen_at == t0 + timedelta(hours=3)
+    exported = got.model_dump(mode="json")
+    assert Learning.model_validate(exported).fixes[0].count == 3  # export -> import keeps the fixes

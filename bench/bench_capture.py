@@ -360,7 +360,9 @@ def store_rows(pythonpath: Path, work: Path, corpus: str = "swecb") -> dict[str,
         sigs = [str(x) for x in lr.get("error_signatures") or []]
         key = (str(lr.get("repo")), _cause(sigs[0]) if sigs else "")
         per_cause[key] = per_cause.get(key, 0) + 1
-    slip = [lr for lr in stored if any("testbed" in s and ("cd" in s) for s in lr.get("error_signatures") or [])]
+    slip = [
+        lr for lr in stored if any("testbed" in s and ("cd" in s) for s in lr.get("error_signatures") or [])
+    ]
     top = sorted(per_cause.items(), key=lambda kv: -kv[1])[:5]
     return {"sessions": len(cached), "rows": len(stored), "causes": len(per_cause),
             "max_rows_per_cause": max(per_cause.values(), default=0),
@@ -385,7 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
     ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
     ap.add_argument(
-        "--store-rows", action="store_true", help="import all SWE-ContextBench sessions: rows per cause (issue 34)"
+        "--store-rows",
+        action="store_true",
+        help="import all SWE-ContextBench sessions: rows per cause (issue 34)",
     )
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}

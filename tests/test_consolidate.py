@@ -44,7 +44,8 @@ def test_importing_many_sessions_with_the_same_slip_stores_one_row_with_its_coun
     config = tmp_path / "claude-config"
     folder = config / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project))
     for i in range(6):  # six sessions, each `cd testbed` while the shell is already inside it
-        w = TranscriptWriter(folder / f"s{i}.jsonl", f"sess-{i:04d}", str(project))
+        w = TranscriptWriter(folder / f"s{i}.jsonl", f"{i:04d}-sess", str(project),
+                             start=datetime(2026, 11, 20 + i, 9, 0, tzinfo=UTC))  # fmt: skip
         w.prompt("reproduce the bug")
         w.bash("cd testbed && pip install -e .", "Successfully installed shop")
         w.bash("cd testbed && python repro.py", CD_ERROR, exit_code=1)
@@ -101,7 +102,10 @@ def _old_store(home: Path, rows: list[dict]) -> Path:
 
 def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated_recall_env: Path) -> None:
     t0 = datetime(2026, 5, 1, tzinfo=UTC)
-    evidence = {"source": "transcript", "command": {"before": "pip install yml", "after": "pip install pyyaml"}}
+    evidence = {
+        "source": "transcript",
+        "command": {"before": "pip install yml", "after": "pip install pyyaml"},
+    }
     rows = [
         {"id": str(uuid4()), "session": "a", "repo": "shop", "fix": "pip install pyyaml", "at": t0,
          "errors": [YAML.format(n=3)], "evidence": evidence},
@@ -120,7 +124,12 @@ def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated
         assert shop is not None and st.learning(rows[1]["id"]) is None
         # every distinct error text kept
         assert sorted(shop.error_signatures) == sorted(
-            [YAML.format(n=3), YAML.format(n=9), "ImportError: cannot import name 'CLoader'", YAML.format(n=12)]
+            [
+                YAML.format(n=3),
+                YAML.format(n=9),
+                "ImportError: cannot import name 'CLoader'",
+                YAML.format(n=12),
+            ]
         )
         # every fix kept, counted, the most frequent shown, with its evidence
         assert [(f["resolution_summary"], f["count"]) for f in shop.fixes] == [
@@ -155,13 +164,20 @@ def store(request: pytest.FixtureRequest, isolated_recall_env: Path):
 
 def test_both_stores_keep_one_row_per_cause_with_counts_sessions_and_ranked_fixes(store) -> None:
     t0 = datetime(2026, 6, 1, tzinfo=UTC)
-    fixes = ["pip install pyyaml", "add pyyaml to requirements.txt", "pip install pyyaml", "pip install pyyaml"]
+    fixes = [
+        "pip install pyyaml",
+        "add pyyaml to requirements.txt",
+        "pip install pyyaml",
+        "pip install pyyaml",
+    ]
     ids = set()
     for i, fix in enumerate(fixes):
         learning = Learning(repo="shop", session_id=f"s{i % 3}", error_signatures=[YAML.format(n=3 + i)],
                             resolution_summary=fix, created_at=t0 + timedelta(hours=i))  # fmt: skip
         ids.add(store.add(learning)[0])
-    other = store.add(Learning(repo="shop", error_signatures=["KeyError: 'currency'"], resolution_summary="x"))
+    other = store.add(
+        Learning(repo="shop", error_signatures=["KeyError: 'currency'"], resolution_summary="x")
+    )
     assert len(ids) == 1 and other[1] is False and store.count() == 2
     [lid] = ids
     got = store.get(lid)

@@ -149,7 +149,9 @@ class Consolidation:
     def _occur(self, conn: Any, lid: Any, new: Learning, rows: list[SignatureRow], paths: list[str]) -> None:
         """The cause of row `lid` was met again (`new`): update the row (module docstring)."""
         state = self._merge_state(conn, lid)  # type: ignore[attr-defined]
-        texts = [r[0] for r in conn.execute(self._q("SELECT text FROM signatures WHERE learning_id = ?"), (lid,))]  # type: ignore[attr-defined]
+        texts = [
+            r[0] for r in conn.execute(self._q("SELECT text FROM signatures WHERE learning_id = ?"), (lid,))
+        ]  # type: ignore[attr-defined]
         have = set(texts)
         room = max(0, STORED_SIGNATURES_MAX - len(texts))
         fresh = [r for r in rows if r.text not in have][:room]
@@ -169,8 +171,16 @@ class Consolidation:
         if not occ.sessions:
             return False
         q = self._q  # type: ignore[attr-defined]
-        known = {r[0] for r in conn.execute(q("SELECT session_id FROM learning_sessions WHERE learning_id = ?"), (lid,))}
-        keys = {r[0] for r in conn.execute(q("SELECT resolution_key FROM learning_fixes WHERE learning_id = ?"), (lid,))}
+        known = {
+            r[0]
+            for r in conn.execute(q("SELECT session_id FROM learning_sessions WHERE learning_id = ?"), (lid,))
+        }
+        keys = {
+            r[0]
+            for r in conn.execute(
+                q("SELECT resolution_key FROM learning_fixes WHERE learning_id = ?"), (lid,)
+            )
+        }
         return set(occ.sessions) <= known and {f.key for f in occ.fixes} <= keys
 
     def _record_first(self, conn: Any, lid: Any, new: Learning) -> None:
@@ -195,16 +205,22 @@ class Consolidation:
             own = FixRow(resolution_key(row[5]), row[5], self._jread(row[6]), max(1, seen),  # type: ignore[attr-defined]
                          _aware(self._dt(row[2])) or created, _aware(self._dt(row[3])) or created,  # type: ignore[attr-defined]
                          changed=True)  # fmt: skip
-        insert = q("INSERT INTO learning_sessions (learning_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING")
+        insert = q(
+            "INSERT INTO learning_sessions (learning_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING"
+        )
         for sid in dedupe(occ.sessions):
             sessions += max(0, int(getattr(conn.execute(insert, (lid, sid)), "rowcount", 0) or 0))
         sessions += occ.unnamed_sessions
         conn.execute(
-            q("UPDATE learnings SET seen_count = ?, session_count = ?, first_seen_at = ?, last_seen_at = ? WHERE id = ?"),
+            q(
+                "UPDATE learnings SET seen_count = ?, session_count = ?, first_seen_at = ?, last_seen_at = ? WHERE id = ?"
+            ),
             (seen + occ.seen, sessions, ts(first_at), ts(last_at), lid),
         )
         fixes = {} if first else self._fix_rows(conn, lid)
-        if not first and not fixes:  # a row written without its fixes (a bulk load): its own resolution is one
+        if (
+            not first and not fixes
+        ):  # a row written without its fixes (a bulk load): its own resolution is one
             fixes[own.key] = own
         for f in occ.fixes:
             have = fixes.get(f.key)
@@ -219,7 +235,9 @@ class Consolidation:
         ranked = _ranked(list(fixes.values()))
         for f in ranked[FIXES_MAX:]:
             if f.stored:
-                conn.execute(q("DELETE FROM learning_fixes WHERE learning_id = ? AND resolution_key = ?"), (lid, f.key))
+                conn.execute(
+                    q("DELETE FROM learning_fixes WHERE learning_id = ? AND resolution_key = ?"), (lid, f.key)
+                )
         for f in ranked[:FIXES_MAX]:
             if f.stored and f.changed:
                 conn.execute(

@@ -252,7 +252,11 @@ def _details(row: StoredLearning, now: datetime, verdict: selfcheck.Check, histo
         + (f"{row.last_useful_at:%Y-%m-%d}" if row.last_useful_at else "never"),
         f"met:         {row.seen_count} time{'' if row.seen_count == 1 else 's'} in {row.session_count}"
         f" session{'' if row.session_count == 1 else 's'}"
-        + (f", first {row.first_seen_at:%Y-%m-%d}, last {row.last_seen_at:%Y-%m-%d}" if row.last_seen_at and row.first_seen_at else ""),
+        + (
+            f", first {row.first_seen_at:%Y-%m-%d}, last {row.last_seen_at:%Y-%m-%d}"
+            if row.last_seen_at and row.first_seen_at
+            else ""
+        ),
         f"state:       {state}",
     ]
     if verdict.verdict != "unchecked":

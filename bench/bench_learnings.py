@@ -135,7 +135,8 @@ def run_recall(
     by_id: dict[UUID, str] = {}
     for r in learn:
         lid, _ = store.add(
-            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]),
+            consolidate=False,  # one row per labelled learning: the ranking is measured, not the merging
         )
         by_id[lid] = r["cause"]
     ranked, sims_pos, sims_neg, dense_calls = [], [], [], 0
@@ -446,12 +447,16 @@ def build_scale_store(
             )
         )
         if len(batch) == 2000:
-            store.add_many(batch)
+            store.add_many(batch, consolidate=False)  # distinct fixes of mutated copies: kept apart
             batch = []
     if batch:
-        store.add_many(batch)
+        store.add_many(batch, consolidate=False)
     ids = store.add_many(
-        [Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]) for r in learn]
+        [
+            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+            for r in learn
+        ],
+        consolidate=False,
     )
     store.close()
     return time.perf_counter() - started, {lid: r["cause"] for (lid, _), r in zip(ids, learn, strict=True)}

@@ -71,7 +71,9 @@ def pairs(sets: list[dict], home: Path, features: tuple[str, ...] = MODEL_FEATUR
         key_of: dict[str, str] = {}
         for lr in s["learnings"]:
             text = lr["text"][-ERROR_TEXT_MAX:]
-            lid, _ = store.add(Learning(repo=REPO, error_signatures=[text], resolution_summary=lr["key"]))
+            lid, _ = store.add(
+                Learning(repo=REPO, error_signatures=[text], resolution_summary=lr["key"]), consolidate=False
+            )  # one row per labelled learning
             key_of[str(lid)] = lr["key"]
         for q in s["queries"]:
             query = Query.from_text(q["text"][:ERROR_TEXT_MAX])

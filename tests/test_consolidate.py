@@ -191,3 +191,59 @@ def test_both_stores_keep_one_row_per_cause_with_counts_sessions_and_ranked_fixe
     assert got.last_seen_at == t0 + timedelta(hours=3)
     exported = got.model_dump(mode="json")
     assert Learning.model_validate(exported).fixes[0].count == 3  # export -> import keeps the fixes
+
+
+# --------------------------------------------------------------------------- recurring classes (a rule on other code)
+
+LINT = """task: [lint] golangci-lint run ./...
+{where}: {message}
+{source}
+1 issues:
+* {rule}: 1
+task: Failed to run task "lint": exit status 1"""
+ERRCHECK_STORE = LINT.format(where="internal/store/store.go:42:15", rule="errcheck", source="\tdefer rows.Close()",
+                             message="Error return value of `rows.Close` is not checked (errcheck)")  # fmt: skip
+ERRCHECK_SERVER = LINT.format(where="cmd/server/main.go:118:12", rule="errcheck", source="\tsrv.Shutdown(ctx)",
+                              message="Error return value of `srv.Shutdown` is not checked (errcheck)")  # fmt: skip
+INEFFASSIGN = LINT.format(where="cmd/server/main.go:77:2", rule="ineffassign", source="\terr = cfg.Load()",
+                          message="ineffectual assignment to err (ineffassign)")  # fmt: skip
+ERRCHECK_FIX = (
+    "errcheck: wrap deferred closes in a func that logs the error (the project's closeQuietly helper)"
+)
+
+
+def _lint_session(tmp_path: Path, home: Path) -> tuple[dict[str, str], Path]:
+    env = {k: v for k, v in os.environ.items() if k != "RECALL_SERVER_URL"} | {"RECALL_HOME": str(home)}
+    repo = tmp_path / "gocli"
+    (repo / ".git").mkdir(parents=True)
+    out = _run(
+        ["learn", "--repo", "gocli", "--error", ERRCHECK_STORE, "--resolution", ERRCHECK_FIX], env, repo
+    )
+    assert out.returncode == 0, out.stderr
+    return env, repo
+
+
+def _shown(env: dict[str, str], repo: Path, error: str) -> list[str]:
+    out = _run(["--scope", "learnings", "--format", "json", error], env, repo)
+    assert out.returncode == 0, out.stderr
+    return [m["resolution_summary"] for m in json.loads(out.stdout)["learnings"]["response"]["matches"]]
+
+
+def test_another_rule_under_the_same_task_runner_does_not_get_the_fix(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    env, repo = _lint_session(tmp_path, isolated_recall_env)
+    assert _shown(env, repo, ERRCHECK_STORE) == [ERRCHECK_FIX]  # the same failure again: found
+    assert _shown(env, repo, INEFFASSIGN) == []  # ineffassign under the same `task lint`: not this cause
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 34 part 2: the fitted model puts the same golangci-lint rule on another function at"
+    " P 0.77, below its operating point (0.85); tuning holds two recurring rules (docs/learnings.md)",
+)
+def test_the_same_rule_on_another_function_gets_the_earlier_fix(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    env, repo = _lint_session(tmp_path, isolated_recall_env)
+    assert _shown(env, repo, ERRCHECK_SERVER) == [ERRCHECK_FIX]

@@ -17,6 +17,9 @@ same sessions in the same run. `--inprocess` runs the engine in this process ins
 not reported). Transcripts come from bench/sessions/fetch.py's cache.
 
     python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
+    python3 bench/bench_capture.py --halves none --store-rows --release 092b9df   # issue 34: rows per cause
+    RECALL_BENCH_LABELS=/work/wt/i33data/bench/sessions \
+        python3 bench/bench_capture.py --halves none --replay-projects            # issue 34: replay per project
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "sessions"))
 sys.path.insert(0, str(ROOT))
+# the labels (and labels.py) of another checkout, e.g. a corpus still being labelled on its own branch
+if os.environ.get("RECALL_BENCH_LABELS"):
+    sys.path.insert(0, os.environ["RECALL_BENCH_LABELS"])
 
 import labels as L  # noqa: E402
 from release import package_in, release_tree  # noqa: E402
@@ -242,8 +248,6 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
     the learnings the hook would show whose resolution says what fixed it (judged against this episode's
     label). `folder` False checks the matches without the call's folder (what the folder check adds)."""
     from recall_agent import selfcheck
-    from recall_agent.hooks import retrieve
-    from recall_agent.learnings import RetrievalRequest, execute_sync
     from recall_agent.learnings.store import open_store
     from recall_agent.models import Learning
 
@@ -265,10 +269,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
                 met += 1
                 repo = built[0]["repo"] if built else "r"
                 output, cwd = results[call]
-                request = retrieve.request_for(output, repo)
-                found = [m.to_wire() for m in execute_sync(RetrievalRequest(**request), home=home).matches]
-                checked = selfcheck.annotate(found, None, repo, cwd if folder else None)
-                picked = retrieve.select(checked, set())
+                picked = ask_as_the_hook(output, cwd if folder else None, repo, home)
                 shown = [m["resolution_summary"] for m in picked]
                 # the first learning shown is about the other case of a folder error than the shell's folder
                 first_fix = picked[0].get("fix") if picked else None
@@ -290,6 +291,95 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
                 store.add(Learning.model_validate(lr))
     return {"recurrences": met, "got_the_fix": hits, "share": round(hits / met, 3) if met else None,
             "other_case_first": other_case_first, "misses": misses[:20]}  # fmt: skip
+
+
+def ask_as_the_hook(output: str, cwd: str | None, repo: str, home: Path) -> list[dict[str, Any]]:
+    """What the on-error hook would show for this failing call's output: its request, each match checked
+    against the folder the shell was in (`cwd` None: without the folder), its selection (<= 2 learnings)."""
+    from recall_agent import selfcheck
+    from recall_agent.hooks import retrieve
+    from recall_agent.learnings import RetrievalRequest, execute_sync
+
+    request = retrieve.request_for(output, repo)
+    found = [m.to_wire() for m in execute_sync(RetrievalRequest(**request), home=home).matches]
+    checked = selfcheck.annotate(found, None, repo, cwd)
+    return retrieve.select(checked, set())
+
+
+def replay_project(sessions: list[L.Label], work: Path) -> dict[str, Any]:
+    """Issue 34's replay of one project: its sessions in time order into one store, each labelled failure
+    (episode or unfixed, with a `cause` slug, not transient) asked the way the on-error hook asks before its
+    session is stored. A recurrence is a failure whose cause an earlier session fixed (a useful episode):
+    a hit when a learning shown says that fix (or this episode's). A new error is one whose cause no
+    earlier session met: any learning shown is a false match. Store rows are counted against the distinct
+    causes stored (the useful episodes' slugs). Needs labels with `cause` (bench/sessions/labels.py of
+    issue 33's corpus)."""
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+
+    home = work / "replay-project"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    fixed: dict[str, dict[str, Any]] = {}  # cause -> the latest earlier useful episode
+    met: set[str] = set()
+    recurring = hits = new = false_new = 0
+    misses: list[dict[str, Any]] = []
+    false: list[dict[str, Any]] = []
+    for label in sorted(sessions, key=lambda s: s.started):
+        results = _call_results(label)
+        built, _ = inprocess_learnings([label])
+        this: set[str] = set()
+        for e in [*label.episodes, *label.unfixed]:
+            cause = L.cause(e)
+            call = L.suffix(str(e.get("failed")))
+            if not cause or L.transient(e) is True or call not in results:
+                continue
+            this.add(cause)
+            if cause in met and cause not in fixed:
+                continue  # met before but never fixed: nothing could be shown
+            output, cwd = results[call]
+            picked = ask_as_the_hook(output, cwd, "r", home)
+            shown = [m["resolution_summary"] for m in picked]
+            if cause in fixed:
+                recurring += 1
+                if any(L.says_the_fix(r, fixed[cause]) or L.says_the_fix(r, e) for r in shown):
+                    hits += 1
+                else:
+                    misses.append(
+                        {"session": label.session, "cause": cause, "shown": [r[:120] for r in shown]}
+                    )
+            else:
+                new += 1
+                if shown:
+                    false_new += 1
+                    false.append(
+                        {"session": label.session, "cause": cause, "shown": [r[:120] for r in shown]}
+                    )
+        met |= this
+        for e in label.episodes:
+            if e.get("useful") and L.cause(e):
+                fixed[str(L.cause(e))] = e
+        with open_store(home) as store:
+            for lr in built:
+                store.add(Learning.model_validate(lr))
+    with open_store(home) as store:
+        rows = store.count()
+    return {"sessions": len(sessions), "recurrences": recurring, "got_the_fix": hits,
+            "share": round(hits / recurring, 3) if recurring else None, "new_errors": new,
+            "false_matches_on_new": false_new, "false_rate": round(false_new / new, 3) if new else None,
+            "store_rows": rows, "causes_fixed": len(fixed),
+            "rows_per_cause": round(rows / len(fixed), 2) if fixed else None,
+            "misses": misses[:10], "false": false[:10]}  # fmt: skip
+
+
+def replay_projects(work: Path) -> dict[str, Any]:
+    """replay_project for every project with cause labels, each under its half (split.json `projects`)."""
+    out: dict[str, Any] = {}
+    labels = [s for s in L.load(("tune", "heldout")) if any(L.cause(e) for e in [*s.episodes, *s.unfixed])]
+    for project in sorted({s.project for s in labels}):
+        sessions = [s for s in labels if s.project == project]
+        out[project] = {"half": L.project_half(sessions[0].corpus)} | replay_project(sessions, work)
+    return out
 
 
 def curves(sessions: list[L.Label]) -> dict[str, Any]:
@@ -391,6 +481,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="import all SWE-ContextBench sessions: rows per cause (issue 34)",
     )
+    ap.add_argument(
+        "--replay-projects", action="store_true", help="issue 34's replay per project (labels with `cause`)"
+    )
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
@@ -460,6 +553,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"SWE-ContextBench store, {name}: {r['rows']} rows for {r['causes']} causes, at most"
                   f" {r['max_rows_per_cause']} rows per cause ({r['causes_over_3_rows']} causes over 3),"
                   f" `cd testbed` rows {r['cd_testbed_rows']}: {r['cd_testbed']}")  # fmt: skip
+    if args.replay_projects:
+        with tempfile.TemporaryDirectory(prefix="recall-bench-replay-") as tmp:
+            report["replay_projects"] = replay_projects(Path(tmp))
+        print(f"{'project':<22}{'half':<9}{'sessions':>9}{'recur':>7}{'got fix':>9}{'share':>7}{'new':>6}"
+              f"{'false':>7}{'rate':>7}{'rows':>6}{'causes':>8}{'rows/cause':>11}")  # fmt: skip
+        for project, r in report["replay_projects"].items():
+            print(f"{project:<22}{str(r['half']):<9}{r['sessions']:>9}{r['recurrences']:>7}{r['got_the_fix']:>9}"
+                  f"{str(r['share']):>7}{r['new_errors']:>6}{r['false_matches_on_new']:>7}{str(r['false_rate']):>7}"
+                  f"{r['store_rows']:>6}{r['causes_fixed']:>8}{str(r['rows_per_cause']):>11}")  # fmt: skip
+        out = {
+            "load_average": report["load_average"],
+            "command": " ".join(sys.argv),
+            **report["replay_projects"],
+        }
+        (BENCH / "results" / "replay_projects.json").write_text(json.dumps(out, indent=1) + "\n")
     if args.corpus_wide:
         report["swecb_all"] = corpus_wide()
         print("SWE-ContextBench, all transcripts:", report["swecb_all"])

@@ -39,7 +39,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "sessions"))
-sys.path.insert(0, str(ROOT))
+# a worker replaying with another tree's package (the release side by side) puts that tree first
+sys.path.insert(0, os.environ.get("RECALL_BENCH_PACKAGE_TREE") or str(ROOT))
 # the labels (and labels.py) of another checkout, e.g. a corpus still being labelled on its own branch
 if os.environ.get("RECALL_BENCH_LABELS"):
     sys.path.insert(0, os.environ["RECALL_BENCH_LABELS"])
@@ -323,6 +324,7 @@ def replay_project(sessions: list[L.Label], work: Path) -> dict[str, Any]:
     fixed: dict[str, dict[str, Any]] = {}  # cause -> the latest earlier useful episode
     met: set[str] = set()
     recurring = hits = new = false_new = 0
+    missed: dict[str, int] = {}  # why a recurrence did not get its fix: never stored / not found / ...
     misses: list[dict[str, Any]] = []
     false: list[dict[str, Any]] = []
     for label in sorted(sessions, key=lambda s: s.started):
@@ -345,9 +347,10 @@ def replay_project(sessions: list[L.Label], work: Path) -> dict[str, Any]:
                 if any(L.says_the_fix(r, fixed[cause]) or L.says_the_fix(r, e) for r in shown):
                     hits += 1
                 else:
-                    misses.append(
-                        {"session": label.session, "cause": cause, "shown": [r[:120] for r in shown]}
-                    )
+                    why = _why_missed(home, fixed[cause], shown)
+                    missed[why] = missed.get(why, 0) + 1
+                    misses.append({"session": label.session, "cause": cause, "why": why,
+                                   "shown": [r[:120] for r in shown]})  # fmt: skip
             else:
                 new += 1
                 if shown:
@@ -368,8 +371,23 @@ def replay_project(sessions: list[L.Label], work: Path) -> dict[str, Any]:
             "share": round(hits / recurring, 3) if recurring else None, "new_errors": new,
             "false_matches_on_new": false_new, "false_rate": round(false_new / new, 3) if new else None,
             "store_rows": rows, "causes_fixed": len(fixed),
-            "rows_per_cause": round(rows / len(fixed), 2) if fixed else None,
+            "rows_per_cause": round(rows / len(fixed), 2) if fixed else None, "missed_because": missed,
             "misses": misses[:10], "false": false[:10]}  # fmt: skip
+
+
+def _why_missed(home: Path, earlier: dict[str, Any], shown: list[str]) -> str:
+    """Why a recurrence did not get its earlier fix (the issue's breakdown): the fix was never stored (no
+    stored learning holds the earlier error), stored but its text does not say the fix, or stored and not
+    shown (the lookup did not find it or it was not picked) / another learning shown instead."""
+    from recall_agent.learnings.store import open_store
+
+    with open_store(home) as store:
+        holding = [lr for lr in store.iter_all() if L.keyed_on_error(list(lr.error_signatures), earlier)]
+    if not holding:
+        return "never stored"
+    if not any(L.says_the_fix(lr.resolution_summary, earlier) for lr in holding):
+        return "stored, text does not say the fix"
+    return "stored, not shown" if not shown else "stored, another shown"
 
 
 def replay_projects(work: Path) -> dict[str, Any]:
@@ -553,13 +571,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"SWE-ContextBench store, {name}: {r['rows']} rows for {r['causes']} causes, at most"
                   f" {r['max_rows_per_cause']} rows per cause ({r['causes_over_3_rows']} causes over 3),"
                   f" `cd testbed` rows {r['cd_testbed_rows']}: {r['cd_testbed']}")  # fmt: skip
+    if args.replay_projects and os.environ.get("RECALL_BENCH_PACKAGE_TREE"):  # the release's worker
+        with tempfile.TemporaryDirectory(prefix="recall-bench-replay-") as tmp:
+            print(json.dumps(replay_projects(Path(tmp))))
+        return 0
     if args.replay_projects:
         with tempfile.TemporaryDirectory(prefix="recall-bench-replay-") as tmp:
-            report["replay_projects"] = replay_projects(Path(tmp))
-        print(f"{'project':<22}{'half':<9}{'sessions':>9}{'recur':>7}{'got fix':>9}{'share':>7}{'new':>6}"
+            report["replay_projects"] = {"recall": replay_projects(Path(tmp))}
+            if args.release:
+                rel = release_tree(Path(tmp), args.release)
+                env = dict(os.environ, RECALL_BENCH_PACKAGE_TREE=str(rel))
+                done = subprocess.run([sys.executable, __file__, "--halves", "none", "--release", "", "--replay-projects"],
+                                      env=env, capture_output=True, text=True, check=True)  # fmt: skip
+                report["replay_projects"][f"release {args.release}"] = json.loads(
+                    done.stdout.splitlines()[-1]
+                )
+        print(f"{'project (system)':<36}{'half':<9}{'sessions':>9}{'recur':>7}{'got fix':>9}{'share':>7}{'new':>6}"
               f"{'false':>7}{'rate':>7}{'rows':>6}{'causes':>8}{'rows/cause':>11}")  # fmt: skip
-        for project, r in report["replay_projects"].items():
-            print(f"{project:<22}{str(r['half']):<9}{r['sessions']:>9}{r['recurrences']:>7}{r['got_the_fix']:>9}"
+        rows = [
+            (f"{p} ({name})", r) for name, per in report["replay_projects"].items() for p, r in per.items()
+        ]
+        for project, r in sorted(rows):
+            print(f"{project:<36}{str(r['half']):<9}{r['sessions']:>9}{r['recurrences']:>7}{r['got_the_fix']:>9}"
                   f"{str(r['share']):>7}{r['new_errors']:>6}{r['false_matches_on_new']:>7}{str(r['false_rate']):>7}"
                   f"{r['store_rows']:>6}{r['causes_fixed']:>8}{str(r['rows_per_cause']):>11}")  # fmt: skip
         out = {

@@ -21,9 +21,9 @@ from recall_agent.models import Learning
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
+from test_trust import store  # noqa: E402, F401  (the fixture: the same test on SQLite and PostgreSQL)
 from transcript_writer import TranscriptWriter  # noqa: E402
 
-PG_URL = os.environ.get("RECALL_TEST_DATABASE_URL", "")
 CD_ERROR = "Exit code 1\n(eval):cd:1: no such file or directory: testbed"
 YAML = "Traceback (most recent call last):\n  File \"app/config.py\", line {n}, in load\nModuleNotFoundError: No module named 'yaml'"
 
@@ -147,22 +147,7 @@ def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated
         assert st.count() == 2 and len(st.history(shop.id)) == 2
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, isolated_recall_env: Path):
-    if request.param == "sqlite":
-        with open_store(isolated_recall_env) as st:
-            yield st
-        return
-    if not PG_URL:
-        pytest.skip("RECALL_TEST_DATABASE_URL is unset (source .ci/services)")
-    pg_url = request.getfixturevalue("pg_url")
-    from recall_agent.learnings.pg_store import PgStore
-
-    with PgStore(pg_url) as st:
-        yield st
-
-
-def test_both_stores_keep_one_row_per_cause_with_counts_sessions_and_ranked_fixes(store) -> None:
+def test_both_stores_keep_one_row_per_cause_with_counts_sessions_and_ranked_fixes(store) -> None:  # noqa: F811
     t0 = datetime(2026, 6, 1, tzinfo=UTC)
     fixes = [
         "pip install pyyaml",

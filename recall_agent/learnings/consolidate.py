@@ -13,7 +13,7 @@ of a new one inserted:
   counted, its text not kept);
 - every distinct fix (by resolution, case- and whitespace-insensitive) is kept in `learning_fixes` with its
   evidence, how often it was recorded and when; the learning's shown `resolution_summary` and `fix` are the
-  fix recorded most often (the first recorded among equals).
+  fix recorded most often (among equals: one an agent or a person wrote before a transcript's, then the first).
 
 The same occurrence recorded again (a session already counted, a fix already known, no new error text: the
 hook's capture and a later `import-sessions` of that session) changes nothing.
@@ -318,9 +318,14 @@ class Consolidation:
 
 
 def _ranked(fixes: list[FixRow]) -> list[FixRow]:
-    """The fixes that worked, the most often recorded first (the first recorded among equals: a fix stays
-    shown until another one has worked more often)."""
-    return sorted(fixes, key=lambda f: (-f.count, f.first.timestamp(), f.key))
+    """The fixes that worked, the most often recorded first; among equals one an agent or a person wrote
+    down (`fix.source` agent / manual) before one inferred from a transcript, then the first recorded (a fix
+    stays shown until another one has worked more often)."""
+    return sorted(fixes, key=lambda f: (-f.count, _inferred(f.fix), f.first.timestamp(), f.key))
+
+
+def _inferred(fix: dict[str, Any] | None) -> bool:
+    return isinstance(fix, dict) and fix.get("source") == "transcript"
 
 
 def _folder_cause(fix: Any) -> str | None:

@@ -275,14 +275,14 @@ class StoreCore(Consolidation, Curation, ABC):
         self._lock_resolution(conn, learning.repo, "")  # one cause, one row: across resolutions too
         # the same resolution with a shared fingerprint (a plain lookup), else the fitted same-cause decision
         target = self._merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
+        lid = self._key(learning.id)
+        if target is None and self._exists(conn, lid):  # an id that names another learning: a conflict
+            raise ValueError(f"a different learning with id {learning.id} already exists")
         if target is None and rows and consolidate:
             target = self._same_cause(conn, learning.repo, rows, learning)
         if target is not None:
             self._occur(conn, target, learning, rows, paths)
             return UUID(str(target)), True
-        lid = self._key(learning.id)
-        if self._exists(conn, lid):
-            raise ValueError(f"a different learning with id {learning.id} already exists")
         self._insert_learning(conn, learning, key, paths)
         self._insert_signatures(conn, lid, rows, start=0)
         self._insert_files(conn, lid, paths)

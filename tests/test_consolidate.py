@@ -232,3 +232,45 @@ def test_the_same_rule_on_another_function_gets_the_earlier_fix(
 ) -> None:
     env, repo = _lint_session(tmp_path, isolated_recall_env)
     assert _shown(env, repo, ERRCHECK_SERVER) == [ERRCHECK_FIX]
+
+
+def test_the_postgresql_migration_consolidates_once_without_losing_a_signature_or_a_fix(pg_url: str) -> None:
+    """A team database at schema 5 (before issue 34) holding three copies of one cause: the first server to
+    open it migrates to 6 and runs `consolidate_causes` once; nothing of the copies is lost."""
+    import psycopg
+
+    from recall_agent.learnings import pg_store
+    from recall_agent.learnings.records import resolution_key, signature_rows
+
+    t0 = datetime(2026, 5, 1, tzinfo=UTC)
+    rows = [(uuid4(), f"s{i}", fix, t0 + timedelta(days=i), YAML.format(n=3 + 4 * i))
+            for i, fix in enumerate(["pip install pyyaml", "add pyyaml to requirements.txt", "pip install pyyaml"])]  # fmt: skip
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE recall_schema (version integer NOT NULL, applied_at timestamptz NOT NULL)")
+        for version, sql in enumerate(pg_store.MIGRATIONS[:5], 1):
+            conn.execute(sql)
+            conn.execute("INSERT INTO recall_schema VALUES (%s, now())", (version,))
+        for lid, session, fix, at, error in rows:
+            conn.execute(
+                "INSERT INTO learnings (id, session_id, repo, resolution_summary, resolution_key, created_at,"
+                " updated_at) VALUES (%s, %s, 'shop', %s, %s, %s, %s)",
+                (lid, session, fix, resolution_key(fix), at, at),
+            )
+            [sig] = signature_rows([error])
+            conn.execute(
+                "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv)"
+                " VALUES (%s, 0, %s, %s, %s, array_to_tsvector(%s::text[]))",
+                (lid, sig.text, sig.normalized, sig.fingerprint, pg_store._terms(sig.normalized)),
+            )
+    with pg_store.PgStore(pg_url) as st:
+        assert st.count() == 1
+        kept = st.learning(rows[0][0])
+        assert kept is not None and sorted(kept.error_signatures) == sorted(r[4] for r in rows)
+        assert [(f["resolution_summary"], f["count"]) for f in kept.fixes] == [
+            ("pip install pyyaml", 2),
+            ("add pyyaml to requirements.txt", 1),
+        ]
+        assert (kept.seen_count, kept.session_count) == (3, 3)
+    with pg_store.PgStore(pg_url) as st, psycopg.connect(pg_url) as conn:  # once: recorded, not run again
+        assert st.count() == 1 and len(st.history(rows[0][0])) == 2
+        assert conn.execute("SELECT name FROM recall_data_migrations").fetchall() == [("consolidate_causes",)]

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 SAME_CAUSE_QUERIES = 4  # a new learning's signatures asked for a same-cause row (its first ones)
 SAME_CAUSE_CANDIDATES = 30  # candidate rows of the repository scored per signature
-RANKED_HITS = 200  # full-text hits (any repository) read before keeping this repository's
+RANKED_HITS = 200  # fingerprint and full-text hits of the repository read per signature
 MAX_TERMS = 4  # the rarest terms of a signature sent to the full-text index (core.MAX_QUERY_TERMS)
 MIGRATION = "consolidate_causes"
 MIGRATION_ACTOR = f"recall (migration {MIGRATION})"
@@ -111,7 +111,7 @@ class Consolidation:
             q = Query.from_text(row.text)
             if q.noise:
                 continue  # a text without an error line is never matched on (retrieval.py)
-            ids = self._in_repo(conn, repo, self._candidate_ids(conn, q))
+            ids = self._candidate_ids(conn, repo, q)
             candidates = self._load(conn, ids[:SAME_CAUSE_CANDIDATES])  # type: ignore[attr-defined]
             for s in retrieval.score_error(self, q, candidates, dense_weight=0.0, dense=None):  # type: ignore[arg-type]
                 theirs, mine = _folder_cause(s.candidate.learning.fix), _folder_cause(new.fix)
@@ -121,28 +121,22 @@ class Consolidation:
                     best = (s.similarity, self._key(s.candidate.learning.id))  # type: ignore[attr-defined]
         return best[1]
 
-    def _candidate_ids(self, conn: Any, q: Any) -> list[Any]:
-        """Rows sharing the query's fingerprint, then the full-text hits on its rarest terms (core.py's rule,
-        read on the write transaction's connection: the caches may not know this transaction's rows)."""
-        ids = list(self._ids_by_fingerprint(conn, [q.fingerprint], RANKED_HITS))  # type: ignore[attr-defined]
+    def _candidate_ids(self, conn: Any, repo: str, q: Any) -> list[Any]:
+        """Learnings of `repo` sharing the query's fingerprint, then its full-text hits on the query's rarest
+        terms (core.py's rule: all of them first, any of them when that finds too little), both restricted
+        to the repository inside the index lookups (a common message stored in many repositories must not
+        crowd this one's out), on the write transaction's connection (the caches may not know its rows)."""
         terms = [t for t in dict.fromkeys(t.lower() for t in q.terms()) if t][:64]
+        rare: list[str] = []
         if terms:
             docs = self._doc_counts_of(conn, terms)  # type: ignore[attr-defined]
             rare = sorted((t for t in terms if docs.get(t)), key=lambda t: (docs[t], t))[:MAX_TERMS]
-            for require_all in (True, False) if len(rare) > 1 else (False,):
-                hits = self._ranked_ids(conn, rare, require_all, RANKED_HITS) if rare else []  # type: ignore[attr-defined]
-                if hits:
-                    ids += hits
-                    break
-        return list(dict.fromkeys(ids))
-
-    def _in_repo(self, conn: Any, repo: str, ids: list[Any]) -> list[Any]:
-        """`ids` that are learnings of `repo`, in the order given."""
-        if not ids:
-            return []
-        sql = self._q(f"SELECT id FROM learnings WHERE repo = ? AND id IN ({','.join('?' * len(ids))})")  # type: ignore[attr-defined]
-        mine = {str(r[0]) for r in conn.execute(sql, (repo, *ids))}
-        return [i for i in ids if str(i) in mine]
+        ids: list[Any] = []
+        for require_all in (True, False) if len(rare) > 1 else (False,):
+            ids = self._ids_in_repo(conn, repo, [q.fingerprint], rare, require_all, RANKED_HITS)  # type: ignore[attr-defined]
+            if len(ids) > 1 or not rare:
+                break
+        return ids
 
     # ------------------------------------------------------------------ updating the row
 

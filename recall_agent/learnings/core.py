@@ -179,6 +179,13 @@ class StoreCore(Consolidation, Curation, ABC):
         """Learning ids whose signatures hold all (or any) of `terms`, best full-text rank first."""
 
     @abstractmethod
+    def _ids_in_repo(
+        self, conn: Any, repo: str, fps: list[str], terms: list[str], require_all: bool, limit: int
+    ) -> list[Any]:
+        """Learnings of `repo` with a signature of one of `fps`, then its best full-text hits on all (or any)
+        of `terms`: the same-cause lookup at write time (consolidate.py)."""
+
+    @abstractmethod
     def _ids_by_paths(
         self, conn: Any, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[Any]:

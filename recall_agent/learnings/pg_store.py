@@ -576,6 +576,28 @@ class PgStore(StoreCore):
         ).fetchall()
         return [r[0] for r in rows]
 
+    def _ids_in_repo(
+        self,
+        conn: psycopg.Connection,
+        repo: str,
+        fps: list[str],
+        terms: list[str],
+        require_all: bool,
+        limit: int,
+    ) -> list[UUID]:
+        """Learnings of `repo` with one of `fps`, then its best full-text hits on `terms` (consolidate.py)."""
+        ids = [r[0] for r in conn.execute(
+            "SELECT DISTINCT s.learning_id FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+            " WHERE s.fingerprint = ANY(%s) AND l.repo = %s LIMIT %s", (fps, repo, limit))] if fps else []  # fmt: skip
+        if terms:
+            lexemes = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
+            query = (" & " if require_all else " | ").join(lexemes)
+            ids += [r[0] for r in conn.execute(
+                "SELECT s.learning_id FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+                " WHERE s.tsv @@ %s::tsquery AND l.repo = %s ORDER BY ts_rank(s.tsv, %s::tsquery) DESC, s.id LIMIT %s",
+                (query, repo, query, limit))]  # fmt: skip
+        return list(dict.fromkeys(ids))
+
     def _ids_by_paths(
         self, conn: psycopg.Connection, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[UUID]:

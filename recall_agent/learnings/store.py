@@ -555,6 +555,29 @@ class LearningStore(StoreCore):
         )
         return [owner[r] for r in rowids if r in owner]
 
+    def _ids_in_repo(
+        self,
+        conn: sqlite3.Connection,
+        repo: str,
+        fps: list[str],
+        terms: list[str],
+        require_all: bool,
+        limit: int,
+    ) -> list[str]:
+        """Learnings of `repo` with one of `fps`, then its best full-text hits on `terms` (consolidate.py)."""
+        ids = [r[0] for r in conn.execute(
+            "SELECT DISTINCT s.learning_id FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+            f" WHERE s.fingerprint IN ({_marks(fps)}) AND l.repo = ? LIMIT ?", (*fps, repo, limit))] if fps else []  # fmt: skip
+        if terms and self.fts:
+            match = (" AND " if require_all else " OR ").join('"' + t.replace('"', '""') + '"' for t in terms)
+            ids += [r[0] for r in conn.execute(
+                "SELECT s.learning_id FROM signatures_fts f JOIN signatures s ON s.rowid = f.rowid"
+                " JOIN learnings l ON l.id = s.learning_id WHERE signatures_fts MATCH ? AND l.repo = ?"
+                " ORDER BY f.rank LIMIT ?", (match, repo, limit))]  # fmt: skip
+        elif terms:
+            ids += _scan_terms(conn, set(terms), limit)
+        return list(dict.fromkeys(ids))
+
     def _ids_by_paths(
         self, conn: sqlite3.Connection, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[str]:

@@ -17,6 +17,9 @@ same sessions in the same run. `--inprocess` runs the engine in this process ins
 not reported). Transcripts come from bench/sessions/fetch.py's cache.
 
     python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
+    python3 bench/bench_capture.py --halves none --store-rows --release 092b9df   # issue 34: rows per cause
+    RECALL_BENCH_LABELS=/work/wt/i33data/bench/sessions \
+        python3 bench/bench_capture.py --halves none --replay-projects            # issue 34: replay per project
 """
 
 from __future__ import annotations
@@ -36,7 +39,11 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "sessions"))
-sys.path.insert(0, str(ROOT))
+# a worker replaying with another tree's package (the release side by side) puts that tree first
+sys.path.insert(0, os.environ.get("RECALL_BENCH_PACKAGE_TREE") or str(ROOT))
+# the labels (and labels.py) of another checkout, e.g. a corpus still being labelled on its own branch
+if os.environ.get("RECALL_BENCH_LABELS"):
+    sys.path.insert(0, os.environ["RECALL_BENCH_LABELS"])
 
 import labels as L  # noqa: E402
 from release import package_in, release_tree  # noqa: E402
@@ -242,8 +249,6 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
     the learnings the hook would show whose resolution says what fixed it (judged against this episode's
     label). `folder` False checks the matches without the call's folder (what the folder check adds)."""
     from recall_agent import selfcheck
-    from recall_agent.hooks import retrieve
-    from recall_agent.learnings import RetrievalRequest, execute_sync
     from recall_agent.learnings.store import open_store
     from recall_agent.models import Learning
 
@@ -265,10 +270,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
                 met += 1
                 repo = built[0]["repo"] if built else "r"
                 output, cwd = results[call]
-                request = retrieve.request_for(output, repo)
-                found = [m.to_wire() for m in execute_sync(RetrievalRequest(**request), home=home).matches]
-                checked = selfcheck.annotate(found, None, repo, cwd if folder else None)
-                picked = retrieve.select(checked, set())
+                picked = ask_as_the_hook(output, cwd if folder else None, repo, home)
                 shown = [m["resolution_summary"] for m in picked]
                 # the first learning shown is about the other case of a folder error than the shell's folder
                 first_fix = picked[0].get("fix") if picked else None
@@ -290,6 +292,112 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
                 store.add(Learning.model_validate(lr))
     return {"recurrences": met, "got_the_fix": hits, "share": round(hits / met, 3) if met else None,
             "other_case_first": other_case_first, "misses": misses[:20]}  # fmt: skip
+
+
+def ask_as_the_hook(output: str, cwd: str | None, repo: str, home: Path) -> list[dict[str, Any]]:
+    """What the on-error hook would show for this failing call's output: its request, each match checked
+    against the folder the shell was in (`cwd` None: without the folder), its selection (<= 2 learnings)."""
+    from recall_agent import selfcheck
+    from recall_agent.hooks import retrieve
+    from recall_agent.learnings import RetrievalRequest, execute_sync
+
+    request = retrieve.request_for(output, repo)
+    found = [m.to_wire() for m in execute_sync(RetrievalRequest(**request), home=home).matches]
+    checked = selfcheck.annotate(found, None, repo, cwd)
+    return retrieve.select(checked, set())
+
+
+def replay_project(sessions: list[L.Label], work: Path) -> dict[str, Any]:
+    """Issue 34's replay of one project: its sessions in time order into one store, each labelled failure
+    (episode or unfixed, with a `cause` slug, not transient) asked the way the on-error hook asks before its
+    session is stored. A recurrence is a failure whose cause an earlier session fixed (a useful episode):
+    a hit when a learning shown says that fix (or this episode's). A new error is one whose cause no
+    earlier session met: any learning shown is a false match. Store rows are counted against the distinct
+    causes stored (the useful episodes' slugs). Needs labels with `cause` (bench/sessions/labels.py of
+    issue 33's corpus)."""
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+
+    home = work / "replay-project"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    fixed: dict[str, dict[str, Any]] = {}  # cause -> the latest earlier useful episode
+    met: set[str] = set()
+    recurring = hits = new = false_new = 0
+    missed: dict[str, int] = {}  # why a recurrence did not get its fix: never stored / not found / ...
+    misses: list[dict[str, Any]] = []
+    false: list[dict[str, Any]] = []
+    for label in sorted(sessions, key=lambda s: s.started):
+        results = _call_results(label)
+        built, _ = inprocess_learnings([label])
+        this: set[str] = set()
+        for e in [*label.episodes, *label.unfixed]:
+            cause = L.cause(e)
+            call = L.suffix(str(e.get("failed")))
+            if not cause or L.transient(e) is True or call not in results:
+                continue
+            this.add(cause)
+            if cause in met and cause not in fixed:
+                continue  # met before but never fixed: nothing could be shown
+            output, cwd = results[call]
+            picked = ask_as_the_hook(output, cwd, "r", home)
+            shown = [m["resolution_summary"] for m in picked]
+            if cause in fixed:
+                recurring += 1
+                if any(L.says_the_fix(r, fixed[cause]) or L.says_the_fix(r, e) for r in shown):
+                    hits += 1
+                else:
+                    why = _why_missed(home, fixed[cause], shown)
+                    missed[why] = missed.get(why, 0) + 1
+                    misses.append({"session": label.session, "cause": cause, "why": why,
+                                   "shown": [r[:120] for r in shown]})  # fmt: skip
+            else:
+                new += 1
+                if shown:
+                    false_new += 1
+                    false.append(
+                        {"session": label.session, "cause": cause, "shown": [r[:120] for r in shown]}
+                    )
+        met |= this
+        for e in label.episodes:
+            if e.get("useful") and L.cause(e):
+                fixed[str(L.cause(e))] = e
+        with open_store(home) as store:
+            for lr in built:
+                store.add(Learning.model_validate(lr))
+    with open_store(home) as store:
+        rows = store.count()
+    return {"sessions": len(sessions), "recurrences": recurring, "got_the_fix": hits,
+            "share": round(hits / recurring, 3) if recurring else None, "new_errors": new,
+            "false_matches_on_new": false_new, "false_rate": round(false_new / new, 3) if new else None,
+            "store_rows": rows, "causes_fixed": len(fixed),
+            "rows_per_cause": round(rows / len(fixed), 2) if fixed else None, "missed_because": missed,
+            "misses": misses[:10], "false": false[:10]}  # fmt: skip
+
+
+def _why_missed(home: Path, earlier: dict[str, Any], shown: list[str]) -> str:
+    """Why a recurrence did not get its earlier fix (the issue's breakdown): the fix was never stored (no
+    stored learning holds the earlier error), stored but its text does not say the fix, or stored and not
+    shown (the lookup did not find it or it was not picked) / another learning shown instead."""
+    from recall_agent.learnings.store import open_store
+
+    with open_store(home) as store:
+        holding = [lr for lr in store.iter_all() if L.keyed_on_error(list(lr.error_signatures), earlier)]
+    if not holding:
+        return "never stored"
+    if not any(L.says_the_fix(lr.resolution_summary, earlier) for lr in holding):
+        return "stored, text does not say the fix"
+    return "stored, not shown" if not shown else "stored, another shown"
+
+
+def replay_projects(work: Path) -> dict[str, Any]:
+    """replay_project for every project with cause labels, each under its half (split.json `projects`)."""
+    out: dict[str, Any] = {}
+    labels = [s for s in L.load(("tune", "heldout")) if any(L.cause(e) for e in [*s.episodes, *s.unfixed])]
+    for project in sorted({s.project for s in labels}):
+        sessions = [s for s in labels if s.project == project]
+        out[project] = {"half": L.project_half(sessions[0].corpus)} | replay_project(sessions, work)
+    return out
 
 
 def curves(sessions: list[L.Label]) -> dict[str, Any]:
@@ -348,6 +456,32 @@ def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
             "labelled_with_a_useful_learning": with_useful}  # fmt: skip
 
 
+def store_rows(pythonpath: Path, work: Path, corpus: str = "swecb") -> dict[str, Any]:
+    """Every transcript of a corpus imported by a real `import-sessions` process into one fresh store: rows
+    stored, distinct causes (the folded error line, `_cause`), the most rows any one cause has, and the rows
+    of the `cd testbed` slip with their counts (issue 34: one learning per cause per repository)."""
+    cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
+    labels = [L.Label(corpus, p.stem, "", {}, p) for p in cached]
+    stored, secs = import_learnings(labels, pythonpath, work)
+    per_cause: dict[tuple[str, str], int] = {}
+    for lr in stored:
+        sigs = [str(x) for x in lr.get("error_signatures") or []]
+        key = (str(lr.get("repo")), _cause(sigs[0]) if sigs else "")
+        per_cause[key] = per_cause.get(key, 0) + 1
+    slip = [
+        lr for lr in stored if any("testbed" in s and ("cd" in s) for s in lr.get("error_signatures") or [])
+    ]
+    top = sorted(per_cause.items(), key=lambda kv: -kv[1])[:5]
+    return {"sessions": len(cached), "rows": len(stored), "causes": len(per_cause),
+            "max_rows_per_cause": max(per_cause.values(), default=0),
+            "causes_over_3_rows": sum(v > 3 for v in per_cause.values()),
+            "cd_testbed_rows": len(slip),
+            "cd_testbed": [{"seen": lr.get("seen_count", 1), "sessions": lr.get("session_count"),
+                            "cause": ((lr.get("fix") or {}).get("folder") or {}).get("cause"),
+                            "fixes": len(lr.get("fixes") or []) or 1} for lr in slip][:10],
+            "top": [{"cause": k[1][:100], "rows": v} for k, v in top], "seconds": round(secs, 1)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout", "heldout-fresh"])
@@ -360,6 +494,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
     ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
+    ap.add_argument(
+        "--store-rows",
+        action="store_true",
+        help="import all SWE-ContextBench sessions: rows per cause (issue 34)",
+    )
+    ap.add_argument(
+        "--replay-projects", action="store_true", help="issue 34's replay per project (labels with `cause`)"
+    )
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
@@ -418,6 +560,47 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
+    if args.store_rows:
+        with tempfile.TemporaryDirectory(prefix="recall-bench-rows-") as tmp:
+            work = Path(tmp)
+            rel = release_tree(work, args.release) if args.release else None
+            report["store_rows"] = {"recall": store_rows(ROOT, work)}
+            if rel:
+                report["store_rows"][f"release {args.release}"] = store_rows(rel, work)
+        for name, r in report["store_rows"].items():
+            print(f"SWE-ContextBench store, {name}: {r['rows']} rows for {r['causes']} causes, at most"
+                  f" {r['max_rows_per_cause']} rows per cause ({r['causes_over_3_rows']} causes over 3),"
+                  f" `cd testbed` rows {r['cd_testbed_rows']}: {r['cd_testbed']}")  # fmt: skip
+    if args.replay_projects and os.environ.get("RECALL_BENCH_PACKAGE_TREE"):  # the release's worker
+        with tempfile.TemporaryDirectory(prefix="recall-bench-replay-") as tmp:
+            print(json.dumps(replay_projects(Path(tmp))))
+        return 0
+    if args.replay_projects:
+        with tempfile.TemporaryDirectory(prefix="recall-bench-replay-") as tmp:
+            report["replay_projects"] = {"recall": replay_projects(Path(tmp))}
+            if args.release:
+                rel = release_tree(Path(tmp), args.release)
+                env = dict(os.environ, RECALL_BENCH_PACKAGE_TREE=str(rel))
+                done = subprocess.run([sys.executable, __file__, "--halves", "none", "--release", "", "--replay-projects"],
+                                      env=env, capture_output=True, text=True, check=True)  # fmt: skip
+                report["replay_projects"][f"release {args.release}"] = json.loads(
+                    done.stdout.splitlines()[-1]
+                )
+        print(f"{'project (system)':<36}{'half':<9}{'sessions':>9}{'recur':>7}{'got fix':>9}{'share':>7}{'new':>6}"
+              f"{'false':>7}{'rate':>7}{'rows':>6}{'causes':>8}{'rows/cause':>11}")  # fmt: skip
+        rows = [
+            (f"{p} ({name})", r) for name, per in report["replay_projects"].items() for p, r in per.items()
+        ]
+        for project, r in sorted(rows):
+            print(f"{project:<36}{str(r['half']):<9}{r['sessions']:>9}{r['recurrences']:>7}{r['got_the_fix']:>9}"
+                  f"{str(r['share']):>7}{r['new_errors']:>6}{r['false_matches_on_new']:>7}{str(r['false_rate']):>7}"
+                  f"{r['store_rows']:>6}{r['causes_fixed']:>8}{str(r['rows_per_cause']):>11}")  # fmt: skip
+        out = {
+            "load_average": report["load_average"],
+            "command": " ".join(sys.argv),
+            **report["replay_projects"],
+        }
+        (BENCH / "results" / "replay_projects.json").write_text(json.dumps(out, indent=1) + "\n")
     if args.corpus_wide:
         report["swecb_all"] = corpus_wide()
         print("SWE-ContextBench, all transcripts:", report["swecb_all"])
@@ -435,7 +618,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.show:
                 for m in r["misses"]:
                     print("   REPLAY-MISS", m)
-    if not args.inprocess:
+    if args.store_rows:  # its own file: a run for the store rows alone leaves the capture figures as they are
+        rows = {"load_average": report["load_average"], "command": " ".join(sys.argv), **report["store_rows"]}
+        (BENCH / "results" / "consolidate.json").write_text(json.dumps(rows, indent=1) + "\n")
+    if not args.inprocess and report["halves"]:
         RESULTS.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 

@@ -85,13 +85,13 @@ def build_store(home: Path, rows: list[dict], size: int) -> float:
                 )
             )
             if len(batch) == 2000:
-                store.add_many(batch)
+                store.add_many(batch, consolidate=False)  # mutated copies kept apart: a store of this size
                 batch = []
         batch += [
             Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
             for r in learn
         ]
-        store.add_many(batch)
+        store.add_many(batch, consolidate=False)
         assert store.count() >= size - 5, store.count()
     return time.perf_counter() - started
 

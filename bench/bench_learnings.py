@@ -135,7 +135,8 @@ def run_recall(
     by_id: dict[UUID, str] = {}
     for r in learn:
         lid, _ = store.add(
-            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]),
+            consolidate=False,  # one row per labelled learning: the ranking is measured, not the merging
         )
         by_id[lid] = r["cause"]
     ranked, sims_pos, sims_neg, dense_calls = [], [], [], 0
@@ -446,12 +447,16 @@ def build_scale_store(
             )
         )
         if len(batch) == 2000:
-            store.add_many(batch)
+            store.add_many(batch, consolidate=False)  # distinct fixes of mutated copies: kept apart
             batch = []
     if batch:
-        store.add_many(batch)
+        store.add_many(batch, consolidate=False)
     ids = store.add_many(
-        [Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]) for r in learn]
+        [
+            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+            for r in learn
+        ],
+        consolidate=False,
     )
     store.close()
     return time.perf_counter() - started, {lid: r["cause"] for (lid, _), r in zip(ids, learn, strict=True)}
@@ -486,6 +491,33 @@ def latency(home: Path, queries: list[dict], rounds: int, by_id: dict[UUID, str]
         "R@1": quality["R@1"],
         "false_match_rate": quality["false_match_rate"],
     }
+
+
+def write_latency(home: Path, learn: list[dict], writes: int = 200, seed: int = 11) -> dict[str, float]:
+    """p50/p99 of one `store.add` with write-time consolidation (issue 34: the same-cause lookup by the
+    fingerprint and full-text indexes, scored by the acceptance model) into the built store: new copies of
+    the corpus' errors (other names, other fixes), half of them in the corpus' repository; how many were
+    merged into an existing row."""
+    from recall_agent.learnings.signatures import normalize
+
+    rng = random.Random(seed)
+    store = open_store(home)
+    times, merged = [], 0
+    for n in range(writes):
+        base = learn[n % len(learn)]
+        learning = Learning(
+            repo=REPO if n % 2 else f"repo-{n % 20}",
+            error_signatures=[mutate(normalize(base["text"]), rng, 10_000_000 + n)],
+            resolution_summary=f"write #{n}: {base['resolution']}",
+        )
+        t0 = time.perf_counter()
+        merged += store.add(learning)[1]
+        times.append((time.perf_counter() - t0) * 1000)
+    store.close()
+    times.sort()
+    return {"write_p50_ms": round(statistics.median(times), 2),
+            "write_p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 2),
+            "writes": writes, "writes_merged": merged}  # fmt: skip
 
 
 def _ids(home: Path) -> dict[UUID, str]:
@@ -626,14 +658,15 @@ def main() -> int:
                 home = Path(tmp)
                 build_s, by_id = build_scale_store(home, learn, size)
                 execute_sync({"error_text": "warm up", "repo": REPO}, home=home)
-                lat = latency(home, sample, rounds=2, by_id=by_id)
+                lat = latency(home, sample, rounds=2, by_id=by_id) | write_latency(home, learn)
                 results["scale"][str(size)] = lat | {
                     "store_mb": round(store_bytes(home) / 2**20, 1),
                     "build_s": round(build_s, 1),
                 }
                 print(
                     f"{size:>7} learnings: R@1 {lat['R@1']}, false-match {lat['false_match_rate']}, "
-                    f"p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms, "
+                    f"p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms, write p50 {lat['write_p50_ms']} ms"
+                    f" p99 {lat['write_p99_ms']} ms ({lat['writes_merged']}/{lat['writes']} merged), "
                     f"store {results['scale'][str(size)]['store_mb']} MB (built in {build_s:.0f} s)"
                 )
     elif previous:

@@ -312,7 +312,7 @@ def fill_sqlite(home: Path, data: list[tuple[Learning, str, str, str]]) -> float
     t0 = time.perf_counter()
     with open_store(home) as store:
         for i in range(0, len(data), 2000):
-            store.add_many([d[0] for d in data[i : i + 2000]])
+            store.add_many([d[0] for d in data[i : i + 2000]], consolidate=False)  # the load, not the merging
     return time.perf_counter() - t0
 
 
@@ -527,7 +527,8 @@ def quality(pg_admin: str | None) -> dict:
         by_id = {}
         for r in learn:
             lid, _ = store.add(
-                Learning(repo=bl.REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+                Learning(repo=bl.REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"]),
+                consolidate=False,
             )
             by_id[lid] = r["cause"]
         ranked, scored = [], []

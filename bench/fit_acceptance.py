@@ -54,6 +54,9 @@ MODEL_FEATURES = (
     "subj_one_side",
     "short_swap",
     "kind_differs",
+    "rule_same",
+    "rule_differs",
+    "rule_template",
     "text",
     "generic_other_frame",
     "query_noise",
@@ -71,7 +74,9 @@ def pairs(sets: list[dict], home: Path, features: tuple[str, ...] = MODEL_FEATUR
         key_of: dict[str, str] = {}
         for lr in s["learnings"]:
             text = lr["text"][-ERROR_TEXT_MAX:]
-            lid, _ = store.add(Learning(repo=REPO, error_signatures=[text], resolution_summary=lr["key"]))
+            lid, _ = store.add(
+                Learning(repo=REPO, error_signatures=[text], resolution_summary=lr["key"]), consolidate=False
+            )  # one row per labelled learning
             key_of[str(lid)] = lr["key"]
         for q in s["queries"]:
             query = Query.from_text(q["text"][:ERROR_TEXT_MAX])

@@ -20,12 +20,14 @@ from recall_agent.protocol import (  # noqa: F401  (the vocabulary is part of th
     DEFAULT_MIN_SIMILARITY_CONTEXT,
     DEFAULT_MIN_SIMILARITY_ERROR,
     ERROR_TEXT_MAX,
+    FIXES_MAX,
     MAX_RESULTS_RANGE,
     PATH_MAX,
     PATHS_MAX,
     REPO_MAX,
     RESOLUTION_MAX,
     SIGNATURES_MAX,
+    STORED_SIGNATURES_MAX,
     TASK_TYPE_MAX,
     TICKET_MAX,
     BackendRole,
@@ -135,6 +137,9 @@ class LearningMatch(WireModel):
     hurt_count: int = Field(default=0, ge=0)
     last_useful_at: datetime | None = None
     state: Literal["active", "hurting", "dormant"] = "active"
+    # recall extras (one learning per cause): how often and in how many sessions this cause was met
+    seen_count: int = Field(default=1, ge=0)
+    session_count: int = Field(default=0, ge=0)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -218,6 +223,21 @@ class FixEvidence(WireModel):
     _storable = model_validator(mode="after")(_storable)
 
 
+class FixRecord(WireModel):
+    """One fix that worked for a learning's cause (recall extension): its resolution and evidence, how often
+    it was recorded and when first and last. A learning's `resolution_summary` is its most frequent fix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX, pattern=NOT_BLANK)
+    fix: FixEvidence | None = None
+    count: int = Field(default=1, ge=1, le=COUNTER_MAX)
+    first_seen_at: datetime | None = None
+    last_seen_at: datetime | None = None
+
+    _storable = model_validator(mode="after")(_storable)
+
+
 class Learning(WireModel):
     """The stored learning record (origin design), also the body of POST /v1/learnings."""
 
@@ -230,7 +250,7 @@ class Learning(WireModel):
         default_factory=list, max_length=PATHS_MAX
     )
     error_signatures: list[Annotated[str, Field(max_length=ERROR_TEXT_MAX, pattern=NO_NUL)]] = Field(
-        default_factory=list, max_length=SIGNATURES_MAX
+        default_factory=list, max_length=STORED_SIGNATURES_MAX
     )
     resolution_summary: str = Field(min_length=1, max_length=RESOLUTION_MAX, pattern=NOT_BLANK)
     ticket_id: str | None = Field(default=None, max_length=TICKET_MAX, pattern=NO_NUL)
@@ -247,6 +267,14 @@ class Learning(WireModel):
     hurt_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
     last_shown_at: datetime | None = None
     last_useful_at: datetime | None = None
+    # recall extensions (one learning per cause, learnings/consolidate.py), kept by export/import: how often
+    # and in how many sessions the cause was met, when first and last, and every fix that worked for it
+    # (most frequent first; empty means the resolution above is the only one)
+    seen_count: int = Field(default=1, ge=1, le=COUNTER_MAX)
+    session_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
+    first_seen_at: datetime | None = None
+    last_seen_at: datetime | None = None
+    fixes: list[FixRecord] = Field(default_factory=list, max_length=FIXES_MAX)
 
     @field_validator("resolution_summary")
     @classmethod

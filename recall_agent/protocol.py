@@ -15,7 +15,11 @@ TASK_TYPE_MAX = 64
 REPO_MAX = 128
 PATH_MAX = 4096
 PATHS_MAX = 200  # file paths in one learning or one query
-SIGNATURES_MAX = 20  # error signatures in one learning
+SIGNATURES_MAX = 20  # error signatures in one posted learning
+# distinct error texts one stored learning keeps (one learning per cause gathers the texts of every time it was
+# met: learnings/consolidate.py); beyond it an occurrence is counted, its text not kept
+STORED_SIGNATURES_MAX = 200
+FIXES_MAX = 200  # distinct fixes one stored learning keeps (the least frequent dropped first)
 MAX_RESULTS_RANGE = (1, 20)
 # counters: the largest integer every JSON parser reads exactly (and SQLite / PostgreSQL bigint store); an
 # OpenAPI maximum of 2**63 - 1 is printed as a float that rounds above it, and fuzzers then send values it rejects

@@ -105,12 +105,12 @@ def test_forget(recall_cmd: list[str]) -> None:
 
 
 def test_export_import_round_trip_with_line_errors(recall_cmd: list[str], tmp_path: Path) -> None:
-    for i in range(3):
+    for i in range(3):  # three repositories (in one, the three would be one learning per cause)
         rec(
             recall_cmd,
             "learn",
             "--repo",
-            "shop",
+            f"shop{i}",
             "--error",
             f"{ERR}\nKeyError: 'K{i}'",
             "--resolution",
@@ -120,7 +120,7 @@ def test_export_import_round_trip_with_line_errors(recall_cmd: list[str], tmp_pa
     out = rec(recall_cmd, "export", "--output", str(dump))
     assert out.returncode == 0
     lines = dump.read_text().splitlines()
-    assert len(lines) == 3 and all(json.loads(x)["repo"] == "shop" for x in lines)
+    assert len(lines) == 3 and {json.loads(x)["repo"] for x in lines} == {"shop0", "shop1", "shop2"}
 
     # import into a fresh home: good lines land, bad ones are reported with their line numbers
     feed = tmp_path / "feed.jsonl"

@@ -23,8 +23,8 @@ def open_store_(request: pytest.FixtureRequest) -> Callable:
     return lambda: PgStore(url)
 
 
-def _learning(error: str, fix: str) -> Learning:
-    return Learning(id=uuid4(), repo="r", error_signatures=[error], resolution_summary=fix)
+def _learning(error: str, fix: str, repo: str = "r") -> Learning:
+    return Learning(id=uuid4(), repo=repo, error_signatures=[error], resolution_summary=fix)
 
 
 def _ids(store, terms: list[str]) -> set[str]:
@@ -37,7 +37,8 @@ def test_own_writes_and_deletes_show_in_term_candidates(open_store_: Callable) -
         store.add(first)
         terms = ["flux_capacitor_setting", "keyerror"]
         assert _ids(store, terms) == {str(first.id)}
-        second = _learning("KeyError: 'flux_capacitor_setting' in loader", "load defaults first")
+        # another repository (in one repository the same cause is one learning)
+        second = _learning("KeyError: 'flux_capacitor_setting' in loader", "load defaults first", "r2")
         store.add(second)
         assert _ids(store, terms) == {str(first.id), str(second.id)}
         assert store.delete(first.id)

@@ -204,8 +204,8 @@ def test_task_context_and_auto() -> None:
 
 
 def test_thresholds_and_max_results_come_from_the_request() -> None:
-    for i in range(4):
-        learn(resolution_summary=f"fix {i}")
+    for i in range(4):  # one learning per cause per repository: the same error in four repositories
+        learn(resolution_summary=f"fix {i}", repo=f"acme-{i}")
     assert len(run({"error_text": tb(), "repo": "acme", "max_results": 2})["matches"]) == 2
     assert len(run({"error_text": tb(), "repo": "acme"})["matches"]) == 4
 
@@ -287,9 +287,9 @@ def test_importing_the_package_is_stdlib_only() -> None:
 
 def test_lowered_confidence_sinks_a_learning_without_hiding_it() -> None:
     good = learn(resolution_summary="pip install redis")
-    bad = learn(resolution_summary="reinstall python")
+    bad = learn(resolution_summary="reinstall python", repo="acme-2")  # one learning per cause per repo
     open_store().adjust_confidence(bad.id, -0.7)  # feedback: that fix did not work
-    res = run({"error_text": tb("/other"), "repo": "acme"})
+    res = run({"error_text": tb("/other"), "repo": "acme-2"})
     assert [m["learning_id"] for m in res["matches"]] == [str(good.id), str(bad.id)]
     assert res["matches"][1]["similarity"] == 1.0  # still the same error: shown, ranked lower
     assert res["matches"][1]["confidence"] == pytest.approx(0.1)

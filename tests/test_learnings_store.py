@@ -65,10 +65,18 @@ def test_same_fingerprint_and_resolution_merges() -> None:
     assert got.file_paths_touched == ["src/acme/config.py", "src/acme/loader.py"]
     assert len(got.error_signatures) == 2
     assert got.confidence == 0.95
-    # a different resolution for the same error is a new learning, so is another repo
-    assert st.add(make(resolution_summary="add pyyaml to requirements.txt"))[1] is False
+    # a different resolution for the same error is the same cause: one row, both fixes (issue 34); another
+    # repo is another learning
+    assert st.add(make(resolution_summary="add pyyaml to requirements.txt")) == (first, True)
     assert st.add(make(repo="other"))[1] is False
-    assert st.count() == 3
+    assert st.count() == 2
+    got = st.get(first)
+    assert got.seen_count == 3
+    assert [(f.resolution_summary, f.count) for f in got.fixes] == [
+        ("pip install pyyaml (the import name is yaml, the package is PyYAML)", 2),
+        ("add pyyaml to requirements.txt", 1),
+    ]
+    assert got.resolution_summary == got.fixes[0].resolution_summary
 
 
 def test_delete_adjust_and_access() -> None:

@@ -435,8 +435,10 @@ def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_en
     srv = start_server(tmp_path, ["--workers", "2"])
     try:
         ids = {
-            httpx.post(srv.url + LEARN, json=learning(resolution_summary=f"fix {i}")).json()["id"]
-            for i in range(6)
+            httpx.post(srv.url + LEARN, json=learning(resolution_summary=f"fix {i}", repo=f"shop{i}")).json()[
+                "id"
+            ]
+            for i in range(6)  # six repositories: in one, the same cause is one learning
         }
         assert len(ids) == 6
         query = {

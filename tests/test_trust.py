@@ -163,7 +163,7 @@ def test_recall_marks_a_stale_learning_and_lists_it_after_the_others(checkout: P
                          fix=evidence("src/gone.py", ["load_settings"]))  # fmt: skip
         fresh = Learning(repo="billing", error_signatures=[error], resolution_summary="Read DB_URL from the env.",
                          fix=evidence("src/config.py", ["load_settings"]), created_at=datetime.now(UTC) - timedelta(days=20))  # fmt: skip
-        store.add_many([stale, fresh])
+        store.add_many([stale, fresh], consolidate=False)  # two rows, as a recall before issue 34 kept them
     out = recall("--scope", "learnings", "--format", "json", error, cwd=checkout)
     matches = json.loads(out.stdout)["learnings"]["response"]["matches"]
     assert [m["resolution_summary"] for m in matches] == [
@@ -326,7 +326,7 @@ def test_merging_near_duplicates_keeps_every_signature_and_sums_the_counts(store
     second = Learning(repo="shop", error_signatures=[base.format(n=12), "TypeError: total() missing 1 required positional argument: 'currency'"],
                       resolution_summary="Pass the currency through total().", created_at=t0 + timedelta(days=3))  # fmt: skip
     other_repo = _learning(3, t0, repo="admin", error=base.format(n=10))
-    store.add_many([first, second, other_repo])
+    store.add_many([first, second, other_repo], consolidate=False)  # as a recall before issue 34 kept them
     store.record_outcome([first.id], "helped", now=t0 + timedelta(days=5))
     store.record_outcome([second.id], "shown", now=t0 + timedelta(days=6))
     store.record_outcome([second.id], "helped", now=t0 + timedelta(days=9))
@@ -376,6 +376,11 @@ def test_recall_review_and_stats(tmp_path: Path, isolated_recall_env: Path) -> N
         (YAML_ERROR.format(line=7), "add pyyaml to requirements.txt"),
         ("TimeoutError: <script>alert(1)</script>", "raise the timeout"),
     ):
+        if resolution.startswith("add"):  # a copy of the same cause, as a recall before issue 34 stored it
+            with open_store(isolated_recall_env) as store:
+                learning = Learning(repo="shop", error_signatures=[error], resolution_summary=resolution)
+                ids.append(str(store.add(learning, consolidate=False)[0]))
+            continue
         out = recall("learn", "--repo", "shop", "--error", error, "--resolution", resolution, cwd=cwd)
         assert out.returncode == 0, out.stderr
         ids.append(out.stdout.strip())

@@ -110,9 +110,15 @@ def check_line(check: object) -> str:
 
 
 def lifecycle_line(match: dict) -> str:
-    """Counts and state when there is something to say: "shown 4 · helped 1 · hurt 3 · not injected: hurting"."""
+    """Counts and state when there is something to say: "met 12 times in 9 sessions · shown 4 · helped 1 ·
+    hurt 3 · not injected: hurting" (one learning per cause: how often it was met, when more than once)."""
+    seen, sessions = match.get("seen_count"), match.get("session_count")
+    parts = []
+    if isinstance(seen, int) and not isinstance(seen, bool) and seen > 1:
+        within = f" in {sessions} sessions" if isinstance(sessions, int) and sessions > 1 else ""
+        parts.append(f"met {seen} times{within}")
     counts = [(k, match.get(f"{k}_count")) for k in ("shown", "helped", "hurt")]
-    parts = [f"{k} {v}" for k, v in counts if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    parts += [f"{k} {v}" for k, v in counts if isinstance(v, int) and not isinstance(v, bool) and v > 0]
     state = match.get("state")
     if state == "hurting":
         parts.append("not injected: the same failure followed it more often than not")

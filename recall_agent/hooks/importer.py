@@ -134,6 +134,12 @@ class StoreCounts:
     known: int = 0  # this session's error was already in the store (the hooks, an earlier import)
 
 
+def _calls(fix: Any) -> frozenset[str]:
+    """The tool calls a fix came from (models.FixEvidence.calls)."""
+    calls = fix.get("calls") if isinstance(fix, dict) else None
+    return frozenset(str(c) for c in calls) if isinstance(calls, list) else frozenset()
+
+
 @dataclass(frozen=True)
 class _Facts:
     """What decides whether a learning adds anything to one already stored."""
@@ -143,19 +149,32 @@ class _Facts:
     key: str
     fps: frozenset[str]
     files: frozenset[str]
+    calls: frozenset[str] = frozenset()  # the tool calls the fix came from (a resumed session repeats them)
 
     @classmethod
     def of(
-        cls, repo: str, session_id: str | None, summary: str, signatures: list[str], files: list[str]
+        cls,
+        repo: str,
+        session_id: str | None,
+        summary: str,
+        signatures: list[str],
+        files: list[str],
+        fix: dict[str, Any] | None = None,
     ) -> _Facts:
         fps = frozenset(row.fingerprint for row in signature_rows(signatures))
-        return cls(repo, session_id, resolution_key(summary), fps, frozenset(files))
+        return cls(repo, session_id, resolution_key(summary), fps, frozenset(files), _calls(fix))
 
     def covers(self, new: _Facts) -> bool:
         if self.repo != new.repo or not (self.fps & new.fps):
             return False
         if self.session_id and self.session_id == new.session_id:
             return True
+        if new.calls and new.calls == self.calls:  # the same tool calls under another session id (resumed)
+            return True
+        # another session meeting the cause again is an occurrence to count (one learning per cause: the
+        # store updates the row, and recognises an occurrence it has already counted)
+        if new.session_id:
+            return False
         return self.key == new.key and new.fps <= self.fps and new.files <= self.files
 
 
@@ -198,6 +217,7 @@ class Sink:
             learning["resolution_summary"],
             learning["error_signatures"],
             learning["file_paths_touched"],
+            learning.get("fix"),
         )
         if any(have.covers(want) for have in self.pending_facts):
             return True
@@ -209,6 +229,7 @@ class Sink:
                 resolution_key(have.resolution_summary),
                 frozenset(row.fingerprint for row in cand.signatures),
                 frozenset(have.file_paths_touched),
+                _calls(have.fix),
             )
             if facts.covers(want):
                 return True
@@ -237,6 +258,7 @@ class Sink:
                     item["resolution_summary"],
                     item["error_signatures"],
                     item["file_paths_touched"],
+                    item.get("fix"),
                 )
             )
         if len(self.pending) >= WRITE_BATCH:

@@ -195,7 +195,7 @@ def learn_main(argv: list[str]) -> int:
     print(lid)
     if merged:
         print(
-            f"recall learn: merged into existing learning {lid} (same error, same resolution)",
+            f"recall learn: merged into existing learning {lid} (the same cause in this repository: its count and fixes updated)",
             file=sys.stderr,
         )
     return 0

@@ -2,9 +2,11 @@
 the caches that keep candidate generation fast. A store (SQLite `store.py`, PostgreSQL `pg_store.py`) is a
 thin adapter that supplies connections and the SQL of its database through the hooks below.
 
-Merging: same repo + same resolution + a shared signature fingerprint (or, for learnings without error
-signatures, same repo + same resolution) merges into the existing learning: its file paths and signatures
-are unioned, confidence is the max, the first ticket wins.
+Merging: one learning per cause per repository (consolidate.py). A learning of the same repo whose
+resolution is the same and shares a signature fingerprint, else the one the fitted same-cause decision
+picks, is updated instead of a new row inserted: its counts, sessions, first/last seen, every distinct error
+text, every fix ranked by how often it worked (the top one shown), file paths unioned, confidence the max,
+the first ticket wins. A learning without error signatures merges only on the same repo + resolution.
 
 Caches (per store object, so per process or server worker): a term's document count and a full-text query's
 ranked learning ids cost a scan of the term's index entries each time (~1 ms per common term); loaded
@@ -28,6 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from uuid import UUID
 
+from recall_agent.learnings.consolidate import Consolidation
 from recall_agent.learnings.curation import Curation
 from recall_agent.learnings.records import (
     dedupe,
@@ -67,6 +70,10 @@ class LearningRow(NamedTuple):
     hurt_count: int = 0
     last_shown_at: datetime | None = None
     last_useful_at: datetime | None = None
+    seen_count: int = 1
+    session_count: int = 0
+    first_seen_at: datetime | None = None
+    last_seen_at: datetime | None = None
 
 
 class MergeState(NamedTuple):
@@ -80,7 +87,7 @@ class MergeState(NamedTuple):
     fix: dict[str, Any] | None = None
 
 
-class StoreCore(Curation, ABC):
+class StoreCore(Consolidation, Curation, ABC):
     """The store API (`add`, `add_many`, `get`, `iter_all`) and `CandidateStore` over an adapter's SQL."""
 
     read_only: bool = False
@@ -117,7 +124,8 @@ class StoreCore(Curation, ABC):
 
     @abstractmethod
     def _lock_resolution(self, conn: Any, repo: str, key: str) -> None:
-        """Serialize concurrent writers of one repo + resolution, so a duplicate merges, never forks."""
+        """Serialize concurrent writers of one repo + resolution, so a duplicate merges, never forks (`key`
+        "" serializes every writer of the repo: one learning per cause is decided across resolutions)."""
 
     @abstractmethod
     def _merge_target(self, conn: Any, repo: str, key: str, fingerprints: list[str]) -> Any | None: ...
@@ -171,6 +179,13 @@ class StoreCore(Curation, ABC):
         """Learning ids whose signatures hold all (or any) of `terms`, best full-text rank first."""
 
     @abstractmethod
+    def _ids_in_repo(
+        self, conn: Any, repo: str, fps: list[str], terms: list[str], require_all: bool, limit: int
+    ) -> list[Any]:
+        """Learnings of `repo` with a signature of one of `fps`, then its best full-text hits on all (or any)
+        of `terms`: the same-cause lookup at write time (consolidate.py)."""
+
+    @abstractmethod
     def _ids_by_paths(
         self, conn: Any, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[Any]:
@@ -186,21 +201,23 @@ class StoreCore(Curation, ABC):
 
     # ------------------------------------------------------------------ store API
 
-    def add(self, learning: Learning) -> tuple[UUID, bool]:
+    def add(self, learning: Learning, *, consolidate: bool = True) -> tuple[UUID, bool]:
         """Store a learning, or merge it into an existing one (module docstring). Returns (id, merged) once
-        the write has committed."""
+        the write has committed. `consolidate` False keeps a learning of another resolution as its own row
+        even when it is the same cause (what a recall before issue 34 stored; `recall review merge` and
+        the migration fold such rows)."""
         with self._writing("add a learning") as conn:
-            return self._add(conn, learning)
+            return self._add(conn, learning, consolidate)
 
-    def add_many(self, learnings: Sequence[Learning]) -> list[tuple[UUID, bool]]:
+    def add_many(self, learnings: Sequence[Learning], *, consolidate: bool = True) -> list[tuple[UUID, bool]]:
         """add() for many learnings in one transaction (all or nothing)."""
         with self._writing("add learnings") as conn:
-            return [self._add(conn, learning) for learning in learnings]
+            return [self._add(conn, learning, consolidate) for learning in learnings]
 
     def get(self, learning_id: UUID | str) -> Learning | None:
         lid = self._key(parse_id(learning_id))
         with self._reading("read a learning") as conn:
-            found = self._load(conn, [lid])
+            found = self._load(conn, [lid], fixes=True)
         return found[0].learning.to_model() if found else None
 
     def iter_all(self, batch: int = 500) -> Iterator[Learning]:
@@ -211,7 +228,7 @@ class StoreCore(Curation, ABC):
                 keys = self._page(conn, after, batch)
                 if not keys:
                     return
-                loaded = self._load(conn, [k[1] for k in keys])
+                loaded = self._load(conn, [k[1] for k in keys], fixes=True)
             after = keys[-1]
             yield from (c.learning.to_model() for c in loaded)
 
@@ -258,41 +275,32 @@ class StoreCore(Curation, ABC):
 
     # ------------------------------------------------------------------ merging
 
-    def _add(self, conn: Any, learning: Learning) -> tuple[UUID, bool]:
+    def _add(self, conn: Any, learning: Learning, consolidate: bool = True) -> tuple[UUID, bool]:
         rows = signature_rows(learning.error_signatures)
         key = resolution_key(learning.resolution_summary)
         paths = dedupe(learning.file_paths_touched)
-        self._lock_resolution(conn, learning.repo, key)
+        self._lock_resolution(conn, learning.repo, "")  # one cause, one row: across resolutions too
+        # the same resolution with a shared fingerprint (a plain lookup), else the fitted same-cause decision
         target = self._merge_target(conn, learning.repo, key, [r.fingerprint for r in rows])
-        if target is not None:
-            self._merge_into(conn, target, learning, rows, paths)
-            return UUID(str(target)), True
         lid = self._key(learning.id)
-        if self._exists(conn, lid):
+        if target is None and self._exists(conn, lid):  # an id that names another learning: a conflict
             raise ValueError(f"a different learning with id {learning.id} already exists")
+        if target is None and rows and consolidate:
+            target = self._same_cause(conn, learning.repo, rows, learning)
+        if target is not None:
+            self._occur(conn, target, learning, rows, paths)
+            return UUID(str(target)), True
         self._insert_learning(conn, learning, key, paths)
         self._insert_signatures(conn, lid, rows, start=0)
         self._insert_files(conn, lid, paths)
+        self._record_first(conn, lid, learning)
         return learning.id, False
-
-    def _merge_into(
-        self, conn: Any, lid: Any, new: Learning, rows: list[SignatureRow], paths: list[str]
-    ) -> None:
-        state = self._merge_state(conn, lid)
-        added = [p for p in paths if p not in state.file_paths]
-        fresh = [r for r in rows if r.fingerprint not in state.fingerprints]
-        confidence = max(state.confidence, new.confidence)
-        fix = state.fix or (new.fix.model_dump(mode="json") if new.fix else None)
-        self._update_merged(
-            conn, lid, state.file_paths + added, confidence, state.ticket_id or new.ticket_id, fix
-        )
-        self._insert_signatures(conn, lid, fresh, start=state.next_position)
-        self._insert_files(conn, lid, added)
 
     # ------------------------------------------------------------------ reading
 
-    def _load(self, conn: Any, ids: list[Any]) -> list[Candidate]:
-        """Candidates for ids, in the order given (unknown ids skipped)."""
+    def _load(self, conn: Any, ids: list[Any], *, fixes: bool = False) -> list[Candidate]:
+        """Candidates for ids, in the order given (unknown ids skipped); `fixes`: with every fix of each
+        (ranking never reads them)."""
         if not ids:
             return []
         by_id: dict[str, Candidate] = {}
@@ -303,6 +311,9 @@ class StoreCore(Curation, ABC):
             cand = by_id[str(lid)]
             cand.signatures.append(row)
             cand.learning.error_signatures.append(row.text)
+        if fixes:
+            for lid, found in self._fixes_of(conn, [i for i in ids if str(i) in by_id]).items():
+                by_id[lid].learning.fixes = found if len(found) > 1 else []
         return [by_id[str(i)] for i in ids if str(i) in by_id]
 
     # ------------------------------------------------------------------ caches

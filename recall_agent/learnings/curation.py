@@ -253,7 +253,7 @@ class Curation:
     def learning(self, learning_id: UUID | str) -> StoredLearning | None:
         """One learning as stored (signatures included), without pydantic."""
         with self._reading("read a learning") as conn:
-            found = self._load(conn, [self._key(parse_id(learning_id))])
+            found = self._load(conn, [self._key(parse_id(learning_id))], fixes=True)  # type: ignore[attr-defined]
         return found[0].learning if found else None
 
     def stats(self, repos: frozenset[str] | None = None, now: datetime | None = None, top: int = 10) -> Stats:
@@ -410,7 +410,9 @@ class Curation:
         a.access_count += b.access_count
         a.confidence = max(a.confidence, b.confidence)
         a.ticket_id = a.ticket_id or b.ticket_id
-        a.fix = a.fix or b.fix
+        # the occurrences, sessions and fixes of both (consolidate.py); the top fix is the one shown
+        top = self._apply(conn, kid, self._occurrence_of(conn, b))  # type: ignore[attr-defined]
+        a.resolution_summary, a.fix = top.summary, top.fix
         a.last_useful_at = _latest(a.last_useful_at, b.last_useful_at)
         a.last_shown_at = _latest(a.last_shown_at, b.last_shown_at)
         a.last_accessed_at = _latest(a.last_accessed_at, b.last_accessed_at)

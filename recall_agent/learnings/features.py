@@ -16,6 +16,9 @@ probability; the weights are fitted, not set here). What the features measure:
   subjects  quoted values and identifier-like names of the best line pair: equal, disjoint, partly
             shared, swapped, named on one side only, one word swapped in a short line;
   kind      the exception type / tool code of the best line pair: the same, or both present and not;
+  rule      the linter rule / type-checker or compiler code of the best line pair (`(errcheck)`, `[arg-type]`,
+            `TS2345`, `E0308`, `F401`, `no-unused-vars`): the same, or both present and not — a rule met again
+            on other identifiers is the same cause when its fix is the project's way with that rule (issue 34);
   text      cosine of the whole normalized texts' token weights (cause and context lines);
   frame     both generic messages (nothing named) raised from different application frames;
   noise     the query has no error line at all (only its first lines, `~ `).
@@ -58,6 +61,9 @@ FEATURES = (
     "short_swap",
     "kind_same",
     "kind_differs",
+    "rule_same",
+    "rule_differs",
+    "rule_template",
     "text",
     "generic_other_frame",
     "query_noise",
@@ -349,6 +355,11 @@ def evidence(q: Query, other: Query, line_df: dict[str, int] | None = None) -> E
     qk, ok = kind_of(q.causes[qi]), kind_of(other.causes[oi])
     v["kind_same"] = float(bool(qk) and qk == ok)
     v["kind_differs"] = float(bool(qk) and bool(ok) and qk != ok)
+    qr, orule = rule_of(q.causes[qi]), rule_of(other.causes[oi])
+    v["rule_same"] = float(bool(qr) and qr == orule)
+    v["rule_differs"] = float(bool(qr) and bool(orule) and qr != orule)
+    # the same rule's message with other identifiers in it: the recurring class (issue 34)
+    v["rule_template"] = v["rule_same"] * v["template"]
     v["generic_other_frame"] = float(
         q.generic and other.generic and bool(q.frame) and bool(other.frame) and q.frame != other.frame
     )
@@ -578,6 +589,23 @@ _KIND = re.compile(
     r"|[a-z]+(?:\[[A-Z]?\d+\])?(?=:)))"
 )
 _CODE_ANYWHERE = re.compile(r"\b(?:TS|E|C)\d{4}\b|\b[A-Z][A-Z_]{5,}\b")
+
+
+# a linter's rule at the end of its line — golangci-lint `(errcheck)`, mypy `[arg-type]`, eslint `no-unused-vars` —
+# or a checker's code anywhere — tsc `TS2345`, rustc `E0308`, ruff/flake8 `F401`
+_RULE_AT_END = re.compile(
+    r"(?:\(([a-z][a-z0-9_]{2,40})\)|\[([a-z][a-z0-9-]{2,40})\]|\s(@?[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){1,6}(?:/[a-z0-9-]{1,40})?))\s*$"
+)
+_RULE_CODE = re.compile(r"\b(?:TS\d{4}|E\d{4}|[A-Z]{1,3}\d{3,4})\b")
+
+
+def rule_of(line: str) -> str:
+    """The linter rule or checker code a line reports (empty when it names none)."""
+    m = _RULE_AT_END.search(line[-200:])
+    if m:
+        return next(g for g in m.groups() if g)
+    code = _RULE_CODE.search(line)
+    return code.group(0) if code else ""
 
 
 def kind_of(line: str) -> str:

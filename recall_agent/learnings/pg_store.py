@@ -35,6 +35,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recall_agent.learnings import signatures as sigs
+from recall_agent.learnings.consolidate import MIGRATION
 from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
 from recall_agent.learnings.records import dedupe, parse_id, path_basename, resolution_key, signature_rows
 from recall_agent.learnings.types import SignatureRow, StoreError
@@ -132,9 +133,44 @@ MIGRATIONS: list[str] = [
     CREATE INDEX learning_events_learning ON learning_events (learning_id, id);
     CREATE INDEX learning_events_repo ON learning_events (md5(repo), id);
     """,
+    # 6: one learning per cause (consolidate.py): occurrence counts, first/last seen, the sessions that met a
+    # cause and every fix that worked for it, filled from each row as it is; merging the existing copies of a
+    # cause is the data migration `consolidate_causes`, recorded in recall_data_migrations once it ran
+    """
+    ALTER TABLE learnings ADD COLUMN seen_count bigint NOT NULL DEFAULT 1,
+        ADD COLUMN session_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN first_seen_at timestamptz,
+        ADD COLUMN last_seen_at timestamptz;
+    UPDATE learnings SET first_seen_at = created_at, last_seen_at = created_at,
+        session_count = CASE WHEN session_id IS NULL OR session_id = '' THEN 0 ELSE 1 END;
+    CREATE TABLE learning_sessions (
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        session_id text NOT NULL,
+        PRIMARY KEY (learning_id, session_id)
+    );
+    INSERT INTO learning_sessions (learning_id, session_id)
+        SELECT id, session_id FROM learnings WHERE session_id IS NOT NULL AND session_id != '';
+    CREATE TABLE learning_fixes (
+        id bigserial PRIMARY KEY,
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        resolution_key text NOT NULL,
+        resolution_summary text NOT NULL,
+        fix jsonb,
+        count bigint NOT NULL DEFAULT 1,
+        first_seen_at timestamptz NOT NULL,
+        last_seen_at timestamptz NOT NULL
+    );
+    CREATE INDEX learning_fixes_learning ON learning_fixes (learning_id);
+    INSERT INTO learning_fixes (learning_id, resolution_key, resolution_summary, fix, count, first_seen_at,
+        last_seen_at) SELECT id, resolution_key, resolution_summary, fix, 1, created_at, created_at FROM learnings;
+    CREATE TABLE recall_data_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL);
+    INSERT INTO recall_data_migrations (name, applied_at)
+        SELECT 'consolidate_causes', now() WHERE NOT EXISTS (SELECT 1 FROM learnings);
+    """,
 ]
 TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
+_DATA_MIGRATION_LOCK = _MIGRATION_LOCK + 1  # one data migrator (consolidate_causes) at a time
 
 
 class DatabaseUnavailable(StoreError):
@@ -235,8 +271,29 @@ class PgStore(StoreCore):
                 with _Guarded(self, timeout) as conn:
                     migrate(conn)
                 self._schema_ready = True
+                self._data_migrations(timeout)
         finally:
             self._schema_lock.release()
+
+    def _data_migrations(self, timeout: float) -> None:
+        """`consolidate_causes` (consolidate.py) once per database: one server runs it (an advisory lock held
+        while it runs), the others go on serving; it is recorded only once done, so a crash re-runs it."""
+        with _Guarded(self, timeout) as lock:
+            lock.autocommit = True
+            if not lock.execute("SELECT pg_try_advisory_lock(%s)", (_DATA_MIGRATION_LOCK,)).fetchone()[0]:
+                return
+            try:
+                done = lock.execute("SELECT 1 FROM recall_data_migrations WHERE name = %s", (MIGRATION,))
+                if done.fetchone() is None:
+                    self.consolidate_existing()
+                    lock.execute(
+                        "INSERT INTO recall_data_migrations (name, applied_at) VALUES (%s, now())"
+                        " ON CONFLICT DO NOTHING",
+                        (MIGRATION,),
+                    )
+            finally:
+                lock.execute("SELECT pg_advisory_unlock(%s)", (_DATA_MIGRATION_LOCK,))
+                lock.autocommit = False
 
     def check_schema(self, timeout: float) -> None:
         """Migrate now (the server's start): StoreError when the schema is newer than this code; a database
@@ -292,6 +349,24 @@ class PgStore(StoreCore):
             conn.execute(
                 "INSERT INTO signature_terms (term, df) SELECT t, count(*) FROM sig_stage, unnest(tokens) AS t"
                 " GROUP BY t ORDER BY t ON CONFLICT (term) DO UPDATE SET df = signature_terms.df + EXCLUDED.df"
+            )
+            # each one's occurrence, session and fix, as a write through add() records them (consolidate.py)
+            ids = [item.id for item in learnings]
+            conn.execute(
+                "UPDATE learnings SET first_seen_at = created_at, last_seen_at = created_at, session_count ="
+                " CASE WHEN session_id IS NULL OR session_id = '' THEN 0 ELSE 1 END WHERE id = ANY(%s)",
+                (ids,),
+            )
+            conn.execute(
+                "INSERT INTO learning_sessions (learning_id, session_id) SELECT id, session_id FROM learnings"
+                " WHERE id = ANY(%s) AND session_id IS NOT NULL AND session_id != ''",
+                (ids,),
+            )
+            conn.execute(
+                "INSERT INTO learning_fixes (learning_id, resolution_key, resolution_summary, fix, count,"
+                " first_seen_at, last_seen_at) SELECT id, resolution_key, resolution_summary, fix, 1, created_at,"
+                " created_at FROM learnings WHERE id = ANY(%s)",
+                (ids,),
             )
         return len(learnings)
 
@@ -448,12 +523,13 @@ class PgStore(StoreCore):
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
             " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
-            " last_shown_at, last_useful_at FROM learnings WHERE id = ANY(%s)",
+            " last_shown_at, last_useful_at, seen_count, session_count, first_seen_at, last_seen_at"
+            " FROM learnings WHERE id = ANY(%s)",
             (ids,),
         ):
             yield LearningRow(
                 r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
-                int(r[12]), int(r[13]), int(r[14]), r[15], r[16],
+                int(r[12]), int(r[13]), int(r[14]), r[15], r[16], int(r[17]), int(r[18]), r[19], r[20],
             )  # fmt: skip
 
     def _signature_rows(
@@ -499,6 +575,28 @@ class PgStore(StoreCore):
             (query, query, limit),
         ).fetchall()
         return [r[0] for r in rows]
+
+    def _ids_in_repo(
+        self,
+        conn: psycopg.Connection,
+        repo: str,
+        fps: list[str],
+        terms: list[str],
+        require_all: bool,
+        limit: int,
+    ) -> list[UUID]:
+        """Learnings of `repo` with one of `fps`, then its best full-text hits on `terms` (consolidate.py)."""
+        ids = [r[0] for r in conn.execute(
+            "SELECT DISTINCT s.learning_id FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+            " WHERE s.fingerprint = ANY(%s) AND l.repo = %s LIMIT %s", (fps, repo, limit))] if fps else []  # fmt: skip
+        if terms:
+            lexemes = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
+            query = (" & " if require_all else " | ").join(lexemes)
+            ids += [r[0] for r in conn.execute(
+                "SELECT s.learning_id FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+                " WHERE s.tsv @@ %s::tsquery AND l.repo = %s ORDER BY ts_rank(s.tsv, %s::tsquery) DESC, s.id LIMIT %s",
+                (query, repo, query, limit))]  # fmt: skip
+        return list(dict.fromkeys(ids))
 
     def _ids_by_paths(
         self, conn: psycopg.Connection, repo: str, paths: list[str], bases: list[str], limit: int

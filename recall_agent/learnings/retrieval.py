@@ -312,7 +312,9 @@ def retrieve(
 
 def _to_match(s: Scored, repo: str, now: datetime) -> Match:
     learning = s.candidate.learning
-    fresh, age = freshness(learning.created_at, now)
+    # a cause met again is as fresh as its last occurrence (one learning per cause: consolidate.py)
+    fresh, _ = freshness(learning.last_seen_at or learning.created_at, now)
+    _, age = freshness(learning.created_at, now)
     combined = s.similarity * fresh * confidence_factor(learning.confidence)
     if learning.repo != repo:
         combined *= CROSS_REPO_FACTOR
@@ -342,6 +344,8 @@ def _to_match(s: Scored, repo: str, now: datetime) -> Match:
         state=lifecycle.state(
             learning.created_at, learning.last_useful_at, learning.helped_count, learning.hurt_count, now
         ),
+        seen_count=learning.seen_count,
+        session_count=learning.session_count,
     )
 
 

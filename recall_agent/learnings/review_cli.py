@@ -202,7 +202,10 @@ def _first(text: str, limit: int) -> str:
 def _row_line(row: StoredLearning, now: datetime) -> str:
     state = lifecycle.state(row.created_at, row.last_useful_at, row.helped_count, row.hurt_count, now)
     error = _first((row.error_signatures or [""])[0], 60)
-    counts = f"shown {row.shown_count} helped {row.helped_count} hurt {row.hurt_count}"
+    counts = (
+        f"met {row.seen_count}x/{row.session_count}s  shown {row.shown_count} helped {row.helped_count}"
+        f" hurt {row.hurt_count}"
+    )
     return (
         f"{str(row.id)[:8]}  {row.repo[:20]:20}  {_age(row.created_at, now):>6}  {counts}  {state:8}  "
         f"{error}  =>  {_first(row.resolution_summary, 60)}"
@@ -247,6 +250,13 @@ def _details(row: StoredLearning, now: datetime, verdict: selfcheck.Check, histo
         f"used:        shown {row.shown_count}, helped {row.helped_count}, hurt {row.hurt_count}, "
         f"listed by /recall {row.access_count}; last useful: "
         + (f"{row.last_useful_at:%Y-%m-%d}" if row.last_useful_at else "never"),
+        f"met:         {row.seen_count} time{'' if row.seen_count == 1 else 's'} in {row.session_count}"
+        f" session{'' if row.session_count == 1 else 's'}"
+        + (
+            f", first {row.first_seen_at:%Y-%m-%d}, last {row.last_seen_at:%Y-%m-%d}"
+            if row.last_seen_at and row.first_seen_at
+            else ""
+        ),
         f"state:       {state}",
     ]
     if verdict.verdict != "unchecked":
@@ -255,6 +265,9 @@ def _details(row: StoredLearning, now: datetime, verdict: selfcheck.Check, histo
     lines += [f"  - {_first(sig, 200)}" for sig in row.error_signatures]
     lines.append("resolution:")
     lines += [f"  {ln}" for ln in row.resolution_summary.splitlines()]
+    if len(row.fixes) > 1:
+        lines.append("fixes that worked (most often first):")
+        lines += [f"  {f['count']}x  {_first(f['resolution_summary'], 160)}" for f in row.fixes]
     if row.file_paths_touched:
         lines.append("files:       " + ", ".join(row.file_paths_touched))
     if row.fix:

@@ -27,6 +27,7 @@ from uuid import UUID
 from recall_agent.config import learnings_db
 from recall_agent.learnings import integrity
 from recall_agent.learnings import signatures as sigs
+from recall_agent.learnings.consolidate import MIGRATION
 from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
 from recall_agent.learnings.records import (  # noqa: F401  (resolution_key: public here too)
     parse_id,
@@ -38,7 +39,7 @@ from recall_agent.learnings.types import Candidate, SignatureRow, StoreError
 if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports pydantic
     from recall_agent.models import Learning
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_HEADER = b"SQLite format 3\x00"
 # meta keys of the cache generations (core.py), and which of them each kind of write bumps; a store
 # without them (written by an older recall) reads as 0
@@ -157,11 +158,54 @@ def _migrate_to_3(conn: sqlite3.Connection) -> None:
     _run_script(conn, _LIFECYCLE_V3)
 
 
+_CAUSES_V4 = """
+ALTER TABLE learnings ADD COLUMN seen_count INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE learnings ADD COLUMN session_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learnings ADD COLUMN first_seen_at TEXT;
+ALTER TABLE learnings ADD COLUMN last_seen_at TEXT;
+UPDATE learnings SET first_seen_at = created_at, last_seen_at = created_at,
+    session_count = CASE WHEN session_id IS NULL OR session_id = '' THEN 0 ELSE 1 END;
+CREATE TABLE learning_sessions (
+    learning_id TEXT NOT NULL REFERENCES learnings(id) ON DELETE CASCADE,
+    session_id TEXT NOT NULL,
+    PRIMARY KEY (learning_id, session_id)
+);
+INSERT INTO learning_sessions (learning_id, session_id)
+    SELECT id, session_id FROM learnings WHERE session_id IS NOT NULL AND session_id != '';
+CREATE TABLE learning_fixes (
+    rowid INTEGER PRIMARY KEY,
+    learning_id TEXT NOT NULL REFERENCES learnings(id) ON DELETE CASCADE,
+    resolution_key TEXT NOT NULL,
+    resolution_summary TEXT NOT NULL,
+    fix TEXT,
+    count INTEGER NOT NULL DEFAULT 1,
+    first_seen_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL
+);
+CREATE INDEX learning_fixes_learning ON learning_fixes(learning_id);
+INSERT INTO learning_fixes (learning_id, resolution_key, resolution_summary, fix, count, first_seen_at, last_seen_at)
+    SELECT id, resolution_key, resolution_summary, fix, 1, created_at, created_at FROM learnings;
+"""
+
+
+def _migrate_to_4(conn: sqlite3.Connection) -> None:
+    """One learning per cause (consolidate.py): occurrence counts, first/last seen, the sessions that met a
+    cause and every fix that worked for it, filled from each row as it is. Merging the existing copies of a
+    cause is the data migration `consolidate_causes`, run once after the schema is in place
+    (`_consolidate_if_needed`); a store that has no learning yet has nothing to merge."""
+    _run_script(conn, _CAUSES_V4)
+    if conn.execute("SELECT 1 FROM learnings LIMIT 1").fetchone() is None:
+        conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{_CONSOLIDATED}', '1')")
+
+
+_CONSOLIDATED = f"migration_{MIGRATION}"
+
 # MIGRATIONS[n] upgrades a database at schema version n-1 to version n (append only; never edit old ones).
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_to_1,
     2: _migrate_to_2,
     3: _migrate_to_3,
+    4: _migrate_to_4,
 }
 
 
@@ -286,6 +330,8 @@ class LearningStore(StoreCore):
     def _delete_in(self, conn: sqlite3.Connection, lid: str) -> bool:
         conn.execute("DELETE FROM signatures WHERE learning_id = ?", (lid,))
         conn.execute("DELETE FROM files WHERE learning_id = ?", (lid,))
+        conn.execute("DELETE FROM learning_sessions WHERE learning_id = ?", (lid,))
+        conn.execute("DELETE FROM learning_fixes WHERE learning_id = ?", (lid,))
         return conn.execute("DELETE FROM learnings WHERE id = ?", (lid,)).rowcount > 0
 
     def _ts(self, value: datetime | None) -> str | None:
@@ -449,13 +495,14 @@ class LearningStore(StoreCore):
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
             " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
-            f" last_shown_at, last_useful_at FROM learnings WHERE id IN ({_marks(ids)})",
+            " last_shown_at, last_useful_at, seen_count, session_count, first_seen_at, last_seen_at"
+            f" FROM learnings WHERE id IN ({_marks(ids)})",
             ids,
         ):
             yield LearningRow(
                 UUID(r[0]), r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]),
                 _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]), int(r[12]), int(r[13]), int(r[14]),
-                _parse_dt(r[15]), _parse_dt(r[16]),
+                _parse_dt(r[15]), _parse_dt(r[16]), int(r[17]), int(r[18]), _parse_dt(r[19]), _parse_dt(r[20]),
             )  # fmt: skip
 
     def _signature_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[tuple[str, SignatureRow]]:
@@ -507,6 +554,29 @@ class LearningStore(StoreCore):
             )
         )
         return [owner[r] for r in rowids if r in owner]
+
+    def _ids_in_repo(
+        self,
+        conn: sqlite3.Connection,
+        repo: str,
+        fps: list[str],
+        terms: list[str],
+        require_all: bool,
+        limit: int,
+    ) -> list[str]:
+        """Learnings of `repo` with one of `fps`, then its best full-text hits on `terms` (consolidate.py)."""
+        ids = [r[0] for r in conn.execute(
+            "SELECT DISTINCT s.learning_id FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+            f" WHERE s.fingerprint IN ({_marks(fps)}) AND l.repo = ? LIMIT ?", (*fps, repo, limit))] if fps else []  # fmt: skip
+        if terms and self.fts:
+            match = (" AND " if require_all else " OR ").join('"' + t.replace('"', '""') + '"' for t in terms)
+            ids += [r[0] for r in conn.execute(
+                "SELECT s.learning_id FROM signatures_fts f JOIN signatures s ON s.rowid = f.rowid"
+                " JOIN learnings l ON l.id = s.learning_id WHERE signatures_fts MATCH ? AND l.repo = ?"
+                " ORDER BY f.rank LIMIT ?", (match, repo, limit))]  # fmt: skip
+        elif terms:
+            ids += _scan_terms(conn, set(terms), limit)
+        return list(dict.fromkeys(ids))
 
     def _ids_by_paths(
         self, conn: sqlite3.Connection, repo: str, paths: list[str], bases: list[str], limit: int
@@ -580,6 +650,7 @@ def open_store(home: Path | None = None, *, path: Path | None = None) -> Learnin
     store = LearningStore(db, conn, read_only=read_only, fts=fts)
     if not read_only:
         _renormalize_if_needed(store)
+        _consolidate_if_needed(store)
     return store
 
 
@@ -682,3 +753,15 @@ def _renormalize_if_needed(store: LearningStore) -> None:
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('normalizer_version', ?)",
             (str(sigs.NORMALIZER_VERSION),),
         )
+
+
+def _consolidate_if_needed(store: LearningStore) -> None:
+    """The data migration `consolidate_causes` (consolidate.py), once per store: the copies of one cause that
+    an older recall stored apart are merged, every signature, file, session and fix kept."""
+    with store._guard("read metadata") as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_CONSOLIDATED,)).fetchone()
+    if row:
+        return
+    store.consolidate_existing()
+    with store._writing("record a migration", changes="data") as conn:
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (_CONSOLIDATED,))

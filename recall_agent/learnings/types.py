@@ -56,14 +56,24 @@ class StoredLearning:
     hurt_count: int = 0
     last_shown_at: datetime | None = None
     last_useful_at: datetime | None = None
+    # one learning per cause (consolidate.py): how often and in how many sessions it was met, when first and
+    # last, and every fix that worked for it, the most frequent first (`fixes` is read only when asked for)
+    seen_count: int = 1
+    session_count: int = 0
+    first_seen_at: datetime | None = None
+    last_seen_at: datetime | None = None
+    fixes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_model(self) -> Learning:
         """The wire model (for export and the write paths; costs the pydantic import)."""
-        from recall_agent.models import FixEvidence, Learning
+        from recall_agent.models import FixEvidence, FixRecord, Learning
 
         fields = asdict(self)
         fix = fields.pop("fix")
-        return Learning.model_construct(**fields, fix=FixEvidence.model_validate(fix) if fix else None)
+        fixes = [FixRecord.model_validate(f) for f in fields.pop("fixes")]
+        return Learning.model_construct(
+            **fields, fix=FixEvidence.model_validate(fix) if fix else None, fixes=fixes
+        )
 
 
 @dataclass

@@ -99,6 +99,8 @@ class Match:
     hurt_count: int = 0
     last_useful_at: datetime | None = None
     state: str = "active"  # lifecycle.py: active | hurting | dormant
+    seen_count: int = 1  # how often this cause was met (consolidate.py)
+    session_count: int = 0  # in how many sessions
 
     @property
     def score(self) -> float:
@@ -127,6 +129,8 @@ class Match:
             "hurt_count": self.hurt_count,
             "last_useful_at": None if self.last_useful_at is None else iso_datetime(self.last_useful_at),
             "state": self.state,
+            "seen_count": self.seen_count,
+            "session_count": self.session_count,
             "score": self.combined_score,
         }
 

@@ -124,5 +124,14 @@ def redact_learning(learning: Any) -> Any:
             "ticket_id": redact(learning.ticket_id) if learning.ticket_id else learning.ticket_id,
             "session_id": redact(learning.session_id) if learning.session_id else learning.session_id,
             "fix": fix,
+            "fixes": [_redacted_fix(f) for f in getattr(learning, "fixes", None) or []],
         }
     )
+
+
+def _redacted_fix(record: Any) -> Any:
+    """One of a learning's fixes (models.FixRecord) with its resolution and evidence redacted."""
+    fix = record.fix
+    if fix is not None:
+        fix = type(fix).model_validate(redact_obj(fix.model_dump(mode="json")))
+    return record.model_copy(update={"resolution_summary": redact(record.resolution_summary), "fix": fix})

@@ -77,6 +77,8 @@ def _decisive_learning(body: Learning) -> Learning:
     data = body.model_dump()
     # a posted learning's lifecycle starts here, whatever the body claims (the counts are the server's)
     data.update(shown_count=0, helped_count=0, hurt_count=0, last_shown_at=None, last_useful_at=None)
+    # so do its occurrences: this post is one time the cause was met, with its one fix
+    data.update(seen_count=1, session_count=0, first_seen_at=None, last_seen_at=None, fixes=[])
     data["error_signatures"] = [
         s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
     ]

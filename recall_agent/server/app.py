@@ -196,7 +196,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         response_model=LearningWritten,
         status_code=201,
         responses=_ERRORS | {409: {"model": Problem, "description": "Id already used by another learning"}},
-        summary="Record a learning (redacted before it is stored; merged into an identical one)",
+        summary="Record a learning (redacted before it is stored; the learning of the same cause is updated)",
     )
     async def learnings_add(body: LearningBody, request: Request) -> Response:
         principal = _principal(request)

@@ -141,3 +141,40 @@ def test_new_fields_read_and_checked_old_labels_still_load(tmp_path: Path, bench
     assert labels.seen_in_output(old.episodes[0]) is False and labels.problems(old) == []
     assert len(labels.problems(bad)) == 2
     assert labels.project_half("leeson") == "heldout" and labels.project_half("swecb") == "tune"
+
+
+def test_agreement_matches_entries_by_call_id_and_scores_fields(tmp_path: Path, bench) -> None:
+    _, labels = bench
+    sys.modules.pop("agreement", None)
+    agreement = importlib.import_module("agreement")
+    (tmp_path / "g").mkdir()
+    (tmp_path / "i").mkdir()
+    fix = {"kind": "command"}
+    base = {"kind": "environment", "transient": False, "seen_in_output": True, "useful": True, "fix": fix}
+    g_entries = [
+        dict(base, failed="a2", also=["a1"], cause="cwd", passed="p1"),
+        dict(base, failed="b1", cause="cwd", passed="p2"),
+    ]
+    first = _label(labels, tmp_path / "g", "s1", "2026-02-01T00:00:00Z", g_entries)
+    i_entries = [
+        dict(base, failed="b1", cause="x", passed="p2", useful=False),  # same failed call as G's second
+        dict(base, failed="a1", cause="y", passed="p1"),  # G's `also` id: still the same entry
+        dict(base, failed="c1", cause="z", passed="p3"),  # only the second labeller saw it
+    ]
+    second = _label(labels, tmp_path / "i", "s1", "2026-02-01T00:00:00Z", i_entries)
+
+    result = agreement.compare([first], [second])
+
+    assert dict(result["failing_calls"]) == {
+        "first": 3,
+        "second": 3,
+        "both": 2,
+        "precision_second": 0.667,
+        "recall_second": 0.667,
+        "f1": 0.667,
+    }
+    assert result["episodes"]["both"] == 2 and result["matched_entries"] == 2
+    assert result["useful"]["agree"] == 1 and result["fix_kind"]["rate"] == 1.0
+    assert result["cause_pairs"] == {"pairs": 1, "same_first": 1, "same_second": 0, "same_both": 0, "f1": 0.0}
+    assert [row["failed"] for row in result["only_second"]] == ["c1"]
+    assert agreement.kappa([(True, True), (False, False), (True, False), (False, False)]) == 0.5

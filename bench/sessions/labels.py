@@ -20,6 +20,8 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "labels"
+# An independent second labeller's copies of sessions labelled in LABELS (agreement.py compares the two).
+SECOND_LABELS = HERE / "labels-second"
 CACHE = HERE.parent / ".cache" / "sessions"
 SPLIT = json.loads((HERE / "split.json").read_text())
 PROJECTS: dict[str, dict[str, Any]] = SPLIT.get("projects", {})
@@ -95,13 +97,16 @@ SECOND = "C"  # the labeller who labelled part of the tuning half again, indepen
 FRESH = frozenset({"E", "F"})
 
 
-def load(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = None) -> list[Label]:
+def load(
+    halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = None, root: Path = LABELS
+) -> list[Label]:
     """Labels of the given halves, with their transcripts in the cache (bench/sessions/fetch.py). The
     half `tune-second` is the second labeller's labels of tuning sessions, kept out of `tune` so that
     each session is judged once per labeller; `tune-all` is both (what the fitting script reads).
-    `heldout-fresh` is the later held-out sample (FRESH's labellers), never part of `heldout`."""
+    `heldout-fresh` is the later held-out sample (FRESH's labellers), never part of `heldout`. `root` is
+    LABELS, or SECOND_LABELS for the second labeller's copies (never mixed into the first)."""
     out = []
-    for path in sorted(LABELS.glob("*/*.yaml")):
+    for path in sorted(root.glob("*/*.yaml")):
         data = yaml.safe_load(path.read_text())
         if not isinstance(data, dict):
             continue

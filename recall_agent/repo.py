@@ -1,13 +1,28 @@
-"""Which repository a folder belongs to, and the name learnings file it under (stdlib only: cheap import).
+"""Which repository a folder belongs to, and the identity learnings are filed under (stdlib only: cheap
+import).
 
-One rule for every room: the client's payload, `recall learn`, the hooks' capture and their session state
-all name a repository the same way, so a learning captured by a hook is found by `/recall` in that repo.
-No `git` process: the nearest ancestor holding a `.git` entry (a folder, or a worktree's file) is the top.
+One rule for every room: the client's payload, `recall learn`, the hooks' capture and their session state,
+`recall import-sessions` and the server all name a repository with `identity()`, so a learning captured in
+one worktree or clone is found from every other one. A repository is what git says it is:
+
+- its `origin` remote's URL, normalized (`git@github.com:o/r.git`, `https://user@GitHub.com/o/r`,
+  `ssh://git@github.com:22/o/r.git` are all `github.com/o/r`: scheme, user, port, `.git`, case folded);
+- else its first (root) commit, `root:<16 hex>`: every clone of a repository without a remote shares it;
+- else (no commit yet, or outside git) the folder's name, as before.
+
+No `git` process on the usual path: the nearest ancestor holding a `.git` entry is the top, a worktree's
+`.git` file leads to its git dir, `commondir` to the shared one, whose `config` names the remote. Only a
+repository without an origin costs one `git rev-list` (bounded), remembered in `$RECALL_HOME/repo-ids.json`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
+import subprocess
+from functools import lru_cache
 from pathlib import Path
 
 REPO_NAME_MAX = 128
@@ -106,8 +121,216 @@ def _own_root(top: Path, path: Path) -> Path:
 
 
 def name(cwd: Path, root: Path | None) -> str:
-    """The learnings `repo`: the git top-level folder's name, else the folder's own ("root" for /)."""
+    """The folder's name: the git top-level folder's, else the folder's own ("root" for /). The last resort
+    of `identity()`, and a repository's display name."""
     return ((root or cwd).name or "root")[:REPO_NAME_MAX]
+
+
+ROOT_PREFIX = "root:"
+ROOT_COMMIT_TIMEOUT_S = 2.0
+IDS_FILE = "repo-ids.json"
+
+
+def identity(path: Path | str, top: Path | None = None) -> str:
+    """The repository `path` belongs to (see the module docstring): the normalized origin URL, else
+    `root:<first commit>`, else the folder's name. `top`: its git top level when the caller has it."""
+    path = Path(path)
+    top = top if top is not None else toplevel(path)
+    if top is None:
+        return name(path, None)
+    found = git_identity(top)
+    return found or name(path, top)
+
+
+def git_identity(top: Path) -> str | None:
+    """The identity of the git work tree at `top` (origin URL, else root commit), None when it has
+    neither (no commit yet, an unreadable `.git`)."""
+    common = common_dir(top)
+    if common is None:
+        return None
+    return _identity_of(str(common), _mtime_ns(common / "config"))
+
+
+@lru_cache(maxsize=64)
+def _identity_of(common: str, _config_mtime: int) -> str | None:
+    url = origin_url(Path(common))
+    if url:
+        normalized = normalize_url(url)
+        if normalized:
+            return normalized
+    commit = root_commit(Path(common))
+    return ROOT_PREFIX + commit[:16] if commit else None
+
+
+def git_dir(top: Path) -> Path | None:
+    """The work tree's own git dir: `.git`, or where a worktree's (or submodule's) `.git` file points."""
+    dot = top / ".git"
+    try:
+        if dot.is_dir():
+            return dot
+        text = dot.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text.split(":", 1)[1].strip())
+    return (target if target.is_absolute() else top / target).resolve()
+
+
+def common_dir(top: Path) -> Path | None:
+    """The git dir every worktree of the repository shares (`commondir`), else the work tree's own."""
+    own = git_dir(top)
+    if own is None:
+        return None
+    try:
+        rel = (own / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return own
+    target = Path(rel)
+    return (target if target.is_absolute() else own / target).resolve()
+
+
+_SECTION = re.compile(r"^\s*\[\s*remote\s+\"(?P<name>[^\"]*)\"\s*\]")
+_URL = re.compile(r"^\s*url\s*=\s*(?P<url>.*?)\s*$", re.IGNORECASE)
+
+
+def origin_url(common: Path) -> str | None:
+    """The `url` of `[remote "origin"]` in the repository's config, as written there."""
+    try:
+        text = (common / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    in_origin = False
+    for line in text.splitlines()[:5000]:
+        if line.lstrip().startswith("["):
+            m = _SECTION.match(line)
+            in_origin = bool(m and m.group("name") == "origin")
+        elif in_origin and (u := _URL.match(line)):
+            return u.group("url").strip('"') or None
+    return None
+
+
+_SCHEME = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<rest>.*)$", re.IGNORECASE)
+_SCP = re.compile(r"^(?:[^@/:]+@)?(?P<host>[^/:]+):(?P<path>(?!/).*)$")
+
+
+def normalize_url(url: str) -> str | None:
+    """`host/path` of a remote URL, lower case, without scheme, user, password, port, `.git` and slashes at
+    the ends; a local path stays a path (`/srv/git/r`). None for an empty one."""
+    url = url.strip()
+    if not url:
+        return None
+    m = _SCHEME.match(url)
+    if m and m.group("scheme").lower() != "file":
+        rest = m.group("rest")
+        host, _, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1].split(":", 1)[0]
+        out = f"{host}/{path}"
+    elif m:  # file:///srv/git/r.git
+        out = m.group("rest")
+    elif (scp := _SCP.match(url)) and not re.match(r"^[A-Za-z]:[\\/]", url):
+        out = f"{scp.group('host')}/{scp.group('path')}"
+    else:
+        out = url
+    out = out.replace("\\", "/").strip("/").removesuffix(".git").rstrip("/").lower()
+    out = re.sub(r"/{2,}", "/", out)
+    return out[:REPO_NAME_MAX] or None
+
+
+_REMOTE_IDENTITY = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+/[^/\s]+(?:/[^/\s]+)*$")
+
+
+def is_remote_identity(ident: str) -> bool:
+    """Is `ident` a normalized remote URL (`github.com/o/r`: a dotted host, then a path)?"""
+    return bool(_REMOTE_IDENTITY.match(ident))
+
+
+def display(ident: str) -> str:
+    """A short name for an identity: the repository's last path segment (`github.com/o/r` -> `r`); a
+    root-commit identity or a folder name as it is."""
+    if ident.startswith(ROOT_PREFIX) or "/" not in ident:
+        return ident
+    return ident.rstrip("/").rsplit("/", 1)[-1]
+
+
+def root_commit(common: Path) -> str | None:
+    """The repository's first commit (the smallest, when it has several roots), remembered per git dir in
+    `$RECALL_HOME/repo-ids.json`: one bounded `git rev-list` per repository, ever."""
+    key = str(common)
+    cache = _ids_cache()
+    if isinstance(cache.get(key), str):
+        return cache[key]
+    try:
+        proc = subprocess.run(
+            ["git", f"--git-dir={common}", "rev-list", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=ROOT_COMMIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    roots = sorted(
+        ln.strip() for ln in proc.stdout.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())
+    )
+    if proc.returncode != 0 or not roots:
+        return None
+    cache[key] = roots[0]
+    _save_ids(cache)
+    return roots[0]
+
+
+def _ids_path() -> Path:
+    from recall_agent.config import recall_home  # stdlib only
+
+    return recall_home() / IDS_FILE
+
+
+def _ids_cache() -> dict[str, object]:
+    try:
+        data = json.loads(_ids_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_ids(cache: dict[str, object]) -> None:
+    import tempfile
+
+    path = _ids_path()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=IDS_FILE + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(dict(list(cache.items())[-500:]), fh)
+        os.replace(tmp, path)
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+# a remote named in a transcript's output: `git push`'s `To <url>`, `git fetch`'s `From <url>`,
+# `git remote -v`'s `origin  <url> (fetch)`, `git clone`'s `Cloning into ...` does not name it
+_REMOTE_IN_TEXT = re.compile(
+    r"(?m)^[ \t]{0,8}(?:To|From|origin|Fetch URL:|Push URL:)[ \t]{1,8}"
+    r"(?P<url>(?:[a-z][a-z0-9+.-]*://|[\w.-]+@)[^\s'\"<>]{3,300})"
+)
+
+
+def identity_from_text(text: str, folder: str) -> str | None:
+    """A repository identity a transcript's output shows for the folder named `folder` (its basename):
+    a remote URL that git printed (`To github.com:o/r.git`, `origin  https://... (fetch)`) whose last
+    segment is that folder's name. None when nothing there names it."""
+    want = folder.lower().removesuffix(".git")
+    for m in _REMOTE_IN_TEXT.finditer(text):
+        ident = normalize_url(m.group("url"))
+        if ident and display(ident) == want:
+            return ident
+    return None
 
 
 def current_dir() -> Path:

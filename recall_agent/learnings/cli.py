@@ -32,12 +32,12 @@ class Refused(Exception):
 
 
 def default_repo(cwd: Path | None = None) -> str:
-    """The name of the git top-level folder of cwd, else cwd's name: the rule the client uses when it asks
-    (recall_agent.repo), so what `recall learn` records is what `recall "<error>"` looks up."""
+    """The repository identity of cwd (`recall_agent.repo.identity`): the rule the client and the hooks use,
+    so what `recall learn` records is what `recall "<error>"` looks up from any worktree or clone."""
     from recall_agent import repo
 
     cwd = cwd or repo.current_dir()
-    return repo.name(cwd, repo.toplevel(cwd))
+    return repo.identity(cwd)
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -183,7 +183,7 @@ def _stale(store: Any, f: ReviewFilter, limit: int) -> tuple[list[StoredLearning
 
     cwd = repo.current_dir()
     top = repo.toplevel(cwd)
-    name = repo.name(cwd, top)
+    name = repo.identity(cwd, top)
     if f.repo and f.repo != name:
         raise ValueError(f"--stale checks this checkout ({name}); run it inside {f.repo}'s checkout")
     return store.stale(f, {name: top or cwd}, limit, 0, STALE_SCAN_MAX)
@@ -228,7 +228,7 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     row = _find(store, args.id)
     now = datetime.now(UTC)
     cwd = repo.current_dir()
-    here = repo.name(cwd, repo.toplevel(cwd))
+    here = repo.identity(cwd)
     verdict = selfcheck.check(row.fix, repo.toplevel(cwd) or cwd) if row.repo == here else selfcheck.UNCHECKED
     history = store.history(row.id)
     if args.json:

@@ -126,6 +126,14 @@ def name(cwd: Path, root: Path | None) -> str:
     return ((root or cwd).name or "root")[:REPO_NAME_MAX]
 
 
+def aliases(path: Path | str, top: Path | None = None) -> tuple[str, ...]:
+    """Every name learnings of this checkout's repository may be filed under: its identity, then the folder's
+    name (a store written before identities, or a team server's old client)."""
+    path = Path(path)
+    top = top if top is not None else toplevel(path)
+    return tuple(dict.fromkeys([identity(path, top), name(path, top)]))
+
+
 ROOT_PREFIX = "root:"
 ROOT_COMMIT_TIMEOUT_S = 2.0
 IDS_FILE = "repo-ids.json"
@@ -188,6 +196,19 @@ def common_dir(top: Path) -> Path | None:
         return own
     target = Path(rel)
     return (target if target.is_absolute() else own / target).resolve()
+
+
+def current_branch(top: Path) -> str | None:
+    """The checked-out branch from the work tree's `HEAD` (a worktree's `.git` file is followed); None if
+    detached or unreadable."""
+    own = git_dir(top)
+    if own is None:
+        return None
+    try:
+        head = (own / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
 
 
 _SECTION = re.compile(r"^\s*\[\s*remote\s+\"(?P<name>[^\"]*)\"\s*\]")

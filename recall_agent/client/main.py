@@ -153,7 +153,9 @@ def _self_check(outcomes: dict[str, BackendOutcome], ctx: Context) -> None:
     from recall_agent import selfcheck
 
     found = [m for m in matches if isinstance(m, dict)]
-    response["matches"] = selfcheck.annotate(found, ctx.repo_root or ctx.cwd, ctx.repo, ctx.cwd)
+    response["matches"] = selfcheck.annotate(
+        found, ctx.repo_root or ctx.cwd, (ctx.repo, repo.name(ctx.cwd, ctx.repo_root)), ctx.cwd
+    )
 
 
 def render(asked: Asked, fmt: str) -> str:

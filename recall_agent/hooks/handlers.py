@@ -86,7 +86,10 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
         return None
     from recall_agent import selfcheck
 
-    matches = selfcheck.annotate(matches, root or Path(cwd), repo_id, cwd)
+    left = min(runtime.deadline(event), 5.0) - runtime.elapsed() - 0.15
+    locate_s = min(selfcheck.LOCATE_S, max(0.0, left - 0.1))
+    names = repo.aliases(Path(cwd), root)
+    matches = selfcheck.annotate(matches, root or Path(cwd), names, cwd, locate_s)
     picked = retrieve.select(matches, shown)
     if not picked:
         return None

@@ -247,7 +247,10 @@ class Curation:
             if not rows:
                 break
             seen += len(rows)
-            found += [r for r in rows if selfcheck.check(r.fix, roots[r.repo]).verdict == "stale"]
+            # a fix found on another branch is not stale (selfcheck `branch`): git gets a short look per row
+            found += [
+                r for r in rows if selfcheck.check(r.fix, roots[r.repo], locate_s=0.5).verdict == "stale"
+            ]
         return found[offset : offset + limit], len(found)
 
     def learning(self, learning_id: UUID | str) -> StoredLearning | None:

@@ -183,10 +183,10 @@ def _stale(store: Any, f: ReviewFilter, limit: int) -> tuple[list[StoredLearning
 
     cwd = repo.current_dir()
     top = repo.toplevel(cwd)
-    name = repo.identity(cwd, top)
-    if f.repo and f.repo != name:
-        raise ValueError(f"--stale checks this checkout ({name}); run it inside {f.repo}'s checkout")
-    return store.stale(f, {name: top or cwd}, limit, 0, STALE_SCAN_MAX)
+    names = repo.aliases(cwd, top)
+    if f.repo and f.repo not in names:
+        raise ValueError(f"--stale checks this checkout ({names[0]}); run it inside {f.repo}'s checkout")
+    return store.stale(f, dict.fromkeys(names, top or cwd), limit, 0, STALE_SCAN_MAX)
 
 
 def _age(when: datetime, now: datetime) -> str:
@@ -228,8 +228,8 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     row = _find(store, args.id)
     now = datetime.now(UTC)
     cwd = repo.current_dir()
-    here = repo.identity(cwd)
-    verdict = selfcheck.check(row.fix, repo.toplevel(cwd) or cwd) if row.repo == here else selfcheck.UNCHECKED
+    here = repo.aliases(cwd)
+    verdict = selfcheck.check(row.fix, repo.toplevel(cwd) or cwd) if row.repo in here else selfcheck.UNCHECKED
     history = store.history(row.id)
     if args.json:
         print(json.dumps({**_row_json(row, now), "check": verdict.as_dict(), "history": history}))

@@ -7,7 +7,8 @@ one worktree or clone is found from every other one. A repository is what git sa
 
 - its `origin` remote's URL, normalized (`git@github.com:o/r.git`, `https://user@GitHub.com/o/r`,
   `ssh://git@github.com:22/o/r.git` are all `github.com/o/r`: scheme, user, port, `.git`, case folded);
-- else its first (root) commit, `root:<16 hex>`: every clone of a repository without a remote shares it;
+- else (no origin, or an origin that is a folder on this machine) its first (root) commit, `root:<16 hex>`:
+  a repository without a remote and every clone made of it share it;
 - else (no commit yet, or outside git) the folder's name, as before.
 
 No `git` process on the usual path: the nearest ancestor holding a `.git` entry is the top, a worktree's
@@ -162,7 +163,7 @@ def git_identity(top: Path) -> str | None:
 @lru_cache(maxsize=64)
 def _identity_of(common: str, _config_mtime: int) -> str | None:
     url = origin_url(Path(common))
-    if url:
+    if url and is_network_url(url):  # a clone of a folder on this machine is known by its first commit
         normalized = normalize_url(url)
         if normalized:
             return normalized
@@ -266,6 +267,15 @@ def is_remote_identity(ident: str) -> bool:
     return bool(_REMOTE_IDENTITY.match(ident))
 
 
+def is_network_url(url: str) -> bool:
+    """A remote on a host (`https://…`, `ssh://…`, `git@host:path`), not a folder (`/srv/r.git`, `file://`,
+    `../r`): a folder's path names a place on one machine, not the repository."""
+    m = _SCHEME.match(url.strip())
+    if m:
+        return m.group("scheme").lower() != "file"
+    return bool(_SCP.match(url.strip())) and not re.match(r"^[A-Za-z]:[\\/]", url.strip())
+
+
 def display(ident: str) -> str:
     """A short name for an identity: the repository's last path segment (`github.com/o/r` -> `r`); a
     root-commit identity or a folder name as it is."""
@@ -338,7 +348,7 @@ def _mtime_ns(path: Path) -> int:
 # `git remote -v`'s `origin  <url> (fetch)`, `git clone`'s `Cloning into ...` does not name it
 _REMOTE_IN_TEXT = re.compile(
     r"(?m)^[ \t]{0,8}(?:To|From|origin|Fetch URL:|Push URL:)[ \t]{1,8}"
-    r"(?P<url>(?:[a-z][a-z0-9+.-]*://|[\w.-]+@)[^\s'\"<>]{3,300})"
+    r"(?P<url>(?:[a-z][a-z0-9+.-]*://|[\w.-]+@|[\w-]+(?:\.[\w-]+)+:)[^\s'\"<>]{3,300})"
 )
 
 

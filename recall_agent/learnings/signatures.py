@@ -380,6 +380,8 @@ _LOCATION_PREFIX = re.compile(
     r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)"
     r"(?:\s+-(?=\s))?\s*"
 )
+# a linter's name closing a located diagnostic (golangci-lint, staticcheck): `... is unused (unused)`
+_LINTER_TAG = re.compile(r"\s\([a-z][a-z0-9-]{1,40}\)\s*$")
 _MYPY_WRAPPED = re.compile(r": (?:error|note|warning): ")
 _MYPY_CODE_END = re.compile(r"\[[a-z]+(?:-[a-z]+)*\]\s*$")
 _NPM_PREFIX = re.compile(r"^npm (?:error|ERR!|WARN|warn)(?=\s|$)")
@@ -431,7 +433,11 @@ def _tool_causes(lines: list[str]) -> list[str]:
 def _tool_lines(lines: list[str]) -> list[tuple[str, str]]:
     causes: list[tuple[str, str]] = []
     for text in _join_wrapped(lines):
+        located = _LOCATION_PREFIX.match(text.strip())
         text = _LOCATION_PREFIX.sub("", text.strip())
+        if located and _LINTER_TAG.search(text) and not _NOISE.search(text):
+            causes.append((text, "plain"))  # golangci-lint: `file:12:3: message (linter)`, error word or not
+            continue
         if text.startswith("E "):  # pytest's failure lines
             text = text[1:].strip()
         if not text or _NOISE.search(text):

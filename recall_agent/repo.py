@@ -355,8 +355,10 @@ _REMOTE_IN_TEXT = re.compile(
 def identity_from_text(text: str, folder: str) -> str | None:
     """A repository identity a transcript's output shows for the folder named `folder` (its basename):
     a remote URL that git printed (`To github.com:o/r.git`, `origin  https://... (fetch)`) whose last
-    segment is that folder's name. None when nothing there names it."""
+    segment is that folder's name. None when nothing there names it. A transcript's raw JSON lines do too:
+    escaped newlines and tabs are undone, a quote starts a line (a tool's output is a JSON string)."""
     want = folder.lower().removesuffix(".git")
+    text = text.replace("\\n", "\n").replace("\\t", "\t").replace('"', "\n")
     for m in _REMOTE_IN_TEXT.finditer(text):
         ident = normalize_url(m.group("url"))
         if ident and display(ident) == want:

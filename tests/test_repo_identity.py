@@ -269,3 +269,90 @@ def test_the_hook_injects_a_fix_on_another_branch_saying_where(
     )
     assert context is not None and "timeout=30" in context
     assert f"fix on branch feat-retry, commit {commit[:10]}" in context
+
+
+# ---------------------------------------------------------------------- migration "repo identity"
+
+
+def _old_learnings() -> list:
+    from recall_agent.models import Learning
+
+    def one(repo_name: str, sid: str | None, text: str) -> Learning:
+        return Learning(repo=repo_name, session_id=sid, error_signatures=[f"KeyError: '{text}'"],
+                        resolution_summary=f"Set {text}.")  # fmt: skip
+
+    return [
+        one("shop", "s-hook", "A"),  # its session file names the folder: resolved
+        one("shop", "s-transcript", "B"),  # its transcript names the folder: resolved
+        one("shop", None, "C"),  # no session: every resolved session of `shop` agrees
+        one("gone-app", "s-gone", "D"),  # the folder is gone: the remote its transcript printed
+        one("mystery", "s-unknown", "E"),  # nothing names it: left as it is
+    ]
+
+
+def _sessions(tmp_path: Path, home: Path, shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (home / "sessions").mkdir(parents=True, exist_ok=True)
+    (home / "sessions" / "s-hook.json").write_text(json.dumps({"session_id": "s-hook", "cwd": str(shop)}))
+    projects = tmp_path / "claude" / "projects" / "-x"
+    projects.mkdir(parents=True)
+    (projects / "s-transcript.jsonl").write_text(
+        json.dumps({"type": "user", "cwd": str(shop / "src")}) + "\n"
+    )
+    gone = {"type": "user", "cwd": str(tmp_path / "deleted" / "gone-app")}
+    pushed = {
+        "type": "user",
+        "toolUseResult": {"stderr": "To github.com:acme/gone-app.git\n   1..2  main -> main"},
+    }
+    (projects / "s-gone.jsonl").write_text(json.dumps(gone) + "\n" + json.dumps(pushed) + "\n")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+
+
+EXPECTED = {"A": IDENT, "B": IDENT, "C": IDENT, "D": "github.com/acme/gone-app", "E": "mystery"}
+
+
+def test_an_existing_sqlite_store_files_its_learnings_under_identities(
+    tmp_path: Path, isolated_recall_env: Path, monkeypatch: pytest.MonkeyPatch,
+    recall_cmd: list[str], subprocess_env: dict[str, str],
+) -> None:  # fmt: skip
+    from recall_agent.learnings import reidentify
+    from recall_agent.learnings.store import open_store
+
+    shop = new_repo(tmp_path / "shop")
+    (shop / "src").mkdir()
+    _sessions(tmp_path, isolated_recall_env, shop, monkeypatch)
+    with open_store() as store:  # a store written before identities: no marker
+        store.add_many(_old_learnings())
+        with store._writing("forget the marker", changes="access") as conn:
+            conn.execute("DELETE FROM meta WHERE key = ?", (reidentify.MARKER,))
+    env = {**subprocess_env, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    listed = subprocess.run([*recall_cmd, "review", "--json"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    rows = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
+    rows = rows[0] if rows and isinstance(rows[0], list) else rows
+    by_key = {r["error_signatures"][0].split("'")[1]: r["repo"] for r in rows}
+    assert by_key == EXPECTED
+    with open_store() as store:  # again: nothing moves (idempotent), the marker stays
+        assert reidentify.run(store, reidentify.Resolver(isolated_recall_env, [shop])) == 0
+
+
+def test_a_postgresql_store_files_its_learnings_under_identities(
+    tmp_path: Path, isolated_recall_env: Path, monkeypatch: pytest.MonkeyPatch, pg_url: str
+) -> None:
+    from recall_agent.learnings import reidentify
+    from recall_agent.learnings.pg_store import PgStore
+
+    shop = new_repo(tmp_path / "shop")
+    (shop / "src").mkdir()
+    _sessions(tmp_path, isolated_recall_env, shop, monkeypatch)
+    with PgStore(pg_url) as store:
+        store.add_many(_old_learnings())
+        assert reidentify.run(store, reidentify.Resolver(isolated_recall_env, [])) == 4
+        assert reidentify.run(store, reidentify.Resolver(isolated_recall_env, [])) == 0
+        by_key = {x.error_signatures[0].split("'")[1]: x.repo for x in store.iter_all()}
+    assert by_key == EXPECTED
+    # a server's configured repository names a folder no session resolves
+    with PgStore(pg_url) as store:
+        from recall_agent.models import Learning
+
+        store.add(Learning(repo="shop", error_signatures=["KeyError: 'F'"], resolution_summary="Set F."))
+        assert reidentify.run(store, reidentify.Resolver(None, [shop])) == 1

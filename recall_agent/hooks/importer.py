@@ -73,8 +73,7 @@ def _gone_folder_identity(cwd: str | None, transcript: Path | None) -> str:
                 text = fh.read(TEXT_SCAN_MAX).decode("utf-8", "replace")
         except OSError:
             text = ""
-        # JSON escapes the output's newlines and tabs: undo them so the lines look as git printed them
-        found = repo.identity_from_text(text.replace("\\n", "\n").replace("\\t", "\t"), folder)
+        found = repo.identity_from_text(text, folder)
         if found:
             return found
     return folder

@@ -16,6 +16,8 @@ from claude_fixtures import ERROR_LINE as CLAUDE_ERROR_LINE
 from claude_fixtures import FAKE_TOKEN, MessagesMock, claude_binary, fix_script, make_checkout, run_claude
 from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, PLANTED_PASSWORD, PLANTED_SECRET, Session, all_learnings
 
+from recall_agent import repo
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 from transcript_writer import TranscriptWriter  # noqa: E402
@@ -432,15 +434,14 @@ def test_a_session_of_the_real_claude_code_client(
     result = run(["import-sessions"], client_env, project)
     assert result.returncode == 0 and "1 learning(s) stored" in result.stdout, result.stdout
     [learning] = all_learnings(isolated_recall_env)
-    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-123"
+    assert learning.repo == repo.identity(project) and learning.ticket_id == "ABC-123"
     assert learning.file_paths_touched == ["check.py"]
     assert CLAUDE_ERROR_LINE in learning.error_signatures[0]
     assert "requests-oauthlib" in learning.resolution_summary
     raw = b"".join(p.read_bytes() for p in isolated_recall_env.rglob("*") if p.is_file())
     assert FAKE_TOKEN.encode() not in raw and FAKE_TOKEN not in learning.model_dump_json()
 
-    other = tmp_path / "other-clone" / "shop-api"
-    (other / ".git").mkdir(parents=True)
+    other = make_checkout(tmp_path / "other-clone")  # another clone: the same first commit
     query = run(["--scope", "learnings", learning.error_signatures[0]], env, other)
     assert "requests-oauthlib" in query.stdout, query.stdout
 

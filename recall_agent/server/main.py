@@ -177,7 +177,9 @@ def _file_under_identities(repos: list[str]) -> None:
             with open_store() as store:
                 moved = reidentify.run(store, reidentify.Resolver(recall_home(), folders))
     except (StoreError, OSError) as exc:
-        log.warning("repo identity migration skipped", extra={"fields": {"error": str(exc)}})
+        # unreachable is worth a line; anything else (a newer schema, a damaged file) the store's start says
+        if isinstance(exc, OSError) or type(exc).__name__ in ("DatabaseUnavailable", "PoolExhausted"):
+            log.warning("repo identity migration skipped", extra={"fields": {"error": str(exc)}})
         return
     if moved:
         log.info("learnings filed under their repository identity", extra={"fields": {"moved": moved}})

@@ -157,18 +157,39 @@ def git_identity(top: Path) -> str | None:
     common = common_dir(top)
     if common is None:
         return None
-    return _identity_of(str(common), _mtime_ns(common / "config"))
+    return _identity_of(str(common), _mtime_ns(common / "config"), str(git_dir(top)))
 
 
 @lru_cache(maxsize=64)
-def _identity_of(common: str, _config_mtime: int) -> str | None:
+def _identity_of(common: str, _config_mtime: int, own: str) -> str | None:
     url = origin_url(Path(common))
     if url and is_network_url(url):  # a clone of a folder on this machine is known by its first commit
         normalized = normalize_url(url)
         if normalized:
             return normalized
+    if not has_commit(Path(own), Path(common)):  # no commit yet: nothing to ask git about
+        return None
     commit = root_commit(Path(common))
     return ROOT_PREFIX + commit[:16] if commit else None
+
+
+def has_commit(own: Path, common: Path) -> bool:
+    """Does the work tree's HEAD name a commit (detached, or a branch with a loose or packed ref)? Read from
+    the files: a repository before its first commit costs no `git` process."""
+    try:
+        head = (own / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return False
+    if not head.startswith("ref: "):
+        return bool(re.fullmatch(r"[0-9a-f]{40,64}", head))
+    ref = head[5:].strip()
+    if (common / ref).is_file() or (own / ref).is_file():
+        return True
+    try:
+        packed = (common / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.endswith(" " + ref) for line in packed.splitlines())
 
 
 def git_dir(top: Path) -> Path | None:

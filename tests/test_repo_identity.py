@@ -93,9 +93,15 @@ def test_without_a_remote_the_root_commit_is_the_identity_and_is_remembered(
     assert repo.identity(main) == repo.identity(clone) == "root:" + first[:16]
     cached = json.loads((isolated_recall_env / repo.IDS_FILE).read_text())
     assert first in cached.values()
-    # outside git (or before a first commit): the folder's name, as before
+    # outside git, or before a first commit (read from HEAD and the refs, no git process): the folder's name
     (tmp_path / "plain").mkdir()
     assert repo.identity(tmp_path / "plain") == "plain"
+    (tmp_path / "fresh").mkdir()
+    git(tmp_path / "fresh", "init", "-q")
+    assert repo.identity(tmp_path / "fresh") == "fresh"
+    assert repo.has_commit(main / ".git", main / ".git") and not repo.has_commit(
+        tmp_path / "fresh" / ".git", tmp_path / "fresh" / ".git"
+    )
 
 
 def test_a_gone_folder_is_named_by_the_remote_its_transcript_printed() -> None:

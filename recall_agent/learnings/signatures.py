@@ -124,7 +124,7 @@ _GIT_BRANCH_SLOTS = [
         re.compile(r"\b(Your branch (?:is (?:ahead of|behind|up to date with)|and) )'[^']{1,250}'"),
         r"\1'<branch>'",
     ),
-    (re.compile(r"\b(A branch named )'[^']{1,250}'( already exists)"), r"\1'<branch>'\2"),
+    (re.compile(r"\b([Aa] branch named )'[^']{1,250}'( already exists)"), r"\1'<branch>'\2"),
     (re.compile(r"\b(branch )'[^']{1,250}'( set up to track| not found)"), r"\1'<branch>'\2"),
     (
         re.compile(r"\b(is already checked out at|is already used by worktree at) '[^']{1,500}'"),

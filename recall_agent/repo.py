@@ -135,6 +135,15 @@ def aliases(path: Path | str, top: Path | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys([identity(path, top), name(path, top)]))
 
 
+def resolve_name(given: str, path: Path | str) -> str:
+    """A repository a person typed (`--repo shop`): the identity of the checkout at `path` when `given` is
+    one of its names (its folder's name, the identity's short name), else `given` as typed."""
+    path = Path(path)
+    top = toplevel(path)
+    ident = identity(path, top)
+    return ident if given in (*aliases(path, top), display(ident)) else given
+
+
 ROOT_PREFIX = "root:"
 ROOT_COMMIT_TIMEOUT_S = 2.0
 IDS_FILE = "repo-ids.json"

@@ -161,6 +161,10 @@ def test_two_clones_with_one_origin_share_learnings(
     matches = json.loads(asked.stdout)["learnings"]["response"]["matches"]
     assert [m["learning_id"][:8] for m in matches] == [learned.stdout.strip()[:8]]
     assert matches[0]["repo"] == IDENT
+    # `--repo shop` typed in a checkout of github.com/acme/shop names its identity
+    exported = subprocess.run([*recall_cmd, "export", "--repo", "shop"], cwd=two, env=subprocess_env,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+    assert [json.loads(line)["repo"] for line in exported.stdout.splitlines()] == [IDENT]
 
 
 # ---------------------------------------------------------------------- wrappers are not causes

@@ -127,6 +127,10 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     started = time.monotonic() if started is None else started
     ctx = context.detect(cwd=cwd, session_id=args.session, want_error=not args.query)
     error_text = args.query or query.clean_text(ctx.last_error or "")
+    if args.repo:  # `--repo shop` inside a checkout of github.com/o/shop asks for its identity
+        from dataclasses import replace
+
+        args = replace(args, repo=repo.resolve_name(args.repo, ctx.cwd))
     payloads = query.build_payloads(args, ctx.repo, error_text)
     _redact_outgoing(payloads, fanout)
     federation = payloads.get("federation")

@@ -40,6 +40,14 @@ def default_repo(cwd: Path | None = None) -> str:
     return repo.identity(cwd)
 
 
+def repo_arg(given: str | None) -> str | None:
+    """`--repo NAME`: the working checkout's identity when NAME is one of its names (`shop` for
+    `github.com/o/shop`), else NAME (`recall_agent.repo.resolve_name`)."""
+    from recall_agent import repo
+
+    return repo.resolve_name(given, repo.current_dir()) if given else given
+
+
 def _validation_message(exc: ValidationError) -> str:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err.get("loc", ())) or "input"
@@ -177,7 +185,7 @@ def learn_main(argv: list[str]) -> int:
     if args.task_type not in TASK_TYPES:
         return _fail("learn", f"unknown task type {args.task_type!r} (one of: {', '.join(TASK_TYPES)})")
     data = {
-        "repo": args.repo or default_repo(),
+        "repo": repo_arg(args.repo) or default_repo(),
         "error_signatures": errors,
         "resolution_summary": args.resolution,
         "file_paths_touched": args.file,
@@ -282,7 +290,7 @@ def export_main(argv: list[str]) -> int:
                 out = sys.stdout
             count = 0
             for learning in store.iter_all():
-                if args.repo and learning.repo != args.repo:
+                if args.repo and learning.repo not in (args.repo, repo_arg(args.repo)):
                     continue
                 out.write(learning.model_dump_json() + "\n")
                 count += 1

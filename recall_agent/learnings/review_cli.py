@@ -151,11 +151,17 @@ def _exists(home: str | None) -> bool:
 # --------------------------------------------------------------------------- actions
 
 
+def _repo_arg(given: str | None) -> str | None:
+    from recall_agent.learnings.cli import repo_arg
+
+    return repo_arg(given)
+
+
 def _list(store: Any, args: argparse.Namespace) -> int:
     stale = args.status == "stale"
     f = ReviewFilter(
         text=args.search,
-        repo=args.repo,
+        repo=_repo_arg(args.repo),
         task_type=args.task_type,
         older_than_days=args.older_than,
         newer_than_days=args.newer_than,
@@ -367,7 +373,7 @@ def stats_main(argv: list[str]) -> int:
             s = Stats()
         else:
             with _store(args.home) as store:
-                s = store.stats(frozenset({args.repo}) if args.repo else None)
+                s = store.stats(frozenset({args.repo, _repo_arg(args.repo)}) if args.repo else None)
     except StoreError as exc:
         return _fail("stats", str(exc))
     if args.json:

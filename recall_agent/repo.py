@@ -18,11 +18,8 @@ repository without an origin costs one `git rev-list` (bounded), remembered in `
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -317,6 +314,8 @@ def display(ident: str) -> str:
 def root_commit(common: Path) -> str | None:
     """The repository's first commit (the smallest, when it has several roots), remembered per git dir in
     `$RECALL_HOME/repo-ids.json`: one bounded `git rev-list` per repository, ever."""
+    import subprocess
+
     key = str(common)
     cache = _ids_cache()
     if isinstance(cache.get(key), str):
@@ -348,6 +347,8 @@ def _ids_path() -> Path:
 
 
 def _ids_cache() -> dict[str, object]:
+    import json
+
     try:
         data = json.loads(_ids_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -356,6 +357,8 @@ def _ids_cache() -> dict[str, object]:
 
 
 def _save_ids(cache: dict[str, object]) -> None:
+    import contextlib
+    import json
     import tempfile
 
     path = _ids_path()

@@ -120,8 +120,12 @@ def _own_root(top: Path, path: Path) -> Path:
 
 def name(cwd: Path, root: Path | None) -> str:
     """The folder's name: the git top-level folder's, else the folder's own ("root" for /). The last resort
-    of `identity()`, and a repository's display name."""
-    return ((root or cwd).name or "root")[:REPO_NAME_MAX]
+    of `identity()`, and a repository's display name. A Windows folder read on another system
+    (`D:\\work\\shop` in an imported transcript) is named by its last part too."""
+    base = (root or cwd).name
+    if "\\" in base:
+        base = base.rstrip("\\").rsplit("\\", 1)[-1]
+    return (base or "root")[:REPO_NAME_MAX]
 
 
 def aliases(path: Path | str, top: Path | None = None) -> tuple[str, ...]:
@@ -338,6 +342,20 @@ def root_commit(common: Path) -> str | None:
     cache[key] = roots[0]
     _save_ids(cache)
     return roots[0]
+
+
+def remembered_folder(folder: str) -> str | None:
+    """The identity a transcript once showed for a folder that no longer exists (`remember_folder`)."""
+    found = _ids_cache().get("folder:" + folder)
+    return found if isinstance(found, str) else None
+
+
+def remember_folder(folder: str, ident: str) -> None:
+    """Keep the identity found for a gone folder: its other sessions get it without showing it again."""
+    cache = _ids_cache()
+    if cache.get("folder:" + folder) != ident:
+        cache["folder:" + folder] = ident
+        _save_ids(cache)
 
 
 def _ids_path() -> Path:

@@ -61,10 +61,15 @@ TEXT_SCAN_MAX = 8 * 1024 * 1024  # of a transcript read for a remote URL (its en
 
 def _gone_folder_identity(cwd: str | None, transcript: Path | None) -> str:
     """The repository of a session whose folder no longer exists: a remote URL git printed in the
-    transcript for a repository of that folder's name (`repo.identity_from_text`), else the name."""
+    transcript for a repository of that folder's name (`repo.identity_from_text`), remembered for the
+    folder's other sessions; else the name (`recall import-sessions` then files the folder's sessions read
+    before the URL showed under it: the migration's agreement rule, reidentify.py)."""
     if not cwd:
         return "unknown"
     folder = repo.name(Path(cwd), None)
+    known = repo.remembered_folder(cwd)
+    if known:
+        return known
     if transcript is not None:
         try:
             with transcript.open("rb") as fh:
@@ -75,6 +80,7 @@ def _gone_folder_identity(cwd: str | None, transcript: Path | None) -> str:
             text = ""
         found = repo.identity_from_text(text, folder)
         if found:
+            repo.remember_folder(cwd, found)
             return found
     return folder
 

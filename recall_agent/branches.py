@@ -53,30 +53,26 @@ class _Git:
         self.root = root
         self.deadline = time.monotonic() + budget_s
 
-    def run(self, *args: str) -> str | None:
+    def _call(self, args: tuple[str, ...]) -> subprocess.CompletedProcess[bytes] | None:
         left = self.deadline - time.monotonic()
         if left <= 0.02:
             return None
         try:
-            proc = subprocess.run(
+            return subprocess.run(
                 ["git", "-C", str(self.root), *args], capture_output=True, timeout=left, check=False
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
-        return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+    def run(self, *args: str) -> str | None:
+        """git's output; None when it failed or could not answer in time."""
+        proc = self._call(args)
+        return proc.stdout.decode("utf-8", "replace") if proc is not None and proc.returncode == 0 else None
 
     def ok(self, *args: str) -> bool | None:
         """True / False for git's exit status; None when git could not answer in time."""
-        left = self.deadline - time.monotonic()
-        if left <= 0.02:
-            return None
-        try:
-            proc = subprocess.run(
-                ["git", "-C", str(self.root), *args], capture_output=True, timeout=left, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return proc.returncode == 0 if proc.returncode in (0, 1) else None
+        proc = self._call(args)
+        return proc.returncode == 0 if proc is not None and proc.returncode in (0, 1) else None
 
 
 def locate(

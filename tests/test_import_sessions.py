@@ -507,3 +507,26 @@ def test_a_resumed_session_repeating_its_history_stores_only_the_new_fix(
     assert "2 learning(s) stored" in out.stdout and "1 already known" in out.stdout, out.stdout
     texts = sorted(lr.error_signatures[0].splitlines()[-1] for lr in all_learnings(isolated_recall_env))
     assert len(texts) == 2 and texts[1].startswith("error TS2339")
+
+
+def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printed(
+    claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """Issue 34: the folder is gone; the second session's `git push` printed the remote: both sessions'
+    learnings (the first read before the URL showed) are filed under the repository's identity."""
+    gone = tmp_path / "deleted" / "leeson"
+    folder = folder_of(claude_dir, gone)
+    first = TranscriptWriter(folder / "aaaa0000-1111.jsonl", "aaaa0000-1111", str(gone), "main")
+    fix_episode(first)
+    first.save()
+    second = TranscriptWriter(folder / "bbbb0000-2222.jsonl", "bbbb0000-2222", str(gone), "main")
+    second.bash("git push", "To github.com:rommeld/leeson.git\n   1a2b3c4..5d6e7f8  main -> main")
+    fix_episode(second, error=ERROR_TEXT.replace("requests_oauth", "requests_oauth2"))
+    second.save()
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+
+    out = run(["import-sessions", "--all"], env, elsewhere)
+    assert out.returncode == 0, out.stderr
+    assert "2 learning(s) stored" in out.stdout, out.stdout
+    assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"github.com/rommeld/leeson"}

@@ -366,3 +366,12 @@ def test_a_postgresql_store_files_its_learnings_under_identities(
 
         store.add(Learning(repo="shop", error_signatures=["KeyError: 'F'"], resolution_summary="Set F."))
         assert reidentify.run(store, reidentify.Resolver(None, [shop])) == 1
+
+
+def test_a_token_naming_a_repository_sees_its_remote_identity_and_nothing_else() -> None:
+    from recall_agent.server.auth import Principal
+
+    token = Principal("a", b"", frozenset({"read"}), frozenset({"A"}))
+    assert token.may_see_repo("A") and token.may_see_repo("github.com/acme/a")
+    for other in ("B/A", "/srv/B/A", "a", "github.com/acme/b", "root:0123456789abcdef", "github.com/a/x"):
+        assert not token.may_see_repo(other), other

@@ -7,7 +7,8 @@ rewritten when the folder behind it can still be found:
 1. per session: the folder the learning's session ran in, from the hooks' session file
    (`$RECALL_HOME/sessions/<id>.json`) or the session's transcript (`~/.claude/projects/*/<id>.jsonl`, the
    files `recall import-sessions` recorded); an existing folder gives `identity(folder)` when its git
-   top-level folder carries the stored name, a folder that is gone the remote URL its transcript printed
+   top-level folder carries the stored name, a folder that is gone the identity another of its sessions
+   showed (`repo.remembered_folder`, kept by the importer) or the remote URL its transcript printed
    (`repo.identity_from_text`);
 2. per name, for the learnings no session resolved: the one identity every resolved session of that name
    agrees on, else a known folder of that name that exists (the store's user's working folder, a server's
@@ -58,8 +59,11 @@ class Resolver:
                 return None
             found = repo.git_identity(top)
             return found
-        if repo.name(folder, None) != name or transcript is None:
+        if repo.name(folder, None) != name:
             return None
+        known = repo.remembered_folder(cwd)  # another session of this folder showed it (the importer)
+        if known or transcript is None:
+            return known
         try:
             text = transcript.read_text(encoding="utf-8", errors="replace")[-8 * 1024 * 1024 :]
         except OSError:

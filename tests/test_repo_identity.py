@@ -117,6 +117,10 @@ def test_a_gone_folder_is_named_by_the_remote_its_transcript_printed() -> None:
 def test_the_branch_in_gits_messages_is_a_slot() -> None:
     assert sigs.fingerprint(push_error("feat-a")) == sigs.fingerprint(push_error("feature/JIRA-12-b"))
     assert "<branch>" in sigs.normalize(push_error("feat-a"))
+    checked_out = "fatal: '{}' is already checked out at '{}'"
+    assert sigs.fingerprint(checked_out.format("feat-a", "/work/wt/a")) == sigs.fingerprint(
+        checked_out.format("main", "/home/alice/src/shop")
+    )
 
 
 def test_set_upstream_learned_in_one_worktree_is_injected_in_another_on_another_branch(

@@ -127,8 +127,10 @@ _GIT_BRANCH_SLOTS = [
     (re.compile(r"\b([Aa] branch named )'[^']{1,250}'( already exists)"), r"\1'<branch>'\2"),
     (re.compile(r"\b(branch )'[^']{1,250}'( set up to track| not found)"), r"\1'<branch>'\2"),
     (
-        re.compile(r"\b(is already checked out at|is already used by worktree at) '[^']{1,500}'"),
-        r"\1 '<dir>'",
+        re.compile(
+            r"(?:'[^']{1,250}' )?(is already checked out at|is already used by worktree at) '[^']{1,500}'"
+        ),
+        r"'<branch>' \1 '<dir>'",
     ),
 ]
 _GIT_BRANCH_HINT = re.compile(r"branch|refspec|remote ref|git push|checked out|worktree at|\[rejected\]")

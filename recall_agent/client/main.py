@@ -37,7 +37,7 @@ one Markdown answer with sources. Backends are advisory: recall exits 0 even whe
                         No query: the session's last error (hooks state or Claude Code transcript),
                         else auto mode for the current repo.
   --scope SCOPE         learnings | architecture | antipatterns | all (default: all)
-  --repo NAME           filter learnings by repository (default: the git top-level folder's name)
+  --repo NAME           filter learnings by repository (default: this checkout's identity, e.g. github.com/o/r)
   --type TASK_TYPE      filter learnings by task type: ci_fix, migration, feature, refactor, bug_fix,
                         test, docs, dependency, unknown
   --format FORMAT       markdown (default) or json (scope, payloads, raw responses, failures)

@@ -150,7 +150,9 @@ def _learn_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--file", action="append", default=[], metavar="PATH", help="a file touched by the fix (repeatable)"
     )
-    p.add_argument("--repo", metavar="R", help="repository name (default: the git top-level folder's name)")
+    p.add_argument(
+        "--repo", metavar="R", help="repository (default: this checkout's identity, e.g. github.com/o/r)"
+    )
     p.add_argument(
         "--type",
         dest="task_type",

@@ -379,3 +379,24 @@ def test_a_token_naming_a_repository_sees_its_remote_identity_and_nothing_else()
     assert token.may_see_repo("A") and token.may_see_repo("github.com/acme/a")
     for other in ("B/A", "/srv/B/A", "a", "github.com/acme/b", "root:0123456789abcdef", "github.com/a/x"):
         assert not token.may_see_repo(other), other
+
+
+def test_review_stale_leaves_out_a_fix_on_another_branch(
+    tmp_path: Path, recall_cmd: list[str], subprocess_env: dict[str, str]
+) -> None:
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+
+    main, _ = _fix_on_branch(tmp_path)
+    with open_store() as store:
+        store.add(Learning(repo=repo.identity(main), error_signatures=["TimeoutError: gateway did not answer"],
+                           fix=FIX, resolution_summary="Give gateway.post a timeout=30 in charge."))  # fmt: skip
+
+    def stale() -> list[str]:
+        out = subprocess.run([*recall_cmd, "review", "--stale", "--json"], cwd=main, env=subprocess_env,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        return [line for line in out.stdout.splitlines() if line.strip() not in ("", "[]")]
+
+    assert stale() == []  # the fix lives on feat-retry: not stale
+    git(main, "merge", "-q", "-s", "ours", "feat-retry", "-m", "merge")
+    assert len(stale()) == 1  # merged and rewritten since: stale

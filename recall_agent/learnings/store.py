@@ -703,9 +703,11 @@ def _reidentify_if_needed(store: LearningStore, home: Path) -> None:
 
     with store._guard("read metadata") as conn:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (reidentify.MARKER,)).fetchone()
-        empty = conn.execute("SELECT 1 FROM learnings LIMIT 1").fetchone() is None
     if row and row[0] == reidentify.VERSION:
         return
+    with store._guard("read the learnings") as conn:
+        store._check_sound(conn)  # a damaged store says so (integrity.py) before anything reads it
+        empty = conn.execute("SELECT 1 FROM learnings LIMIT 1").fetchone() is None
     if not empty:
         from recall_agent import repo
 

@@ -215,6 +215,9 @@ class FixEvidence(WireModel):
     packages: list[FixPackage] = Field(default_factory=list, max_length=20)
     folder: FixFolder | None = None
     verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
+    # the branch the session was on when it made the fix (the self-check says where a fix lives that this
+    # checkout lacks: `recall_agent.branches`)
+    branch: str | None = Field(default=None, max_length=250, pattern=NO_NUL)
     # where in the session it came from: the failing tool calls and the call that showed it fixed
     calls: list[Annotated[str, Field(max_length=200, pattern=NO_NUL)]] = Field(
         default_factory=list, max_length=21

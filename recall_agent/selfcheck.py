@@ -11,6 +11,9 @@ dependency fix. Against a checkout that gives one verdict:
 - `ok`: the evidence still fits (the old text is still there, the files and functions exist);
 - `elsewhere` ("another case"): the fix was that the shell was already inside a folder, and it is not
   inside it now (the same `cd x: no such file or directory` has the other cause: `x` does not exist yet);
+- `branch` ("fix on another branch"): what would be stale is a fix this checkout never had: git finds it on
+  another branch or in a commit never merged (`recall_agent.branches`), and the verdict says where
+  ("fix on branch feat-x, commit abc1234"); shown and injected with that note, never dropped;
 - `unchecked`: nothing to check (no evidence, no checkout, another repository's learning).
 
 A folder fix (`folder`: created, or the shell was already inside it) is checked against where the shell is
@@ -33,6 +36,7 @@ from typing import Any
 MAX_FILES = 20
 MAX_BYTES = 512 * 1024
 MAX_HITS = 2000  # occurrences of a fragment looked at before giving up
+LOCATE_S = 1.5  # git's time to find where a fix that looks stale here lives (branches.py), per learning
 ELLIPSIS = "…"
 ARROW = " → "
 # dependency manifests, at the top of a checkout (a monorepo's nested ones are not looked for)
@@ -41,12 +45,13 @@ MANIFESTS = (
     "go.mod", "Gemfile", "composer.json",
 )  # fmt: skip
 _NAME_TOKEN = re.compile(r"[a-z0-9][a-z0-9._/-]*")
-VERDICTS = ("stale", "applied", "elsewhere", "ok", "unchecked")
+VERDICTS = ("stale", "applied", "elsewhere", "branch", "ok", "unchecked")
 LABELS = {"stale": "may be stale", "applied": "already applied here", "elsewhere": "another case here",
-          "ok": "still applies", "unchecked": ""}  # fmt: skip
-# the order matches are shown in, within their ranking: fixes that fit first, then one already in place, then
-# the other case of the same error, then the stale
-SHOWN_ORDER = {"ok": 0, "unchecked": 0, "applied": 1, "elsewhere": 2, "stale": 3}
+          "branch": "fix on another branch", "ok": "still applies", "unchecked": ""}  # fmt: skip
+# the order matches are shown in, within their ranking: fixes that fit first (one on another branch among
+# them: it is not in this checkout yet), then one already in place, then the other case of the same error,
+# then the stale
+SHOWN_ORDER = {"ok": 0, "unchecked": 0, "branch": 0, "applied": 1, "elsewhere": 2, "stale": 3}
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,15 @@ class Check:
 UNCHECKED = Check("unchecked")
 
 
-def check(fix: dict[str, Any] | None, root: Path | None, cwd: str | Path | None = None) -> Check:
+def check(
+    fix: dict[str, Any] | None,
+    root: Path | None,
+    cwd: str | Path | None = None,
+    locate_s: float = LOCATE_S,
+) -> Check:
     """The verdict of a learning's evidence (`fix`) against the checkout `root`, and for a folder fix,
-    against the folder the shell is in now (`cwd`)."""
+    against the folder the shell is in now (`cwd`). A stale verdict asks git where the fix lives for at
+    most `locate_s` seconds (0: not at all)."""
     fix = fix if isinstance(fix, dict) else {}
     folder = fix.get("folder")
     if cwd is not None and isinstance(folder, dict) and isinstance(folder.get("path"), str):
@@ -78,12 +89,14 @@ def check(fix: dict[str, Any] | None, root: Path | None, cwd: str | Path | None 
     # a server's that names a file relative to somewhere else) says too little to call a learning stale
     files = [f for f in fix.get("files") or [] if isinstance(f, dict) and isinstance(f.get("path"), str)]
     stale: list[str] = []
+    stale_paths: list[str] = []
     applied: list[str] = []
     fits = 0
     for item in files[:MAX_FILES]:
         verdict, reason = _file_verdict(root, item)
         if verdict == "stale":
             stale.append(reason)
+            stale_paths.append(item["path"])
         elif verdict == "applied":
             applied.append(reason)
         elif verdict == "ok":
@@ -100,6 +113,9 @@ def check(fix: dict[str, Any] | None, root: Path | None, cwd: str | Path | None 
             else:
                 fits += 1
     if stale:
+        located = _locate(fix, root, stale_paths, locate_s)
+        if located is not None:
+            return Check("branch", located.describe())
         return Check("stale", "; ".join(stale[:3]))
     if applied and not fits:
         return Check("applied", "; ".join(applied[:3]))
@@ -108,15 +124,35 @@ def check(fix: dict[str, Any] | None, root: Path | None, cwd: str | Path | None 
     return UNCHECKED
 
 
+def _locate(fix: dict[str, Any], root: Path, stale_paths: list[str], budget_s: float) -> Any:
+    """Where a fix that looks stale here lives (`branches.locate`), when `root` is a git checkout."""
+    if budget_s <= 0:
+        return None
+    from recall_agent import branches, repo
+
+    top = repo.toplevel(root)
+    return branches.locate(fix, top, stale_paths, budget_s) if top is not None else None
+
+
 def annotate(
-    matches: list[dict[str, Any]], root: Path | None, repo: str, cwd: str | Path | None = None
+    matches: list[dict[str, Any]],
+    root: Path | None,
+    repo: str | Iterable[str],
+    cwd: str | Path | None = None,
+    locate_s: float = LOCATE_S,
 ) -> list[dict[str, Any]]:
     """Each match of this repository gets `check` (Check.as_dict()) and the matches are reordered by it
     (SHOWN_ORDER; the ranking is kept within each verdict). Matches of other repositories are not checked
-    against this checkout."""
+    against this checkout (`repo`: its identity, or every name it goes by, `recall_agent.repo.aliases`).
+    Finding where stale-looking fixes live shares `locate_s` seconds."""
+    import time
+
+    names = {repo} if isinstance(repo, str) else set(repo)
+    deadline = time.monotonic() + locate_s
     for m in matches:
-        same = m.get("repo") == repo
-        result = check(m.get("fix"), root, cwd) if same else UNCHECKED
+        same = m.get("repo") in names
+        left = max(0.0, deadline - time.monotonic())
+        result = check(m.get("fix"), root, cwd, left) if same else UNCHECKED
         m["check"] = result.as_dict()
     return sorted(matches, key=lambda m: SHOWN_ORDER.get(m["check"]["verdict"], 0))
 

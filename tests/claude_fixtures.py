@@ -359,14 +359,20 @@ def run_skill_block(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def make_checkout(parent: Path) -> Path:
-    """A real git repository `shop-api` on a ticket branch, whose check fails on a missing module."""
+    """A real git repository `shop-api` on a ticket branch, whose check fails on a missing module. Every call
+    makes the same first commit (fixed dates): checkouts of one repository (`recall_agent.repo.identity`)."""
     project = parent / "shop-api"
     project.mkdir(parents=True)
     (project / "check.py").write_text(CHECK_PY)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    dated = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    }
     subprocess.run([*git, "init", "-q", "-b", "fix/ABC-123-oauth-import"], cwd=project, check=True)
     subprocess.run([*git, "add", "."], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "check"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "check"], cwd=project, check=True, env=dated)
     return project
 
 

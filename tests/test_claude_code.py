@@ -36,6 +36,8 @@ from claude_fixtures import (
 )
 from hooks_fixtures import all_learnings
 
+from recall_agent import repo
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SKILL = "recall:recall"
 
@@ -81,9 +83,9 @@ def files_holding(root: Path, needle: str) -> list[str]:
     return [str(p) for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
-def assert_captured(home: Path) -> None:
+def assert_captured(home: Path, project: Path) -> None:
     (learning,) = all_learnings(home)
-    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-123"
+    assert learning.repo == repo.identity(project) and learning.ticket_id == "ABC-123"
     assert learning.file_paths_touched == ["check.py"]
     assert any(ERROR_LINE in s for s in learning.error_signatures)
     assert "requests-oauthlib" in learning.resolution_summary
@@ -117,7 +119,7 @@ def test_plugin_in_headless_claude(
     after_failure = api.main_requests[1]
     assert ERROR_LINE in after_failure.latest_text()
     assert "recall: a prior fix" not in after_failure.text()  # nothing learned yet: silence
-    assert_captured(isolated_recall_env)
+    assert_captured(isolated_recall_env, first)
 
     # session 2, another checkout: the Skill tool, then the same failure (the prior fix is injected)
     second = make_checkout(tmp_path / "b")
@@ -166,7 +168,7 @@ def test_recall_install_project_in_headless_claude(
     debug = tmp_path / "debug-a.log"
     _claude(fix_script(checkouts[0]), checkouts[0], home, client_env, "make the check pass", debug_file=debug)
     assert re.search(r"Hooks: Stop .*recall-hook.* finished with status 0", debug.read_text())
-    assert_captured(isolated_recall_env)
+    assert_captured(isolated_recall_env, checkouts[0])
 
     script = [
         Turn.tool("Bash", {"command": "python3 check.py", "description": "Run the check"}),

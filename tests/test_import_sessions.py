@@ -16,6 +16,8 @@ from claude_fixtures import ERROR_LINE as CLAUDE_ERROR_LINE
 from claude_fixtures import FAKE_TOKEN, MessagesMock, claude_binary, fix_script, make_checkout, run_claude
 from hooks_fixtures import ERROR_TEXT, FIX_MESSAGE, PLANTED_PASSWORD, PLANTED_SECRET, Session, all_learnings
 
+from recall_agent import repo
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 from transcript_writer import TranscriptWriter  # noqa: E402
@@ -432,15 +434,14 @@ def test_a_session_of_the_real_claude_code_client(
     result = run(["import-sessions"], client_env, project)
     assert result.returncode == 0 and "1 learning(s) stored" in result.stdout, result.stdout
     [learning] = all_learnings(isolated_recall_env)
-    assert learning.repo == "shop-api" and learning.ticket_id == "ABC-123"
+    assert learning.repo == repo.identity(project) and learning.ticket_id == "ABC-123"
     assert learning.file_paths_touched == ["check.py"]
     assert CLAUDE_ERROR_LINE in learning.error_signatures[0]
     assert "requests-oauthlib" in learning.resolution_summary
     raw = b"".join(p.read_bytes() for p in isolated_recall_env.rglob("*") if p.is_file())
     assert FAKE_TOKEN.encode() not in raw and FAKE_TOKEN not in learning.model_dump_json()
 
-    other = tmp_path / "other-clone" / "shop-api"
-    (other / ".git").mkdir(parents=True)
+    other = make_checkout(tmp_path / "other-clone")  # another clone: the same first commit
     query = run(["--scope", "learnings", learning.error_signatures[0]], env, other)
     assert "requests-oauthlib" in query.stdout, query.stdout
 
@@ -506,3 +507,26 @@ def test_a_resumed_session_repeating_its_history_stores_only_the_new_fix(
     assert "2 learning(s) stored" in out.stdout and "1 already known" in out.stdout, out.stdout
     texts = sorted(lr.error_signatures[0].splitlines()[-1] for lr in all_learnings(isolated_recall_env))
     assert len(texts) == 2 and texts[1].startswith("error TS2339")
+
+
+def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printed(
+    claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """Issue 34: the folder is gone; the second session's `git push` printed the remote: both sessions'
+    learnings (the first read before the URL showed) are filed under the repository's identity."""
+    gone = tmp_path / "deleted" / "leeson"
+    folder = folder_of(claude_dir, gone)
+    first = TranscriptWriter(folder / "aaaa0000-1111.jsonl", "aaaa0000-1111", str(gone), "main")
+    fix_episode(first)
+    first.save()
+    second = TranscriptWriter(folder / "bbbb0000-2222.jsonl", "bbbb0000-2222", str(gone), "main")
+    second.bash("git push", "To github.com:rommeld/leeson.git\n   1a2b3c4..5d6e7f8  main -> main")
+    fix_episode(second, error=ERROR_TEXT.replace("requests_oauth", "requests_oauth2"))
+    second.save()
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+
+    out = run(["import-sessions", "--all"], env, elsewhere)
+    assert out.returncode == 0, out.stderr
+    assert "2 learning(s) stored" in out.stdout, out.stdout
+    assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"github.com/rommeld/leeson"}

@@ -176,7 +176,7 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
         "ticket_id": redact(t) if (t := ticket_from_branch(ctx.branch)) else None,
         "task_type": task_type(ctx.branch, files, main.key if main else ""),
         "confidence": CAPTURE_CONFIDENCE,
-        "fix": _evidence(episode, files, redact),
+        "fix": _evidence(episode, files, redact, ctx.branch),
     }
 
 
@@ -299,8 +299,10 @@ def packages_of(installs: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]:
+def _evidence(episode: Episode, files: list[str], redact: Any, branch: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"source": "transcript"}
+    if branch:
+        out["branch"] = redact(branch)[:250]
     if episode.changes:
         out["files"] = [
             {
@@ -361,17 +363,10 @@ def _relative(path: str, root: str | None) -> str:
 
 
 def current_branch(root: Path) -> str | None:
-    """The checked-out branch from `.git/HEAD` (a worktree's `.git` file is followed); None if detached."""
-    git = root / ".git"
-    try:
-        if git.is_file():
-            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
-            if pointer.startswith("gitdir:"):
-                git = (root / pointer.split(":", 1)[1].strip()).resolve()
-        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+    """The checked-out branch (`recall_agent.repo.current_branch`)."""
+    from recall_agent import repo
+
+    return repo.current_branch(root)
 
 
 def ticket_from_branch(branch: str | None) -> str | None:

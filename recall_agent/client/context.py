@@ -1,7 +1,8 @@
 """What /recall knows without being told: the current repo and the session's last error.
 
-Repo: the name of the git top-level folder of the working directory (the folder's own name outside git),
-found by walking up to a `.git` entry (no `git` process on the cold path).
+Repo: the working directory's repository identity (`recall_agent.repo.identity`: the normalized origin URL,
+else the root commit, else the folder's name), read from the `.git` files (no `git` process on the usual
+path).
 
 Last error, first hit wins:
 1. `recall_agent.session.last_recorded_error(session_id, cwd)` — what the hooks recorded (hooks owner).
@@ -32,7 +33,7 @@ _TOOL_ERROR_TAG = re.compile(r"</?tool_use_error>")
 @dataclass(frozen=True)
 class Context:
     cwd: Path
-    repo: str  # name used in the learnings payload
+    repo: str  # the repository identity sent in the learnings payload
     repo_root: Path | None  # git top-level, None outside git
     last_error: str | None
     error_source: str | None  # "session-state" | "transcript" | None
@@ -143,4 +144,4 @@ def detect(cwd: Path | None = None, session_id: str | None = None, want_error: b
             transcript = find_transcript(cwd, session_id)
             error = last_transcript_error(transcript) if transcript else None
             source = "transcript" if error else None
-    return Context(cwd, repo.name(cwd, root), root, error, source)
+    return Context(cwd, repo.identity(cwd, root), root, error, source)

@@ -103,7 +103,7 @@ def learning_view(match: dict) -> dict:
 
 def check_line(check: object) -> str:
     """The self-check's verdict against this checkout: "may be stale: `x.py` is gone"."""
-    if not isinstance(check, dict) or check.get("verdict") not in ("stale", "applied", "elsewhere"):
+    if not isinstance(check, dict) or check.get("verdict") not in ("stale", "applied", "elsewhere", "branch"):
         return ""
     label, reason = _text(check.get("label"), ""), _text(check.get("reason"), "")
     return one_line(f"{label}: {reason}" if reason else label, 300)

@@ -37,7 +37,7 @@ one Markdown answer with sources. Backends are advisory: recall exits 0 even whe
                         No query: the session's last error (hooks state or Claude Code transcript),
                         else auto mode for the current repo.
   --scope SCOPE         learnings | architecture | antipatterns | all (default: all)
-  --repo NAME           filter learnings by repository (default: the git top-level folder's name)
+  --repo NAME           filter learnings by repository (default: this checkout's identity, e.g. github.com/o/r)
   --type TASK_TYPE      filter learnings by task type: ci_fix, migration, feature, refactor, bug_fix,
                         test, docs, dependency, unknown
   --format FORMAT       markdown (default) or json (scope, payloads, raw responses, failures)
@@ -127,6 +127,10 @@ def ask(args: query.Args, cwd: Path | None = None, started: float | None = None)
     started = time.monotonic() if started is None else started
     ctx = context.detect(cwd=cwd, session_id=args.session, want_error=not args.query)
     error_text = args.query or query.clean_text(ctx.last_error or "")
+    if args.repo:  # `--repo shop` inside a checkout of github.com/o/shop asks for its identity
+        from dataclasses import replace
+
+        args = replace(args, repo=repo.resolve_name(args.repo, ctx.cwd))
     payloads = query.build_payloads(args, ctx.repo, error_text)
     _redact_outgoing(payloads, fanout)
     federation = payloads.get("federation")
@@ -153,7 +157,9 @@ def _self_check(outcomes: dict[str, BackendOutcome], ctx: Context) -> None:
     from recall_agent import selfcheck
 
     found = [m for m in matches if isinstance(m, dict)]
-    response["matches"] = selfcheck.annotate(found, ctx.repo_root or ctx.cwd, ctx.repo, ctx.cwd)
+    response["matches"] = selfcheck.annotate(
+        found, ctx.repo_root or ctx.cwd, (ctx.repo, repo.name(ctx.cwd, ctx.repo_root)), ctx.cwd
+    )
 
 
 def render(asked: Asked, fmt: str) -> str:

@@ -74,7 +74,7 @@ def capture(session_id: str, payload: dict[str, Any], cwd: str) -> Captured:
         session_id=session_id,
         root=str(root) if root else cwd,
         branch=learning.current_branch(root) if root else None,
-        repo=repo.name(Path(cwd), root),
+        repo=repo.identity(Path(cwd), root),
     )
     files = state.setdefault("files", {})
     for file in transcript_files(Path(path)):

@@ -67,6 +67,7 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
     ident = events.error_ident(ev.key or ev.tool, text)
     shown: set[str] = set()
     root = repo.toplevel(Path(cwd))
+    repo_id = repo.identity(Path(cwd), root)
     try:
         with session.update(sid, cwd) as st:
             state.add_error(st, ev, text)
@@ -79,13 +80,16 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
         runtime.log(event, "no time left for the learnings lookup")
         return None
     try:
-        matches = retrieve.query(text, repo.name(Path(cwd), root), budget)
+        matches = retrieve.query(text, repo_id, budget)
     except Exception as exc:  # store broken, server down: the agent carries on without recall
         runtime.log(event, f"learnings lookup failed: {type(exc).__name__}: {exc}")
         return None
     from recall_agent import selfcheck
 
-    matches = selfcheck.annotate(matches, root or Path(cwd), repo.name(Path(cwd), root), cwd)
+    left = min(runtime.deadline(event), 5.0) - runtime.elapsed() - 0.15
+    locate_s = min(selfcheck.LOCATE_S, max(0.0, left - 0.1))
+    names = repo.aliases(Path(cwd), root)
+    matches = selfcheck.annotate(matches, root or Path(cwd), names, cwd, locate_s)
     picked = retrieve.select(matches, shown)
     if not picked:
         return None

@@ -110,6 +110,17 @@ def _ledger(args: argparse.Namespace) -> Any:
     return Ledger(recall_home())
 
 
+def _file_under_identities(home: Path) -> None:
+    """Sessions of a gone folder read before one of them showed its repository's URL were filed under the
+    folder's name: the migration's rules (learnings/reidentify.py) file them under the identity now."""
+    from recall_agent import repo
+    from recall_agent.learnings import reidentify
+    from recall_agent.learnings.store import open_store
+
+    with open_store(home) as store:
+        reidentify.run(store, reidentify.Resolver(home, [repo.current_dir()]))
+
+
 def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
     from recall_agent.config import recall_home
     from recall_agent.hooks.importer import Sink, learning_line, read_sessions, workers_for
@@ -158,6 +169,7 @@ def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
             sink.close()
             if ledger:
                 ledger.save(recall_home())
+            _file_under_identities(recall_home())
     except StoreError as exc:  # the store went bad mid-way (disk full, locked): what was written stays
         print(f"recall import-sessions: {exc}", file=sys.stderr)
         return 1

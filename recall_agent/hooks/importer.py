@@ -3,7 +3,9 @@
 Each transcript file (a session, each of its subagents) is read whole by `recall_agent.capture`: the same
 engine the Stop hook runs on a live session's new lines, so the two cannot drift apart. The learning's
 ticket comes from the session's branch as it was then (`gitBranch`), its time from the run that showed the
-fix. The repository is the session folder's git top level when that still exists, else the folder's name.
+fix. The repository is the session folder's identity (`recall_agent.repo.identity`) when the folder still
+exists; else a remote URL git printed in the transcript for a repository of that folder's name, else the
+folder's name.
 
 Merging: a learning whose session and error fingerprint are already in the store (captured by the hooks,
 or imported before) is skipped; otherwise `store.add` merges it with an identical one (same repo, same
@@ -43,14 +45,44 @@ class SessionResult:
     failed: str | None = None  # why the file could not be read
 
 
-def _context(session_id: str, cwd: str | None, branch: str | None) -> Any:
+def _context(session_id: str, cwd: str | None, branch: str | None, transcript: Path | None = None) -> Any:
     from recall_agent.capture.learning import Context
 
-    root = repo.toplevel(Path(cwd)) if cwd and Path(cwd).is_absolute() else None
-    name = repo.name(Path(cwd), root) if cwd else "unknown"
+    exists = bool(cwd) and Path(cwd).is_absolute() and Path(cwd).is_dir()
+    root = repo.toplevel(Path(cwd)) if exists and cwd else None
+    name = repo.identity(Path(cwd), root) if exists and cwd else _gone_folder_identity(cwd, transcript)
     return Context(
         session_id=session_id, root=str(root) if root else cwd, branch=branch, repo=name or "unknown"
     )
+
+
+TEXT_SCAN_MAX = 8 * 1024 * 1024  # of a transcript read for a remote URL (its end: recent output)
+
+
+def _gone_folder_identity(cwd: str | None, transcript: Path | None) -> str:
+    """The repository of a session whose folder no longer exists: a remote URL git printed in the
+    transcript for a repository of that folder's name (`repo.identity_from_text`), remembered for the
+    folder's other sessions; else the name (`recall import-sessions` then files the folder's sessions read
+    before the URL showed under it: the migration's agreement rule, reidentify.py)."""
+    if not cwd:
+        return "unknown"
+    folder = repo.name(Path(cwd), None)
+    known = repo.remembered_folder(cwd)
+    if known:
+        return known
+    if transcript is not None:
+        try:
+            with transcript.open("rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, size - TEXT_SCAN_MAX))
+                text = fh.read(TEXT_SCAN_MAX).decode("utf-8", "replace")
+        except OSError:
+            text = ""
+        found = repo.identity_from_text(text, folder)
+        if found:
+            repo.remember_folder(cwd, found)
+            return found
+    return folder
 
 
 def read_session(files: SessionFiles) -> SessionResult:
@@ -68,7 +100,7 @@ def read_session(files: SessionFiles) -> SessionResult:
             engine.end_turn()
             stats = transcript.stats
             sid = stats.session_id or files.main.stem
-            ctx = _context(sid, stats.cwd, stats.branch)
+            ctx = _context(sid, stats.cwd, stats.branch, files.main)
             learnings = []
             for episode in engine.episodes():
                 built = learning.build(episode, ctx)

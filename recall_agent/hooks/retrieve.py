@@ -124,6 +124,8 @@ def format_context(matches: list[dict[str, Any]]) -> str:
         check = m.get("check") or {}
         if check.get("verdict") == "applied":
             facts.append(f"already applied here: {check.get('reason')}")
+        elif check.get("verdict") == "branch":  # not in this checkout: where it lives
+            facts.append(str(check.get("reason")))
         age = m.get("age_days")
         if isinstance(age, int):
             facts.append("today" if age == 0 else f"{age}d ago")

@@ -32,12 +32,20 @@ class Refused(Exception):
 
 
 def default_repo(cwd: Path | None = None) -> str:
-    """The name of the git top-level folder of cwd, else cwd's name: the rule the client uses when it asks
-    (recall_agent.repo), so what `recall learn` records is what `recall "<error>"` looks up."""
+    """The repository identity of cwd (`recall_agent.repo.identity`): the rule the client and the hooks use,
+    so what `recall learn` records is what `recall "<error>"` looks up from any worktree or clone."""
     from recall_agent import repo
 
     cwd = cwd or repo.current_dir()
-    return repo.name(cwd, repo.toplevel(cwd))
+    return repo.identity(cwd)
+
+
+def repo_arg(given: str | None) -> str | None:
+    """`--repo NAME`: the working checkout's identity when NAME is one of its names (`shop` for
+    `github.com/o/shop`), else NAME (`recall_agent.repo.resolve_name`)."""
+    from recall_agent import repo
+
+    return repo.resolve_name(given, repo.current_dir()) if given else given
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -142,7 +150,9 @@ def _learn_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--file", action="append", default=[], metavar="PATH", help="a file touched by the fix (repeatable)"
     )
-    p.add_argument("--repo", metavar="R", help="repository name (default: the git top-level folder's name)")
+    p.add_argument(
+        "--repo", metavar="R", help="repository (default: this checkout's identity, e.g. github.com/o/r)"
+    )
     p.add_argument(
         "--type",
         dest="task_type",
@@ -177,7 +187,7 @@ def learn_main(argv: list[str]) -> int:
     if args.task_type not in TASK_TYPES:
         return _fail("learn", f"unknown task type {args.task_type!r} (one of: {', '.join(TASK_TYPES)})")
     data = {
-        "repo": args.repo or default_repo(),
+        "repo": repo_arg(args.repo) or default_repo(),
         "error_signatures": errors,
         "resolution_summary": args.resolution,
         "file_paths_touched": args.file,
@@ -282,7 +292,7 @@ def export_main(argv: list[str]) -> int:
                 out = sys.stdout
             count = 0
             for learning in store.iter_all():
-                if args.repo and learning.repo != args.repo:
+                if args.repo and learning.repo not in (args.repo, repo_arg(args.repo)):
                     continue
                 out.write(learning.model_dump_json() + "\n")
                 count += 1

@@ -9,6 +9,7 @@ unchanged on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,7 @@ SORTS = {
 }
 STATUSES = ("active", "never-used", "hurting", "dormant", "helped")
 PAGE_MAX = 200
+LOCATE_ROW_S, LOCATE_TOTAL_S = 0.5, 5.0  # git's time to find a stale-looking fix elsewhere: a row, a list
 SEARCH_COUNT_MAX = 10_000  # a text search counts its matches up to this many
 # "hurting" and "dormant" as SQL over a learnings row (the rules of lifecycle.py)
 HURTING_SQL = (
@@ -242,12 +244,18 @@ class Curation:
         f = replace(f, repos=frozenset(visible))
         found: list[StoredLearning] = []
         seen = 0
+        # a fix found on another branch is not stale (selfcheck `branch`): git gets a short look per row, and
+        # LOCATE_TOTAL_S for the whole list (past it, stale-looking rows are listed as stale)
+        deadline = time.monotonic() + LOCATE_TOTAL_S
         while seen < scan_max:
             rows, _ = self.review(f, seen, PAGE_MAX)
             if not rows:
                 break
             seen += len(rows)
-            found += [r for r in rows if selfcheck.check(r.fix, roots[r.repo]).verdict == "stale"]
+            for r in rows:
+                budget = min(LOCATE_ROW_S, max(0.0, deadline - time.monotonic()))
+                if selfcheck.check(r.fix, roots[r.repo], locate_s=budget).verdict == "stale":
+                    found.append(r)
         return found[offset : offset + limit], len(found)
 
     def learning(self, learning_id: UUID | str) -> StoredLearning | None:

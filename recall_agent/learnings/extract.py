@@ -120,11 +120,21 @@ ERROR_LINE = re.compile(
     r"|^Traceback \(most recent call last\)"
     r"|^\s*E\s+assert\b"
 )
+# A task runner's, build tool's or test runner's own framing of a failure: it says that something beneath it
+# failed, never what. make, npm/yarn/pnpm/bun, cargo, Maven, Gradle, go-task, mise, just, turbo, nx, tox,
+# unittest, go test, golangci-lint's issue count. Never a cause line (signatures.py), last in `decisive`.
 WRAPPER_LINE = re.compile(
     r"make(?:\[\d+\])?: \*\*\*|exited with (?:an unexpected )?code|exit code:? \d+|exit status \d+"
     r"|Process completed with exit code|Command failed with exit code|ELIFECYCLE|command failed"
     r"|could not compile|aborting due to|build failed|BUILD FAILURE|Failed to execute goal"
-    r"|Error: Invalid exit code|Unable to compile TypeScript|^\s*ERROR:\s+exit \d+",
+    r"|Error: Invalid exit code|Unable to compile TypeScript|^\s*ERROR:\s+exit \d+"
+    r"|\btask failed\b|\bFailed to run task\b|^\s*(?:ERROR|error):?\s+run failed\b|\bexited \(-?\d+\)"
+    r"|^\s*(?:error: )?Recipe `[^`]{1,200}` failed\b|\bRunning target \S+ for project \S+ failed"
+    r"|\bFailed tasks:|Build failed with an exception|Execution failed for task\b|\bcommands? failed\b"
+    r"|InvocationError\b|test failed, to rerun pass|^\s*FAILED \((?:failures|errors|expected failures)=\d+"
+    r"|^\s*\d+ issues?:?\s*$|^\s*FAIL\s*$|^\s*FAIL\s+\S+\s+\(?\d+(?:\.\d+)?s\)?\s*$"
+    r"|^\s*(?:npm (?:ERR!|error) )?(?:errno -?\d+|code (?:1|ELIFECYCLE)|Failed at the \S+ \S+ script)\s*\.?\s*$"
+    r"|ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL|\bERR_PNPM_\w*FAIL\w*",
     re.IGNORECASE,
 )
 

@@ -311,6 +311,34 @@ class PgStore(StoreCore):
 
     # ------------------------------------------------------------------ plain SQL
 
+    # ------------------------------------------------------------------ migration "repo identity"
+
+    def repo_pairs(self) -> list[tuple[str, str | None]]:
+        """Every (repo, session id) stored (reidentify.py)."""
+        with self._conn() as conn:
+            return [(r, s) for r, s in conn.execute("SELECT DISTINCT repo, session_id FROM learnings")]
+
+    def rename_repos(self, renames: dict[tuple[str, str | None], str]) -> int:
+        """File the learnings of each (repo, session id) under the new repo, their history with them."""
+        moved = 0
+        with self._writing("file learnings under their repository") as conn:
+            for (old, sid), new in sorted(renames.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        "UPDATE learnings SET repo = %s WHERE repo = %s AND session_id IS NOT DISTINCT FROM %s"
+                        " RETURNING id",
+                        (new, old, sid),
+                    )
+                ]
+                if ids:
+                    conn.execute(
+                        "UPDATE learning_events SET repo = %s WHERE repo = %s AND learning_id = ANY(%s)",
+                        (new, old, ids),
+                    )
+                moved += len(ids)
+        return moved
+
     def bulk_load(self, learnings: Sequence[Learning]) -> int:
         """Insert learnings known to be new (an import into a fresh team store, a benchmark's setup) with
         COPY, ~50x faster than add_many: no merging. An id already stored raises ValueError and nothing

@@ -151,11 +151,17 @@ def _exists(home: str | None) -> bool:
 # --------------------------------------------------------------------------- actions
 
 
+def _repo_arg(given: str | None) -> str | None:
+    from recall_agent.learnings.cli import repo_arg
+
+    return repo_arg(given)
+
+
 def _list(store: Any, args: argparse.Namespace) -> int:
     stale = args.status == "stale"
     f = ReviewFilter(
         text=args.search,
-        repo=args.repo,
+        repo=_repo_arg(args.repo),
         task_type=args.task_type,
         older_than_days=args.older_than,
         newer_than_days=args.newer_than,
@@ -183,10 +189,10 @@ def _stale(store: Any, f: ReviewFilter, limit: int) -> tuple[list[StoredLearning
 
     cwd = repo.current_dir()
     top = repo.toplevel(cwd)
-    name = repo.name(cwd, top)
-    if f.repo and f.repo != name:
-        raise ValueError(f"--stale checks this checkout ({name}); run it inside {f.repo}'s checkout")
-    return store.stale(f, {name: top or cwd}, limit, 0, STALE_SCAN_MAX)
+    names = repo.aliases(cwd, top)
+    if f.repo and f.repo not in names:
+        raise ValueError(f"--stale checks this checkout ({names[0]}); run it inside {f.repo}'s checkout")
+    return store.stale(f, dict.fromkeys(names, top or cwd), limit, 0, STALE_SCAN_MAX)
 
 
 def _age(when: datetime, now: datetime) -> str:
@@ -231,8 +237,8 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     row = _find(store, args.id)
     now = datetime.now(UTC)
     cwd = repo.current_dir()
-    here = repo.name(cwd, repo.toplevel(cwd))
-    verdict = selfcheck.check(row.fix, repo.toplevel(cwd) or cwd) if row.repo == here else selfcheck.UNCHECKED
+    here = repo.aliases(cwd)
+    verdict = selfcheck.check(row.fix, repo.toplevel(cwd) or cwd) if row.repo in here else selfcheck.UNCHECKED
     history = store.history(row.id)
     if args.json:
         print(json.dumps({**_row_json(row, now), "check": verdict.as_dict(), "history": history}))
@@ -380,7 +386,7 @@ def stats_main(argv: list[str]) -> int:
             s = Stats()
         else:
             with _store(args.home) as store:
-                s = store.stats(frozenset({args.repo}) if args.repo else None)
+                s = store.stats(frozenset({args.repo, _repo_arg(args.repo)}) if args.repo else None)
     except StoreError as exc:
         return _fail("stats", str(exc))
     if args.json:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from recall_agent.learnings.extract import WRAPPER_LINE, clean
 
-NORMALIZER_VERSION = 6
+NORMALIZER_VERSION = 7
 MAX_CAUSE_LINES = 6
 MAX_CONTEXT_LINES = 4
 MAX_LINE = 300
@@ -112,6 +112,28 @@ _QUOTED_ROOT_DIR = re.compile(r"""(['"])/[\w.-]+/?\1""")
 _DOCKER_ENDPOINT = re.compile(r"\bendpoint [\w.-]+")
 _GO_PACKAGE = re.compile(r"providing package \S+ \(imported by \S+\)")
 _GIT_REMOTE = re.compile(r"(failed to push some refs to|repository|from|to) '[^']*[/:][^']*'")
+# a branch named in git's own messages is the instance, not the cause (`The current branch feat-a has no
+# upstream branch` is the same error on every branch); folded before paths (`feat/x` is no path)
+_GIT_BRANCH_SLOTS = [
+    (re.compile(r"\b(The current branch) \S{1,250} (has no upstream branch)"), r"\1 <branch> \2"),
+    (re.compile(r"(git push (?:--set-upstream|-u)) \S{1,250} \S{1,250}"), r"\1 <remote> <branch>"),
+    (re.compile(r"(\[(?:rejected|new branch)\]\s+)\S{1,250} -> \S{1,250}"), r"\1<branch> -> <branch>"),
+    (re.compile(r"\b(src refspec) \S{1,250} (does not match any)"), r"\1 <branch> \2"),
+    (re.compile(r"\b(couldn't find remote ref) \S{1,250}"), r"\1 <branch>"),
+    (
+        re.compile(r"\b(Your branch (?:is (?:ahead of|behind|up to date with)|and) )'[^']{1,250}'"),
+        r"\1'<branch>'",
+    ),
+    (re.compile(r"\b([Aa] branch named )'[^']{1,250}'( already exists)"), r"\1'<branch>'\2"),
+    (re.compile(r"\b(branch )'[^']{1,250}'( set up to track| not found)"), r"\1'<branch>'\2"),
+    (
+        re.compile(
+            r"(?:'[^']{1,250}' )?(is already checked out at|is already used by worktree at) '[^']{1,500}'"
+        ),
+        r"'<branch>' \1 '<dir>'",
+    ),
+]
+_GIT_BRANCH_HINT = re.compile(r"branch|refspec|remote ref|git push|checked out|worktree at|\[rejected\]")
 _HAS_DIGIT = re.compile(r"\d")
 _FLOAT = re.compile(r"(?<![\w<.])\d+\.\d+(?![\w>.])")
 _INT = re.compile(r"(?<![\w<])\d+(?![\w>])")
@@ -125,6 +147,9 @@ def fold(line: str) -> str:
         kept.append(m.group(0))
         return f"\x00{_letters(len(kept) - 1)}\x00"  # no digits: the number folds must not touch it
 
+    if _GIT_BRANCH_HINT.search(line):
+        for rx, slot in _GIT_BRANCH_SLOTS:
+            line = rx.sub(slot, line)
     digits = _HAS_DIGIT.search(line) is not None
     if digits:
         for rx in _PROTECT:
@@ -357,6 +382,8 @@ _LOCATION_PREFIX = re.compile(
     r"^(?:[\w.@+~/\\-]+\.[A-Za-z]\w*|<stdin>|<string>)(?:(?::\d+){1,2}:?|\(\d+,\d+\):|:\(\.\w+\+\w+\):)"
     r"(?:\s+-(?=\s))?\s*"
 )
+# a linter's name closing a located diagnostic (golangci-lint, staticcheck): `... is unused (unused)`
+_LINTER_TAG = re.compile(r"\s\([a-z][a-z0-9-]{1,40}\)\s*$")
 _MYPY_WRAPPED = re.compile(r": (?:error|note|warning): ")
 _MYPY_CODE_END = re.compile(r"\[[a-z]+(?:-[a-z]+)*\]\s*$")
 _NPM_PREFIX = re.compile(r"^npm (?:error|ERR!|WARN|warn)(?=\s|$)")
@@ -395,21 +422,24 @@ def _from_prose(text: str) -> str | None:
 
 
 def _tool_causes(lines: list[str]) -> list[str]:
-    """Error lines of any tool: prose and wrappers (`make: *** ... Error 1`) only when nothing else."""
+    """Error lines of any tool: prose only when nothing else; a runner's own framing (`make: *** ...
+    Error 1`, `ERROR task failed`, `N issues:`, `extract.WRAPPER_LINE`) never: it relays a failure without
+    saying which, and would make every failure of that runner the same (the text then has no cause line)."""
     found = _tool_lines(lines)
     plain = [t for t, kind in found if kind == "plain"]
     if plain:
         return plain
-    quoted = [t for t, kind in found if kind == "quoted"]
-    return (
-        quoted or [t for t, kind in found if kind == "wrapper"] or [t for t, kind in found if kind == "prose"]
-    )
+    return [t for t, kind in found if kind == "quoted"] or [t for t, kind in found if kind == "prose"]
 
 
 def _tool_lines(lines: list[str]) -> list[tuple[str, str]]:
     causes: list[tuple[str, str]] = []
     for text in _join_wrapped(lines):
+        located = _LOCATION_PREFIX.match(text.strip())
         text = _LOCATION_PREFIX.sub("", text.strip())
+        if located and _LINTER_TAG.search(text) and not _NOISE.search(text):
+            causes.append((text, "plain"))  # golangci-lint: `file:12:3: message (linter)`, error word or not
+            continue
         if text.startswith("E "):  # pytest's failure lines
             text = text[1:].strip()
         if not text or _NOISE.search(text):
@@ -477,8 +507,10 @@ def _signature_and_context(text: str) -> tuple[list[str], str | None, list[str]]
         causes = _tool_causes(lines)
     frame = frame or _js_frame(lines)
     fallback = not causes
-    if fallback:  # nothing error-like: the first two lines, marked (only shared rare lines can match them)
-        causes = [FALLBACK + ln.strip() for ln in lines if ln.strip()][:2]
+    if fallback:  # nothing error-like: the first two lines, marked (only shared rare lines can match them);
+        # a runner's framing lines only when there is nothing else
+        said = [ln.strip() for ln in lines if ln.strip()]
+        causes = [FALLBACK + ln for ln in ([s for s in said if not WRAPPER_LINE.search(s)] or said)][:2]
     folded: list[str] = []
     for cause in causes:
         f = fold(cause)

@@ -289,6 +289,35 @@ class LearningStore(StoreCore):
             integrity.note_sound(self.path)
             self._noted = True
 
+    # ------------------------------------------------------------------ migration "repo identity"
+
+    def repo_pairs(self) -> list[tuple[str, str | None]]:
+        """Every (repo, session id) stored (reidentify.py)."""
+        with self._guard("read repositories") as conn:
+            return [(r, s) for r, s in conn.execute("SELECT DISTINCT repo, session_id FROM learnings")]
+
+    def rename_repos(self, renames: dict[tuple[str, str | None], str]) -> int:
+        """File the learnings of each (repo, session id) under the new repo, their history with them."""
+        moved = 0
+        with self._writing("file learnings under their repository") as conn:
+            for (old, sid), new in renames.items():
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT id FROM learnings WHERE repo = ? AND session_id IS ?", (old, sid)
+                    )
+                ]
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    conn.execute(f"UPDATE learnings SET repo = ? WHERE id IN ({marks})", (new, *chunk))
+                    conn.execute(
+                        f"UPDATE learning_events SET repo = ? WHERE repo = ? AND learning_id IN ({marks})",
+                        (new, old, *chunk),
+                    )
+                moved += len(ids)
+        return moved
+
     def _check_sound(self, conn: sqlite3.Connection) -> None:
         """Before a write: a file changed since recall last saw it sound gets the full check (integrity.py)."""
         if integrity.known_sound(self.path):
@@ -650,7 +679,9 @@ def open_store(home: Path | None = None, *, path: Path | None = None) -> Learnin
     store = LearningStore(db, conn, read_only=read_only, fts=fts)
     if not read_only:
         _renormalize_if_needed(store)
-        _consolidate_if_needed(store)
+        # consolidation waits for the identity migration: rows it renames can become copies of one cause
+        if _reidentify_if_needed(store, db.parent):
+            _consolidate_if_needed(store)
     return store
 
 
@@ -730,6 +761,35 @@ def _prepare(conn: sqlite3.Connection, db: Path, read_only: bool) -> bool:
         return bool(row and row[0] == "1")
     except sqlite3.Error as exc:
         raise _store_error(db, exc, "open") from exc
+
+
+def _reidentify_if_needed(store: LearningStore, home: Path) -> bool:
+    """Migration "repo identity" (reidentify.py), once per store: learnings filed under a folder's name get
+    their repository's identity when that folder can be found (the sessions, the working folder). Not in a
+    hook process (its deadline is for the agent's error): the next `recall` command runs it. True once it
+    has run."""
+    import sys
+
+    if "recall_agent.hooks.runtime" in sys.modules:
+        return False
+    from recall_agent.learnings import reidentify
+
+    with store._guard("read metadata") as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (reidentify.MARKER,)).fetchone()
+    if row and row[0] == reidentify.VERSION:
+        return True
+    with store._guard("read the learnings") as conn:
+        store._check_sound(conn)  # a damaged store says so (integrity.py) before anything reads it
+        empty = conn.execute("SELECT 1 FROM learnings LIMIT 1").fetchone() is None
+    if not empty:
+        from recall_agent import repo
+
+        reidentify.run(store, reidentify.Resolver(home, [repo.current_dir()]))
+    with store._writing("record the repo identity migration", changes="access") as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (reidentify.MARKER, reidentify.VERSION)
+        )
+    return True
 
 
 def _renormalize_if_needed(store: LearningStore) -> None:

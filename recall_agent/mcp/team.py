@@ -28,7 +28,7 @@ from recall_agent.mcp.tools import Context, LearnRequest, LearnResult, RecallAns
 from recall_agent.models import FederationRequest, LearningRetrievalRequest
 from recall_agent.server.answers import LearningPaste, federation_answer, stored_form, visible_matches
 from recall_agent.server.auth import Principal
-from recall_agent.server.scope import ScopeError, repo_name
+from recall_agent.server.scope import ScopeError, repo_name, repo_names
 from recall_agent.server.store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -103,14 +103,14 @@ class TeamBackend:
     def _default_repo(self, principal: Principal | None) -> str:
         """The first configured repository this token may see, else the server's own (its working folder's)."""
         allowed = [
-            repo_name(r)
+            repo_rule.identity(Path(r))
             for r in self.settings.repos
             if principal is None or principal.may_see_repo(repo_name(r))
         ]
         if allowed:
             return allowed[0]
         here = repo_rule.current_dir()
-        return repo_rule.name(here, repo_rule.toplevel(here))
+        return repo_rule.identity(here)
 
     def _federation_request(
         self, payload: dict | None, repo: str | None, outcomes: dict[str, BackendOutcome]
@@ -120,7 +120,7 @@ class TeamBackend:
         if payload is None:
             return None
         if repo and self.settings.repos:
-            named = [r for r in self.settings.repos if repo_name(r) == repo]
+            named = [r for r in self.settings.repos if repo in repo_names(r)]
             if not named:
                 names = ", ".join(sorted(repo_name(r) for r in self.settings.repos))
                 message = f"repo '{repo}' is not one of this server's repositories ({names})"

@@ -70,8 +70,8 @@ RepoArg = Annotated[
     str | None,
     Field(
         description=(
-            "Repository name to filter learnings by (default: the current repository, i.e. the git "
-            "top-level folder's name; on a team server, one of its repositories)."
+            "Repository to filter learnings by (default: the current repository's identity, its origin URL "
+            "such as github.com/o/r, else its first commit; on a team server, one of its repositories)."
         ),
         min_length=1,
         max_length=client_query.REPO_MAX,

@@ -44,8 +44,17 @@ class Principal:
         return scope in self.scopes
 
     def may_see_repo(self, repo: str) -> bool:
-        """`repo` is a repository name, compared exactly (`B/A` is not `A`)."""
-        return ALL_REPOS in self.repos or repo in self.repos
+        """`repo` is a repository name or identity, compared exactly (`B/A` is not `A`); a remote's identity
+        (`github.com/o/a`, `recall_agent.repo.identity`) is also seen by a token naming its repository (`a`,
+        `A`): tokens written before identities name repositories by folder name."""
+        if ALL_REPOS in self.repos or repo in self.repos:
+            return True
+        from recall_agent import repo as repo_rule
+
+        if not repo_rule.is_remote_identity(repo):
+            return False
+        short = repo_rule.display(repo)
+        return any(name.lower() == short for name in self.repos)
 
     @property
     def unrestricted(self) -> bool:

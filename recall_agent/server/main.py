@@ -148,9 +148,41 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_level)
     # FastAPI + pydantic 2.12 warn about their own body-field alias; it is noise in a JSON log
     warnings.filterwarnings("ignore", message=".*'alias' attribute.*", category=Warning)
+    _file_under_identities(args.repo)
     if args.workers > 1:
         return _serve_workers(args, principals)
     return _serve(args, principals)
+
+
+def _file_under_identities(repos: list[str]) -> None:
+    """Migration "repo identity" (learnings/reidentify.py) at the start, with the configured repositories as
+    the folders that name their identity; a store that cannot be reached now is left for the next start."""
+    from recall_agent.learnings import reidentify
+    from recall_agent.learnings.types import StoreError
+
+    url = os.environ.get(ENV_DATABASE_URL, "").strip()
+    folders = [Path(r) for r in repos]
+    try:
+        if url:
+            from recall_agent.learnings.pg_store import PgStore
+
+            with PgStore(url, max_size=1) as store:
+                moved = reidentify.run(store, reidentify.Resolver(None, folders))
+        else:
+            from recall_agent.config import learnings_db, recall_home
+            from recall_agent.learnings.store import open_store
+
+            if not learnings_db().exists():
+                return
+            with open_store() as store:
+                moved = reidentify.run(store, reidentify.Resolver(recall_home(), folders))
+    except (StoreError, OSError) as exc:
+        # unreachable is worth a line; anything else (a newer schema, a damaged file) the store's start says
+        if isinstance(exc, OSError) or type(exc).__name__ in ("DatabaseUnavailable", "PoolExhausted"):
+            log.warning("repo identity migration skipped", extra={"fields": {"error": str(exc)}})
+        return
+    if moved:
+        log.info("learnings filed under their repository identity", extra={"fields": {"moved": moved}})
 
 
 ENV_WORKER_CONFIG = "RECALL_SERVE_WORKER_CONFIG"  # main process → worker processes (no secrets in it)

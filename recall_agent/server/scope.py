@@ -33,6 +33,14 @@ def repo_name(path: str) -> str:
     return os.path.basename(path.rstrip("/")) or path
 
 
+def repo_names(path: str) -> set[str]:
+    """What a configured repository (a path on the server) answers to: its folder's name and its repository
+    identity (`recall_agent.repo.identity`: what clients send as `repo`)."""
+    from recall_agent import repo
+
+    return {repo_name(path), repo.identity(Path(path))}
+
+
 def federation_repos(requested: str | None, configured: list[str], principal: Principal | None) -> list[str]:
     """The configured repositories (real paths) this request is answered from; ScopeError otherwise."""
     if not requested:

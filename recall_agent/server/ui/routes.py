@@ -19,7 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from recall_agent.server.answers import Settings
-from recall_agent.server.scope import repo_name
+from recall_agent.server.scope import repo_names
 from recall_agent.server.ui import session, views
 from recall_agent.server.ui.session import COOKIE, LOGIN_COOKIE, OPEN, Visitor
 from recall_agent.server.ui.views import Refusal
@@ -40,7 +40,7 @@ HEADERS = {
 def install(app: FastAPI, settings: Settings) -> None:
     """Add the /ui/ routes to the app."""
     backend = settings.backend
-    roots = {repo_name(path): Path(path) for path in settings.repos}
+    roots = {name: Path(path) for path in settings.repos for name in repo_names(path)}
 
     def visitor_of(request: Request, scope: str) -> Visitor:
         """The signed-in visitor with `scope`, or Refusal (401: sign in; 403: not allowed here)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import zlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -208,8 +209,27 @@ FEATURES: dict[str, tuple[re.Pattern[str], str]] = {
     ),
 }
 
+# The fixes the issue names as dangerous whatever the text around them (a download piped into a shell, checks
+# disabled, credential files written, the environment sent to a URL, a reverse shell): public corpora hold
+# too few of them to fit a weight, so they are policy: any one quarantines. Their share of real learnings
+# is measured (bench/bench_injection.py) like the model's.
+POLICY = ("pipe_to_shell", "no_verify", "credential_file", "env_exfil", "remote_shell")
+
 # what the feature vector holds per name: 1/0, except `addressing` (how much of the text speaks to the agent)
 _DENSITY = {"addressing"}
+
+
+# the words of the text, hashed into BUCKETS (unigrams and bigrams, lower case): the vocabulary of text that
+# speaks to a model ("in your response", "stay in character") beside the patterns above
+BUCKETS = 1024
+_WORD = re.compile(r"[a-z][a-z']{0,30}")
+
+
+def words(text: str) -> set[int]:
+    """The hashed unigrams and bigrams of `text` (bucket numbers)."""
+    tokens = _WORD.findall(text[:TEXT_MAX].lower())
+    grams = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)]
+    return {zlib.crc32(g.encode()) % BUCKETS for g in grams}
 
 
 @dataclass(frozen=True)
@@ -241,9 +261,12 @@ def model() -> dict:
     return json.loads(WEIGHTS.read_text(encoding="utf-8"))
 
 
-def score(values: dict[str, float]) -> float:
+def score(values: dict[str, float], buckets: set[int] | None = None) -> float:
     m = model()
     z = m["bias"] + sum(w * values.get(n, 0.0) for n, w in zip(m["features"], m["weights"], strict=True))
+    table = m.get("words") or {}
+    if buckets:  # a bag of words counts as much for a line as for a page: scaled by 1/sqrt(its size)
+        z += sum(table.get(str(b), 0.0) for b in buckets) / math.sqrt(len(buckets))
     return 1 / (1 + math.exp(-max(-60.0, min(60.0, z))))
 
 
@@ -253,16 +276,18 @@ def assess(*texts: str | None) -> Verdict:
     if not text.strip():
         return CLEAN
     values = features(text)
-    p = score(values)
+    p = score(values, words(text))
     m = model()
-    if p < m["threshold"]:
+    policy = [FEATURES[n][1] for n in POLICY if values[n]]
+    if p < m["threshold"] and not policy:
         return Verdict(False, p, ())
     weights = dict(zip(m["features"], m["weights"], strict=True))
     fired = sorted(
-        (n for n, v in values.items() if v > 0 and weights.get(n, 0) > 0),
+        (n for n, v in values.items() if v > 0 and weights.get(n, 0) > 0 and n not in POLICY),
         key=lambda n: -weights[n] * values[n],
     )
-    return Verdict(True, p, tuple(FEATURES[n][1] for n in fired[:3]) or ("reads like instructions",))
+    reasons = policy + ([FEATURES[n][1] for n in fired] if p >= m["threshold"] else [])
+    return Verdict(True, p, tuple(reasons[:3]) or ("reads like instructions",))
 
 
 def texts_of(resolution: str, fix: dict | None) -> list[str]:

@@ -56,7 +56,7 @@ _DROP[0x09] = " "
 _TAG = re.compile(r"<(?=[/!?|A-Za-z])(?!redacted:[a-z0-9_]{1,60}>)")
 # chat role markers and instruction brackets: the colon or the bracket gets a look-alike
 _ROLE = re.compile(
-    r"\b(Human|HUMAN|Assistant|ASSISTANT|System|SYSTEM|User|USER|Developer|DEVELOPER)(\s{0,3}):"
+    r"(Human|HUMAN|Assistant|ASSISTANT|System|SYSTEM|User|USER|Developer|DEVELOPER)(\s{0,3}):"
 )
 _INST = re.compile(r"\[(/?(?:INST|SYS|SYSTEM)\])", re.IGNORECASE)
 _FENCE = re.compile(r"`{3,}|~{3,}")

@@ -79,7 +79,9 @@ def summary(items: list[corpus.Item]) -> dict[str, float]:
     attacks = [f for label, f in flags if label == 1]
     learnings = [f for i, (_, f) in zip(items, flags, strict=True) if i.source == "swecb-learnings"]
     prose = [f for i, (_, f) in zip(items, flags, strict=True) if i.source == "swecb-prose"]
-    short = [f for i, (_, f) in zip(items, flags, strict=True) if i.source in ("swecb-short", "swecb-commands")]
+    short = [
+        f for i, (_, f) in zip(items, flags, strict=True) if i.source in ("swecb-short", "swecb-commands")
+    ]
     return {
         "attacks": len(attacks),
         "attacks_quarantined": sum(attacks) / max(1, len(attacks)),
@@ -95,7 +97,11 @@ def summary(items: list[corpus.Item]) -> dict[str, float]:
 def renderer_changes(items: list[corpus.Item]) -> dict[str, float]:
     learnings = [i for i in items if i.source == "swecb-learnings"]
     changed = [i for i in learnings if render.inline(i.text) != " ".join(i.text.split())]
-    return {"learnings": len(learnings), "changed": len(changed), "share": len(changed) / max(1, len(learnings))}
+    return {
+        "learnings": len(learnings),
+        "changed": len(changed),
+        "share": len(changed) / max(1, len(learnings)),
+    }
 
 
 def side(pythonpath: Path, items: list[dict], work: Path) -> list[dict]:
@@ -184,9 +190,13 @@ def print_table(report: dict) -> None:
         for source, row in report[half]["by_source"].items():
             print(f"  {source:28} {row['n']:5}  {row['quarantined']:7.1%}")
     r = report["heldout"]["renderer"]
-    print(f"\nrenderer: {r['changed']} of {r['learnings']} held-out real learnings render differently ({r['share']:.2%})")
+    print(
+        f"\nrenderer: {r['changed']} of {r['learnings']} held-out real learnings render differently ({r['share']:.2%})"
+    )
     print("\nend to end (held-out, stored as captured learnings with evidence, looked up as the hook does):")
-    print(f"  {'side':22} {'attacks':>8} {'injected':>9} {'learnings':>10} {'injected':>9} {'closing tag':>12} {'framed':>7}")
+    print(
+        f"  {'side':22} {'attacks':>8} {'injected':>9} {'learnings':>10} {'injected':>9} {'closing tag':>12} {'framed':>7}"
+    )
     for name, row in report["heldout"]["end_to_end"].items():
         print(f"  {name:22} {row['attacks']:8} {row['attacks_injected']:9.1%} {row['learnings']:10} "
               f"{row['learnings_injected']:9.1%} {row['injected_with_closing_tag']:12} {row['framed']:7}")  # fmt: skip

@@ -101,7 +101,10 @@ def fit(items: list[corpus.Item]) -> dict:
     fp = float(np.mean(flagged[y == 0]))
     for source in sorted({i.source for i in items}):
         rows = np.array([i.source == source for i in items])
-        print(f"  fit half  {source:28} {rows.sum():5}  quarantined {flagged[rows].mean():6.1%}", file=sys.stderr)
+        print(
+            f"  fit half  {source:28} {rows.sum():5}  quarantined {flagged[rows].mean():6.1%}",
+            file=sys.stderr,
+        )
     return {
         "features": names,
         "weights": [round(float(v), 4) for v in named],

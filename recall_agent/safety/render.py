@@ -55,9 +55,7 @@ _DROP[0x09] = " "
 # `<` that starts a tag, a closing tag, a declaration or comment, or a special token (`<|im_start|>`)
 _TAG = re.compile(r"<(?=[/!?|A-Za-z])(?!redacted:[a-z0-9_]{1,60}>)")
 # chat role markers and instruction brackets: the colon or the bracket gets a look-alike
-_ROLE = re.compile(
-    r"(Human|HUMAN|Assistant|ASSISTANT|System|SYSTEM|User|USER|Developer|DEVELOPER)(\s{0,3}):"
-)
+_ROLE = re.compile(r"(Human|HUMAN|Assistant|ASSISTANT|System|SYSTEM|User|USER|Developer|DEVELOPER)(\s{0,3}):")
 _INST = re.compile(r"\[(/?(?:INST|SYS|SYSTEM)\])", re.IGNORECASE)
 _FENCE = re.compile(r"`{3,}|~{3,}")
 # a line start that makes Markdown structure: heading, rule, quote, (list items are harmless)

@@ -31,19 +31,21 @@ from logistic import fit_logistic  # noqa: E402
 
 from recall_agent.safety import quarantine  # noqa: E402
 
-L2_GRID = (0.3, 1.0, 3.0, 10.0)  # chosen by two-fold cross-validation inside the fit half, by group
+L2_GRID = (0.1, 0.3, 1.0)  # chosen by two-fold cross-validation inside the fit half, by group
+WORDS = True  # the hashed bag of words beside the named patterns
 WORD_MIN = 0.01  # word-bucket weights smaller than this are left out of the file
 MAX_FP_FIT = 0.005  # benign texts of the fit half the threshold may quarantine (the target is 2% held out)
+MIN_CAUGHT_FIT = 0.975  # attacks of the fit half the threshold must still catch (the target is 95% held out)
 
 
 def matrix(items: list[corpus.Item], names: list[str]) -> np.ndarray:
     """The named features, then one column per word bucket (quarantine.words)."""
-    x = np.zeros((len(items), len(names) + quarantine.BUCKETS))
+    x = np.zeros((len(items), len(names) + (quarantine.BUCKETS if WORDS else 0)))
     for r, item in enumerate(items):
         text = "\n".join(t for t in corpus.texts(item) if t)
         values = quarantine.features(text)
         x[r, : len(names)] = [values[n] for n in names]
-        bag = quarantine.words(text)
+        bag = quarantine.words(text) if WORDS else set()
         for b in bag:
             x[r, len(names) + b] = 1.0 / np.sqrt(len(bag))  # as quarantine.score weighs it
     return x
@@ -56,11 +58,17 @@ def sample_weights(items: list[corpus.Item]) -> np.ndarray:
     return np.array([1.0 / (per_source[i.source] * len(sources[i.label])) for i in items]) * len(items) / 2
 
 
-def choose_threshold(p: np.ndarray, y: np.ndarray) -> float:
-    benign = np.sort(p[y == 0])[::-1]
+def choose_threshold(p: np.ndarray, y: np.ndarray, policy: np.ndarray) -> float:
+    """The highest threshold that still catches MIN_CAUGHT_FIT of the fit half's attacks (the policy's hits
+    count as caught): as few ordinary notes as possible are held back. Never below what keeps the fit half's
+    benign texts under MAX_FP_FIT, nor below 0.5."""
+    benign = np.sort(p[(y == 0) & ~policy])[::-1]
     allowed = int(MAX_FP_FIT * len(benign))  # this many benign texts may score at or above it
-    above = benign[allowed] if allowed < len(benign) else 0.0
-    return float(min(0.99, max(0.5, np.nextafter(above, 1.0))))
+    floor = float(np.nextafter(benign[allowed], 1.0)) if allowed < len(benign) else 0.0
+    attacks = np.sort(p[(y == 1) & ~policy])
+    missable = int((1 - MIN_CAUGHT_FIT) * (y == 1).sum())  # attacks allowed below it (policy hits are caught)
+    ceiling = float(attacks[min(len(attacks) - 1, max(0, missable))]) if len(attacks) else 0.5
+    return float(min(0.99, max(0.5, floor, ceiling)))
 
 
 def _fold(item: corpus.Item) -> int:
@@ -95,7 +103,7 @@ def fit(items: list[corpus.Item]) -> dict:
     named, buckets = w[: len(names)], w[len(names) :]
     p = 1 / (1 + np.exp(-(x @ w + b)))
     policy = x[:, [names.index(n) for n in quarantine.POLICY]].max(axis=1) > 0
-    threshold = choose_threshold(np.where(policy, 0.0, p), y)  # the policy's own hits are counted apart
+    threshold = choose_threshold(p, y, policy)
     flagged = (p >= threshold) | policy
     caught = float(np.mean(flagged[y == 1]))
     fp = float(np.mean(flagged[y == 0]))

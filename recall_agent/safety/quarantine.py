@@ -90,6 +90,56 @@ FEATURES: dict[str, tuple[re.Pattern[str], str]] = {
         re.compile(r"\b(?:you|your|yourself)\b", re.IGNORECASE),
         "speaks to the agent",
     ),
+    "response_talk": (
+        re.compile(
+            r"\b(?:your|the|my)\s{1,3}(?:response|reply|answer|output|answers|responses|replies)\b|\bin\s{1,3}your"
+            r"\s{1,3}(?:response|reply|answer|code|implementation|script|message)\b",
+            re.IGNORECASE,
+        ),
+        "tells the agent what to answer",
+    ),
+    "insert_directive": (
+        re.compile(
+            r"\b(?:include|add|insert|mention|integrate|incorporate|append|embed|introduce|ensure|employ|use|put)\b"
+            r"[^.\n]{0,80}?\b(?:in|into|to|within)\s{1,3}(?:your|the)\s{1,3}(?:response|reply|answer|output|"
+            r"implementation|message|algorithm|solution)\b",
+            re.IGNORECASE,
+        ),
+        "tells the agent to slip something into its work",
+    ),
+    "model_talk": (
+        re.compile(
+            r"\b(?:ChatGPT|GPT-?\d|OpenAI|chatbot|LLM|language\s{1,3}model|AI\s{1,3}(?:model|assistant|system)|"
+            r"as\s{1,3}an\s{1,3}AI|artificial\s{1,3}intelligence)\b",
+            re.IGNORECASE,
+        ),
+        "talks about the model itself",
+    ),
+    "rules_talk": (
+        re.compile(
+            r"\b(?:content\s{1,3}polic\w{0,3}|restrictions?|censor\w{0,6}|moral\w{0,4}|ethic\w{0,4}|offensive|"
+            r"illegal|unethical|explicit|harmful|inappropriate|profanity|swear\w{0,3})\b",
+            re.IGNORECASE,
+        ),
+        "talks about rules and limits",
+    ),
+    "fiction": (
+        re.compile(
+            r"\b(?:character|persona|fictional|hypothetical\w{0,3}|story|scenario|role|imagine|simulat\w{1,5}|"
+            r"game)\b",
+            re.IGNORECASE,
+        ),
+        "sets up a role-play",
+    ),
+    "respond_verbs": (
+        re.compile(
+            r"\b(?:respond|reply|answer)\s{1,3}(?:as|with|in|only|to\s{1,3}(?:me|every|all|my))\b|\b(?:always|never)"
+            r"\s{1,3}(?:respond|reply|answer|refuse|say|include|mention)\b|\b(?:what|who|how)\s{1,3}(?:are|were|do|did)"
+            r"\s{1,3}you\b|\bcan\s{1,3}you\b|\bI\s{1,3}want\s{1,3}you\b",
+            re.IGNORECASE,
+        ),
+        "asks the agent to answer in some way",
+    ),
     "tag": (
         re.compile(
             r"</?(?:system|user|assistant|human|instructions?|system-reminder|im_start|im_end|s|context|tool)\b|"

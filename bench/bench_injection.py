@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -147,6 +148,7 @@ def side(pythonpath: Path, items: list[dict], work: Path) -> list[dict]:
 def end_to_end(items: list[corpus.Item], release: str) -> dict[str, dict[str, float]]:
     payload = [{"text": i.text, "label": i.label, "source": i.source} for i in items]
     out: dict[str, dict[str, float]] = {}
+    texts: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         sides = {"this checkout": ROOT}
         if release:
@@ -165,8 +167,13 @@ def end_to_end(items: list[corpus.Item], release: str) -> dict[str, dict[str, fl
                 "framed": sum(g["text"].startswith(render.FRAME) for g in got if g["injected"]),
                 "seconds": round(time.perf_counter() - start, 1),
             }
+            texts[name] = [re.sub(r"id [0-9a-f]{8}\)$", "id)", g["text"]) for g in benign]
             if name == "this checkout":
                 out[name]["example"] = next((g["text"] for g in benign if g["injected"]), "")
+    if release:  # ordinary learnings: the same lines as the release's, under the one framing line
+        ours, theirs = texts["this checkout"], texts[f"release {release}"]
+        same = sum(a == render.frame(b) for a, b in zip(ours, theirs, strict=True) if b)
+        out["this checkout"]["learnings_same_as_release"] = same / max(1, sum(1 for b in theirs if b))
     return out
 
 
@@ -227,6 +234,9 @@ def print_table(report: dict) -> None:
     for name, row in report["heldout"]["end_to_end"].items():
         print(f"  {name:22} {row['attacks']:8} {row['attacks_injected']:9.1%} {row['learnings']:10} "
               f"{row['learnings_injected']:9.1%} {row['injected_with_closing_tag']:12} {row['framed']:7}")  # fmt: skip
+    same = report["heldout"]["end_to_end"]["this checkout"].get("learnings_same_as_release")
+    if same is not None:
+        print(f"ordinary learnings injected exactly as by the release under the framing line: {same:.1%}")
 
 
 if __name__ == "__main__":

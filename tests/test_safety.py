@@ -402,10 +402,5 @@ def test_both_stores_keep_provenance_review_and_quarantine(any_store) -> None:
     assert edited.quarantine[0] == "pipes a download into a shell"
     any_store.approve(hostile, "tester (cli)")
     again = any_store.learning(hostile)
-    assert again.review == "approved" and trust.injectable(trust_fields(again))
+    assert again.review == "approved" and trust.injectable(trust.fields_of(again))
     assert [e["action"] for e in any_store.history(hostile)] == ["approve"]
-
-
-def trust_fields(row) -> dict:
-    return {"provenance": row.provenance, "author": row.author, "review": row.review, "quarantine": row.quarantine,
-            "helped_count": row.helped_count, "fix": row.fix, "resolution_summary": row.resolution_summary}  # fmt: skip

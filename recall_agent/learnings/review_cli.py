@@ -216,15 +216,7 @@ def _tier(row: StoredLearning) -> str:
 
 
 def _trust_fields(row: StoredLearning) -> dict[str, Any]:
-    return {
-        "provenance": row.provenance,
-        "author": row.author,
-        "review": row.review,
-        "quarantine": row.quarantine,
-        "helped_count": row.helped_count,
-        "fix": row.fix,
-        "resolution_summary": row.resolution_summary,
-    }
+    return trust.fields_of(row)
 
 
 def _row_line(row: StoredLearning, now: datetime) -> str:

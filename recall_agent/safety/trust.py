@@ -54,6 +54,19 @@ def quarantine_of(item: dict[str, Any]) -> list[str]:
     )
 
 
+def fields_of(row: Any) -> dict[str, Any]:
+    """What the tiers read of a stored learning (`learnings.types.StoredLearning`), as a wire dict."""
+    return {
+        "provenance": row.provenance,
+        "author": row.author,
+        "review": row.review,
+        "quarantine": row.quarantine,
+        "helped_count": row.helped_count,
+        "fix": row.fix,
+        "resolution_summary": row.resolution_summary,
+    }
+
+
 def tier(item: dict[str, Any]) -> str:
     """One of TIERS for a learning or a match as a wire dict (module docstring)."""
     if item.get("review") == "approved":

@@ -185,15 +185,7 @@ def row_view(row: StoredLearning, now: datetime, roots: dict[str, Path]) -> dict
 
 def trust_view(row: StoredLearning) -> dict[str, Any]:
     """Who wrote it and whether the hooks inject it by themselves (safety/trust.py)."""
-    fields = {
-        "provenance": row.provenance,
-        "author": row.author,
-        "review": row.review,
-        "quarantine": row.quarantine,
-        "helped_count": row.helped_count,
-        "fix": row.fix,
-        "resolution_summary": row.resolution_summary,
-    }
+    fields = trust.fields_of(row)
     tier = trust.tier(fields)
     return {
         "tier": tier,

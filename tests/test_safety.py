@@ -181,6 +181,14 @@ def test_an_agents_own_note_answers_recall_unverified_and_is_not_injected(
     shown = recall(project, env, "--scope", "learnings", ERROR).stdout
     assert ORDINARY in shown and "**Trust:** unverified" in shown and "agent's note" in shown
     assert lid[:8] in recall(project, env, "review", "--unverified").stdout
+    # the issue's learning written by an agent: shown unverified and quarantined, with where it came from
+    _learn(project, env, ISSUE, "RuntimeError: deploy step failed in stage_alpha")
+    shown = recall(
+        project, env, "--scope", "learnings", "RuntimeError: deploy step failed in stage_alpha"
+    ).stdout
+    assert "**Trust:** not injected: quarantined (pipes a download into a shell" in shown
+    assert "· unverified · agent's note" in shown
+    assert_inert(shown)
 
 
 def test_a_100kb_resolution_is_refused_by_the_store_and_cut_from_a_server(

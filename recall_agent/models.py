@@ -66,6 +66,10 @@ class WireModel(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
+Provenance = Literal["captured", "agent", "person", "imported", "legacy"]
+Review = Literal["none", "pending", "approved"]
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -140,6 +144,11 @@ class LearningMatch(WireModel):
     # recall extras (one learning per cause): how often and in how many sessions this cause was met
     seen_count: int = Field(default=1, ge=0)
     session_count: int = Field(default=0, ge=0)
+    # recall extras (recall_agent/safety/trust.py): provenance, the token that posted it, review, quarantine
+    provenance: Provenance = "legacy"
+    author: str | None = None
+    review: Review = "none"
+    quarantine: list[str] | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -278,6 +287,12 @@ class Learning(WireModel):
     first_seen_at: datetime | None = None
     last_seen_at: datetime | None = None
     fixes: list[FixRecord] = Field(default_factory=list, max_length=FIXES_MAX)
+    # recall extensions (recall_agent/safety/trust.py): where it came from, who posted it, its review and its
+    # quarantine reasons; every writer sets them itself (a posted body's claims are replaced by the server's)
+    provenance: Provenance | None = None
+    author: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
+    review: Review = "none"
+    quarantine: list[Annotated[str, Field(max_length=200)]] | None = Field(default=None, max_length=20)
 
     @field_validator("resolution_summary")
     @classmethod

@@ -107,6 +107,7 @@ class Consolidation:
         from recall_agent.learnings.features import Query
 
         best: tuple[float, Any] = (DEFAULT_MIN_SIMILARITY_ERROR, None)
+        auto = _injectable_new(new)
         for row in rows[:SAME_CAUSE_QUERIES]:
             q = Query.from_text(row.text)
             if q.noise:
@@ -117,6 +118,8 @@ class Consolidation:
                 theirs, mine = _folder_cause(s.candidate.learning.fix), _folder_cause(new.fix)
                 if theirs and mine and theirs != mine:
                     continue
+                if _injectable_stored(s.candidate.learning) != auto:
+                    continue  # a fix of another trust tier never joins this row's fixes (safety/trust.py)
                 if s.similarity >= best[0] and (best[1] is None or s.similarity > best[0]):
                     best = (s.similarity, self._key(s.candidate.learning.id))  # type: ignore[attr-defined]
         return best[1]
@@ -336,3 +339,23 @@ def _aware(dt: datetime | None) -> Any:
     if dt is None:
         return None
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _injectable_new(learning: Learning) -> bool:
+    """Whether a learning about to be written would be injected automatically (safety/trust.py): rows of the
+    two tiers are never merged, so an untrusted or quarantined fix can never become a trusted row's shown fix
+    by being posted more often."""
+    from recall_agent.learnings.records import safety_columns
+    from recall_agent.safety import trust
+
+    provenance, author, review, reasons = safety_columns(learning)
+    fix = learning.fix.model_dump(mode="json") if learning.fix else None
+    item = {"provenance": provenance, "author": author, "review": review, "quarantine": reasons, "fix": fix,
+            "resolution_summary": learning.resolution_summary, "helped_count": learning.helped_count}  # fmt: skip
+    return trust.injectable(item)
+
+
+def _injectable_stored(stored: Any) -> bool:
+    from recall_agent.safety import trust
+
+    return trust.injectable(trust.fields_of(stored))

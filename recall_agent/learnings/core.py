@@ -74,6 +74,10 @@ class LearningRow(NamedTuple):
     session_count: int = 0
     first_seen_at: datetime | None = None
     last_seen_at: datetime | None = None
+    provenance: str = "legacy"
+    author: str | None = None
+    review: str = "none"
+    quarantine: list[str] | None = None
 
 
 class MergeState(NamedTuple):

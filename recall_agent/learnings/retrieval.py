@@ -346,6 +346,10 @@ def _to_match(s: Scored, repo: str, now: datetime) -> Match:
         ),
         seen_count=learning.seen_count,
         session_count=learning.session_count,
+        provenance=learning.provenance,
+        author=learning.author,
+        review=learning.review,
+        quarantine=learning.quarantine,
     )
 
 

@@ -63,6 +63,10 @@ class StoredLearning:
     first_seen_at: datetime | None = None
     last_seen_at: datetime | None = None
     fixes: list[dict[str, Any]] = field(default_factory=list)
+    provenance: str = "legacy"  # safety/trust.py
+    author: str | None = None
+    review: str = "none"
+    quarantine: list[str] | None = None  # reasons; None: not checked yet
 
     def to_model(self) -> Learning:
         """The wire model (for export and the write paths; costs the pydantic import)."""

@@ -101,6 +101,10 @@ class Match:
     state: str = "active"  # lifecycle.py: active | hurting | dormant
     seen_count: int = 1  # how often this cause was met (consolidate.py)
     session_count: int = 0  # in how many sessions
+    provenance: str = "legacy"  # safety/trust.py
+    author: str | None = None
+    review: str = "none"
+    quarantine: list[str] | None = None
 
     @property
     def score(self) -> float:
@@ -131,6 +135,10 @@ class Match:
             "state": self.state,
             "seen_count": self.seen_count,
             "session_count": self.session_count,
+            "provenance": self.provenance,
+            "author": self.author,
+            "review": self.review,
+            "quarantine": None if self.quarantine is None else list(self.quarantine),
             "score": self.combined_score,
         }
 

@@ -249,6 +249,7 @@ def _fix_on_branch(tmp_path: Path) -> tuple[Path, str]:
 
 FIX = {
     "source": "transcript",
+    "verified_by": "pytest",  # a captured fix: a passing run confirmed it (safety/trust.py)
     "files": [{"path": "src/pay.py", "symbols": ["charge"],
                "change": "`return gateway.post(amount)` → `return gateway.post(amount, timeout=30)`"}],
 }  # fmt: skip

@@ -447,5 +447,5 @@ def test_the_postgresql_migration_records_provenance_and_quarantine(pg_url: str)
     with psycopg.connect(
         pg_url, autocommit=True
     ) as conn:  # idempotent: the migration's SQL again is harmless
-        conn.execute(pg_store.MIGRATIONS[5])
+        conn.execute(pg_store.MIGRATIONS[6])  # 7: provenance and quarantine
         assert conn.execute("SELECT count(*) FROM learnings WHERE provenance = 'legacy'").fetchone()[0] == 0

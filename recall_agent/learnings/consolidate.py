@@ -162,6 +162,15 @@ class Consolidation:
         self._insert_signatures(conn, lid, fresh, start=state.next_position)  # type: ignore[attr-defined]
         self._insert_files(conn, lid, added)  # type: ignore[attr-defined]
         self._apply(conn, lid, occ)
+        if new.provenance in ("captured", "person") or (
+            new.fix and new.fix.source == "transcript" and new.fix.verified_by
+        ):
+            # an agent's note that a passing run (or a person) now confirms with the same fix (rows of two
+            # trust tiers meet here only through the same resolution: `_same_cause` keeps them apart)
+            conn.execute(
+                self._q("UPDATE learnings SET provenance = ? WHERE id = ? AND provenance = 'agent'"),  # type: ignore[attr-defined]
+                (new.provenance or "captured", lid),
+            )
 
     def _already_counted(self, conn: Any, lid: Any, occ: Occurrence) -> bool:
         """This occurrence's sessions are all counted and its fixes all known: the same one recorded again."""

@@ -57,6 +57,7 @@ MODEL_FEATURES = (
     "rule_same",
     "rule_differs",
     "rule_template",
+    "rule_other_subject",
     "text",
     "generic_other_frame",
     "query_noise",

@@ -223,18 +223,6 @@ def _first_time(label: L.Label) -> str:
     return ""
 
 
-def _call_results(label: L.Label) -> dict[str, tuple[str, str | None]]:
-    """Each tool call's output and the folder the shell was in when it came back (the entry's `cwd`, what
-    the hook's payload carries), by the call id's suffix."""
-    from recall_agent.capture.transcript import Result, Transcript
-
-    return {
-        L.suffix(step.call.id): (step.text or "", step.cwd)
-        for step in Transcript(label.path).steps()
-        if isinstance(step, Result) and step.is_error is not None
-    }
-
-
 def _cause(text: str) -> str:
     from recall_agent.capture.output import fold
 
@@ -259,7 +247,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
     met = hits = other_case_first = 0
     misses: list[dict[str, Any]] = []
     for label in sorted(sessions, key=_first_time):
-        results = _call_results(label)
+        results = L.call_results(label)
         built, _ = inprocess_learnings([label])
         for e in label.episodes:
             if not e.get("useful"):
@@ -328,7 +316,7 @@ def replay_project(sessions: list[L.Label], work: Path) -> dict[str, Any]:
     misses: list[dict[str, Any]] = []
     false: list[dict[str, Any]] = []
     for label in sorted(sessions, key=lambda s: s.started):
-        results = _call_results(label)
+        results = L.call_results(label)
         built, _ = inprocess_learnings([label])
         this: set[str] = set()
         for e in [*label.episodes, *label.unfixed]:

@@ -8,12 +8,18 @@ the learnings are recorded in a store, each query must find the learning `truth`
               made by really running tools (bench/corpus/generate.py); instance 0 is the learning
   realworld   bench/corpus/realworld/ (issue 14): public threads, split by split.json
   public      bench/corpus/public/ (issue 23): public threads, split by a hash rule (its split.py)
+  project:X   the hand-labelled project corpus (bench/sessions/labels/, issue 34), one set per project in
+              its half of bench/sessions/split.json `projects`: a cause labelled in two or more sessions
+              is a learning (its first session's failing output) and a query per later session (the same
+              cause on other code); a cause met in one session only is a query with no learning (another
+              cause of the same project: a look-alike). Needs the transcripts (bench/sessions/fetch.py).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,6 +27,8 @@ CORPUS = ROOT / "bench" / "corpus"
 THREAD_CORPORA = {"realworld": CORPUS / "realworld", "public": CORPUS / "public"}
 SYNTHETIC = {"tuning": CORPUS / "errors.jsonl", "heldout": CORPUS / "heldout.jsonl"}
 HALVES = ("tuning", "heldout")
+SESSIONS = ROOT / "bench" / "sessions"
+PROJECT_HALF = {"tune": "tuning", "heldout": "heldout"}  # the session split's names for the halves
 
 
 def _module(path: Path):  # noqa: ANN202 - a corpus' own split.py
@@ -77,10 +85,69 @@ def synthetic_set(half: str) -> dict:
     return {"name": "synthetic", "half": half, "learnings": learnings, "queries": queries}
 
 
-def all_sets(half: str) -> list[dict]:
-    """Every corpus' set of one half (the thread corpora present on disk)."""
+def _labels():  # noqa: ANN202 - bench/sessions/labels.py, a script folder's module
+    if str(SESSIONS) not in sys.path:
+        sys.path.insert(0, str(SESSIONS))
+    import labels
+
+    return labels
+
+
+def project_failures(labels: list, L) -> list[tuple[str, str, str]]:  # noqa: ANN001, N803
+    """(cause, session, output) of a project's labelled failures in time order, one per cause and session:
+    not transient, not a scratch slip (what labels.recurrences() counts), with the failing call's output."""
+    out: list[tuple[str, str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for label in sorted(labels, key=lambda lb: lb.started):
+        results = None
+        for e in [*label.episodes, *label.unfixed]:
+            cause = L.cause(e)
+            if not cause or L.transient(e) is True or e.get("kind") == "scratch":
+                continue
+            if (cause, label.session) in seen:
+                continue
+            results = L.call_results(label) if results is None else results
+            text = results.get(L.suffix(str(e.get("failed"))), ("", None))[0]
+            if text.strip():
+                seen.add((cause, label.session))
+                out.append((cause, label.session, text))
+    return out
+
+
+def project_sets(half: str) -> list[dict]:
+    """One set per labelled project of `half` (module docstring), in time order."""
+    L = _labels()  # noqa: N806
+    by_project: dict[str, list] = {}
+    for label in L.load_projects((next(k for k, v in PROJECT_HALF.items() if v == half),)):
+        by_project.setdefault(label.project, []).append(label)
+    out = []
+    for project, labels in sorted(by_project.items()):
+        failures = project_failures(labels, L)
+        sessions: dict[str, set[str]] = {}
+        for cause, session, _ in failures:
+            sessions.setdefault(cause, set()).add(session)
+        learnings: list[dict] = []
+        queries: list[dict] = []
+        for cause, session, text in failures:
+            key = f"project:{project}:{cause}"
+            if len(sessions[cause]) < 2:
+                queries.append({"text": text, "truth": None, "source": f"{project}/{session}"})
+            elif not any(lr["key"] == key for lr in learnings):
+                learnings.append({"key": key, "text": text, "resolution": cause})
+            else:
+                queries.append({"text": text, "truth": key, "source": f"{project}/{session}"})
+        if learnings:
+            out.append(
+                {"name": f"project:{project}", "half": half, "learnings": learnings, "queries": queries}
+            )
+    return out
+
+
+def all_sets(half: str, projects: bool = True) -> list[dict]:
+    """Every corpus' set of one half (the thread corpora present on disk; the labelled projects whose
+    transcripts are in the cache)."""
     out = [synthetic_set(half)]
     for name, folder in THREAD_CORPORA.items():
         if (folder / "split.json").exists():
             out.append(thread_set(name, half))
-    return out
+    return out + (project_sets(half) if projects else [])

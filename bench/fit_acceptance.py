@@ -1,7 +1,8 @@
 """Fit the learnings acceptance model (recall_agent/learnings/acceptance.json) on the tuning halves only.
 
 Pairs: every corpus' tuning half (bench/corpora.py: synthetic errors.jsonl, the realworld and public
-thread corpora) recorded in ONE store, as a user's store mixes them; every query is run through this
+thread corpora, and the hand-labelled tuning projects' cross-session causes, one set per project), each
+set recorded in a store of its own; every query is run through this
 checkout's candidate generation (retrieval.error_candidates) and each (query, candidate) pair gets the
 features of features.py and the label "same cause". Pairs decided by an identical fingerprint are not
 fitted (they are 1.0 by rule) but count when the threshold is chosen.
@@ -57,6 +58,7 @@ MODEL_FEATURES = (
     "rule_same",
     "rule_differs",
     "rule_template",
+    "rule_other_subject",
     "text",
     "generic_other_frame",
     "query_noise",

@@ -13,8 +13,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
 
-import pytest
-
 from recall_agent.learnings import store as store_mod
 from recall_agent.learnings.store import open_store
 from recall_agent.models import Learning
@@ -222,16 +220,32 @@ def test_another_rule_under_the_same_task_runner_does_not_get_the_fix(
     assert _shown(env, repo, INEFFASSIGN) == []  # ineffassign under the same `task lint`: not this cause
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 34 part 2: the fitted model puts the same golangci-lint rule on another function at"
-    " P 0.77, below its operating point (0.85); tuning holds two recurring rules (docs/learnings.md)",
-)
 def test_the_same_rule_on_another_function_gets_the_earlier_fix(
     tmp_path: Path, isolated_recall_env: Path
 ) -> None:
     env, repo = _lint_session(tmp_path, isolated_recall_env)
     assert _shown(env, repo, ERRCHECK_SERVER) == [ERRCHECK_FIX]
+
+
+RUFF = "$ ruff check .\n{line}\nFound 1 error.\n[*] 1 fixable with the `--fix` option."
+F401_FIX = "ruff F401: drop the unused import; re-exports in __init__.py go in __all__"
+
+
+def test_the_same_ruff_rule_on_another_import_gets_the_fix_and_another_rule_does_not(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "RECALL_SERVER_URL"} | {
+        "RECALL_HOME": str(isolated_recall_env)
+    }
+    repo = tmp_path / "pyapp"
+    (repo / ".git").mkdir(parents=True)
+    first = RUFF.format(line="app/models.py:3:8: F401 [*] `os` imported but unused")
+    out = _run(["learn", "--repo", "pyapp", "--error", first, "--resolution", F401_FIX], env, repo)
+    assert out.returncode == 0, out.stderr
+    again = RUFF.format(line="app/views/home.py:12:20: F401 [*] `typing.Any` imported but unused")
+    assert _shown(env, repo, again) == [F401_FIX]
+    other = RUFF.format(line="app/models.py:41:89: E501 Line too long (97 > 88)")
+    assert _shown(env, repo, other) == []
 
 
 def test_the_postgresql_migration_consolidates_once_without_losing_a_signature_or_a_fix(pg_url: str) -> None:

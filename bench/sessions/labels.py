@@ -197,6 +197,18 @@ def suffix(tool_use_id: str) -> str:
     return tool_use_id[-8:]
 
 
+def call_results(label: Label) -> dict[str, tuple[str, str | None]]:
+    """Each tool call's output and the folder the shell was in when it came back (the entry's `cwd`, what
+    the hook's payload carries), by the call id's suffix."""
+    from recall_agent.capture.transcript import Result, Transcript
+
+    return {
+        suffix(step.call.id): (step.text or "", step.cwd)
+        for step in Transcript(label.path).steps()
+        if isinstance(step, Result) and step.is_error is not None
+    }
+
+
 # ---------------------------------------------------------------------- judging a learning against a label
 
 _SESSION_ID = re.compile(r'"sessionId":\s*"([^"]{1,200})"')

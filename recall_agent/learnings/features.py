@@ -64,6 +64,7 @@ FEATURES = (
     "rule_same",
     "rule_differs",
     "rule_template",
+    "rule_other_subject",
     "text",
     "generic_other_frame",
     "query_noise",
@@ -360,6 +361,9 @@ def evidence(q: Query, other: Query, line_df: dict[str, int] | None = None) -> E
     v["rule_differs"] = float(bool(qr) and bool(orule) and qr != orule)
     # the same rule's message with other identifiers in it: the recurring class (issue 34)
     v["rule_template"] = v["rule_same"] * v["template"]
+    # the same rule on other identifiers: other subjects count against a match elsewhere, not here (a linear
+    # model needs the interaction to learn that; its weight is fitted)
+    v["rule_other_subject"] = v["rule_same"] * v["subj_disjoint"]
     v["generic_other_frame"] = float(
         q.generic and other.generic and bool(q.frame) and bool(other.frame) and q.frame != other.frame
     )

@@ -1,0 +1,525 @@
+"""Codex CLI rollouts, read as the same steps the Claude Code reader yields (`transcript.py`), for the one
+capture engine (`engine.py`).
+
+A rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`, newer versions also `.jsonl.zst`)
+is JSON Lines of `{"timestamp", "type", "payload"}`:
+
+- `session_meta` (the session's id, `cwd`, `git.branch`), `turn_context` (the turn's `cwd`);
+- `response_item`: what the model saw. `function_call` / `custom_tool_call` / `local_shell_call` and their
+  `function_call_output` / `custom_tool_call_output` (same `call_id`); `message` (role `assistant`: the
+  agent's words; role `user`: a prompt or injected context); `reasoning` (skipped);
+- `event_msg`: what the client showed (`user_message`, `agent_message`, `exec_command_end` with the exit
+  code, `patch_apply_end` with each file's `unified_diff`, `task_complete`, `token_count`, ...);
+- `compacted`, `world_state` and whatever newer clients add: skipped.
+
+How a call becomes a step:
+
+- a shell call (`exec_command {cmd}`, `shell {command: [argv]}`, `shell_command {command}`,
+  `local_shell_call`, or a code-mode `exec` cell that runs exactly one `tools.exec_command`) is a `Bash`
+  call whose result is its output; it failed when its exit code (`Process exited with code N`,
+  `Exit code: N`, `"exit_code": N`, `exec_command_end`) is not 0. A command still running
+  (`Process running with session ID N`) gets its result from the `write_stdin` call that reports its exit.
+- an `apply_patch` (the call's patch, or the `changes` of a `patch_apply_end` of a code-mode cell) is one
+  `Edit` per updated file (old and new side of its hunks; the hunks with the patch's `@@ header` line stand
+  in for Claude Code's `originalFile`, so the function around the change is found the same way), a `Write`
+  per added file.
+
+`CodexRollout(path, start=offset, calls=...)` reads from an offset like `Transcript`: the Stop hook reads a
+live rollout's new lines. A compressed rollout is read through `zstandard` from its start.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from recall_agent.capture.transcript import (
+    MAX_LINE,
+    Call,
+    Prompt,
+    Result,
+    Said,
+    Stats,
+    Step,
+    _lines,
+    parse_time,
+)
+
+SHELL_FUNCTIONS = frozenset({"exec_command", "shell", "shell_command", "container.exec", "local_shell"})
+PATCH_TOOLS = frozenset({"apply_patch"})
+_EXIT = re.compile(r"(?:Process exited with code|Exit code:|\"exit_code\":|EXIT=|exit code) ?(-?\d{1,4})\b")
+_RUNNING = re.compile(r"Process running with session ID (\d{1,12})")
+_ONE_EXEC = re.compile(r"tools\.exec_command\(\{\s*\"?cmd\"?\s*:\s*(\"(?:[^\"\\]|\\.){0,20000}\")")
+_HEADER_END = "\nOutput:\n"
+# lines that cannot matter, decided from their start without parsing them
+_SKIP = (
+    b'"type":"event_msg","payload":{"type":"token_count"',
+    b'"type":"response_item","payload":{"type":"reasoning"',
+    b'"type":"event_msg","payload":{"type":"agent_reasoning"',
+    b'"type":"world_state"',
+    b'"type":"compacted"',
+)
+_WANTED = (
+    b"function_call", b"custom_tool_call", b"local_shell_call", b'"message"', b"patch_apply_end",
+    b"session_meta", b"turn_context", b"user_message", b"task_complete", b"exec_command_end",
+)  # fmt: skip
+
+
+@dataclass
+class CodexRollout:
+    """One rollout file read as steps from `start`; the same surface as `transcript.Transcript`."""
+
+    path: Path
+    start: int = 0
+    calls: dict[str, Call] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+    end: int = 0
+    _answered: set[str] = field(default_factory=set)
+    _running: dict[str, str] = field(default_factory=dict)  # exec session id -> the call still running
+    _exits: dict[str, int] = field(default_factory=dict)  # call id -> exit code from exec_command_end
+    _patched: set[str] = field(default_factory=set)  # apply_patch calls read from their patch text
+
+    def steps(self) -> Iterator[Step]:
+        self.end = self.start
+        with _open(self.path) as fh:
+            if self.start:
+                if self.path.suffix == ".zst":
+                    _skip(fh, self.start)
+                else:
+                    size = fh.seek(0, 2)
+                    if self.start > size:
+                        self.start = self.end = 0
+                    fh.seek(self.start)
+            for line, end in _lines(fh, self.stats, self.start):
+                self.end = end
+                yield from self._line(line)
+
+    def pending(self, limit: int = 200) -> list[Call]:
+        waiting = [c for c in self.calls.values() if c.id not in self._answered]
+        return waiting[-limit:]
+
+    def _line(self, line: bytes) -> Iterator[Step]:
+        head = line[:120]
+        if any(s in head for s in _SKIP) or not any(w in line for w in _WANTED):
+            return
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            self.stats.bad_lines += 1
+            return
+        if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
+            self.stats.bad_lines += 1
+            return
+        self.stats.parsed += 1
+        ts = parse_time(entry.get("timestamp"))
+        self._note_time(ts)
+        kind, payload = entry.get("type"), entry["payload"]
+        if kind == "session_meta":
+            self._meta(payload)
+        elif kind == "turn_context":
+            cwd = payload.get("cwd")
+            if isinstance(cwd, str) and cwd and not self.stats.cwd:
+                self.stats.cwd = cwd
+        elif kind == "response_item":
+            yield from self._item(payload, ts)
+        elif kind == "event_msg":
+            yield from self._event(payload, ts)
+
+    def _note_time(self, ts: float | None) -> None:
+        st = self.stats
+        if ts is not None:
+            st.first_ts = ts if st.first_ts is None else min(st.first_ts, ts)
+            st.last_ts = ts if st.last_ts is None else max(st.last_ts, ts)
+
+    def _meta(self, payload: dict[str, Any]) -> None:
+        st = self.stats
+        sid = payload.get("id") or payload.get("session_id")
+        if isinstance(sid, str) and sid and not st.session_id:
+            st.session_id = sid
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and cwd and not st.cwd:
+            st.cwd = cwd
+        git = payload.get("git")
+        branch = git.get("branch") if isinstance(git, dict) else None
+        if isinstance(branch, str) and branch and branch != "HEAD":
+            st.branch = branch
+
+    # ------------------------------------------------------------------ response items
+
+    def _item(self, p: dict[str, Any], ts: float | None) -> Iterator[Step]:
+        kind = p.get("type")
+        if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            yield from self._call(p)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            yield from self._output(p, ts)
+        elif kind == "message" and p.get("role") == "assistant":
+            text = "\n".join(_texts(p.get("content")))
+            if text.strip():
+                yield Said("main", p.get("id") if isinstance(p.get("id"), str) else None, text, ts)
+
+    def _call(self, p: dict[str, Any]) -> Iterator[Step]:
+        cid = p.get("call_id") or p.get("id")
+        if not isinstance(cid, str) or not cid or cid in self.calls:
+            return
+        name = str(p.get("name") or ("local_shell" if p.get("type") == "local_shell_call" else ""))
+        command = _shell_command(name, p)
+        if command is not None:
+            call = Call(cid, "Bash", {"command": command}, "main")
+        elif name in PATCH_TOOLS:
+            call = Call(cid, "apply_patch", {"patch": _patch_text(p)}, "main")
+        elif name in ("write_stdin", "wait"):
+            call = Call(cid, name, _arguments(p), "main")
+        else:
+            call = Call(cid, name, {}, "main")
+        self.calls[cid] = call
+        if call.name == "Bash":
+            yield call
+
+    def _output(self, p: dict[str, Any], ts: float | None) -> Iterator[Step]:
+        cid = p.get("call_id")
+        call = self.calls.get(cid) if isinstance(cid, str) else None
+        if call is None or call.id in self._answered:
+            return
+        self._answered.add(call.id)
+        text = "\n".join(_texts(p.get("output")))
+        if call.name == "apply_patch":
+            if _exit_code(text) in (None, 0) and "verification failed" not in text[:300]:
+                self._patched.add(call.id)
+                yield from _edits(call, parse_patch(str(call.input.get("patch") or "")), ts)
+            return
+        if call.name in ("write_stdin", "wait"):
+            yield from self._continued(call, text, ts)
+            return
+        if call.name != "Bash":
+            return
+        running = _RUNNING.search(text[:400])
+        if running and _exit_code(text) is None:
+            self._running[running.group(1)] = call.id  # its exit comes with a later write_stdin
+            self._answered.discard(call.id)
+            self.calls[call.id].input["_output"] = _body(text)
+            return
+        yield _result(call, text, self._exits.pop(call.id, None), ts)
+
+    def _continued(self, poll: Call, text: str, ts: float | None) -> Iterator[Step]:
+        """A `write_stdin` / `wait` that reports the exit of a command started earlier: its result."""
+        sid = str(poll.input.get("session_id") or poll.input.get("cell_id") or "")
+        cid = self._running.get(sid)
+        call = self.calls.get(cid) if cid else None
+        if call is None:
+            return
+        call.input["_output"] = (str(call.input.get("_output") or "") + _body(text))[-200_000:]
+        code = _exit_code(text)
+        if code is None:
+            return
+        del self._running[sid]
+        self._answered.add(call.id)
+        out = str(call.input.pop("_output", ""))
+        yield Result(call=call, is_error=code != 0, text=_with_exit(out, code), ts=ts, cwd=None)
+
+    # ------------------------------------------------------------------ events
+
+    def _event(self, p: dict[str, Any], ts: float | None) -> Iterator[Step]:
+        kind = p.get("type")
+        if kind == "user_message":
+            yield Prompt("main")
+        elif kind == "exec_command_end":
+            cid, code = p.get("call_id"), p.get("exit_code")
+            if isinstance(cid, str) and isinstance(code, int) and cid not in self._answered:
+                self._exits[cid] = code
+        elif kind == "patch_apply_end":
+            cid = p.get("call_id")
+            if p.get("success") is False or not isinstance(cid, str) or cid in self._patched:
+                return
+            if isinstance(cid, str) and self.calls.get(cid) is not None and cid not in self._answered:
+                return  # its apply_patch call's output comes next and carries the patch with its headers
+            self._patched.add(cid)
+            changes = p.get("changes")
+            if isinstance(changes, dict):
+                call = Call(cid, "apply_patch", {}, "main")
+                yield from _edits(call, _changes_of_event(changes), ts)
+
+
+# ---------------------------------------------------------------------- shell calls
+
+
+def _arguments(p: dict[str, Any]) -> dict[str, Any]:
+    raw = p.get("arguments")
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            return {}
+        return data if isinstance(data, dict) else {}
+    return {}
+
+
+def _shell_command(name: str, p: dict[str, Any]) -> str | None:
+    """The command line of a shell call, or None when the call is not one."""
+    if p.get("type") == "local_shell_call":
+        action = p.get("action")
+        argv = action.get("command") if isinstance(action, dict) else None
+        return _argv_command(argv)
+    if p.get("type") == "custom_tool_call" and name == "exec":
+        return _code_cell_command(str(p.get("input") or ""))
+    if name not in SHELL_FUNCTIONS:
+        return None
+    args = _arguments(p)
+    value = args.get("cmd") if name == "exec_command" else args.get("command")
+    if isinstance(value, list):
+        return _argv_command(value)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _argv_command(argv: object) -> str | None:
+    """`["bash", "-lc", "pytest -q"]` -> `pytest -q`; any other argv joined with shell quoting."""
+    import shlex
+
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        return None
+    if len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and argv[1] in ("-lc", "-c"):
+        return argv[2]
+    return shlex.join(argv)
+
+
+def _code_cell_command(source: str) -> str | None:
+    """A code-mode cell that runs exactly one shell command: that command."""
+    if source.count("tools.exec_command(") != 1 or "tools.apply_patch" in source:
+        return None
+    m = _ONE_EXEC.search(source)
+    if not m:
+        return None
+    try:
+        value = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _patch_text(p: dict[str, Any]) -> str:
+    """The patch of an apply_patch call: a custom tool's `input`, or a function's `input` / `patch`."""
+    if isinstance(p.get("input"), str):
+        return p["input"]
+    args = _arguments(p)
+    value = args.get("input") or args.get("patch")
+    return value if isinstance(value, str) else ""
+
+
+def _texts(content: object) -> list[str]:
+    """The text of a message's content or a call's output (a string, or a list of text items)."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, dict):  # older `{"content": ..., "success": ...}` outputs
+        inner = content.get("content")
+        return _texts(inner) if inner is not None else []
+    if isinstance(content, list):
+        return [
+            item["text"]
+            for item in content
+            if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"]
+        ]
+    return []
+
+
+def _exit_code(text: str) -> int | None:
+    structured = _structured(text)
+    if structured is not None:
+        code = (structured.get("metadata") or {}).get("exit_code")
+        if isinstance(code, int):
+            return code
+    head = text[:400]
+    m = _EXIT.search(head) or (_EXIT.search(text[-400:]) if len(text) > 400 else None)
+    return int(m.group(1)) if m else None
+
+
+def _structured(text: str) -> dict[str, Any] | None:
+    """Older shell outputs: `{"output": "...", "metadata": {"exit_code": 1, ...}}`."""
+    if not text.startswith('{"output"'):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("metadata"), dict) else None
+
+
+def _body(text: str) -> str:
+    """The command's output without Codex's header (chunk id, wall time, exit code, token count)."""
+    structured = _structured(text)
+    if structured is not None:
+        return str(structured.get("output") or "")
+    at = text.find(_HEADER_END, 0, 600)
+    if at >= 0:
+        return text[at + len(_HEADER_END) :]
+    if text.startswith("Script completed\n"):  # a code-mode cell
+        return text.split("\n", 3)[-1] if text.count("\n") >= 3 else ""
+    return text
+
+
+def _with_exit(body: str, code: int) -> str:
+    """The output as the engine reads a Bash result: a failure says its exit code first, as Claude Code's
+    results do (`Exit code 1`), so the same run model weighs the same evidence."""
+    return f"Exit code {code}\n{body}" if code else body
+
+
+def _result(call: Call, text: str, exit_code: int | None, ts: float | None) -> Result:
+    code = exit_code if exit_code is not None else _exit_code(text)
+    body = _body(text)
+    if call.input.get("_output"):
+        body = str(call.input.pop("_output")) + body
+    failed = code is not None and code != 0
+    return Result(call=call, is_error=failed, text=_with_exit(body, code) if failed else body, ts=ts)
+
+
+# ---------------------------------------------------------------------- apply_patch
+
+
+@dataclass
+class PatchFile:
+    """One file of a patch: its kind (`add`, `update`, `delete`) and hunks of (header, lines)."""
+
+    path: str
+    kind: str
+    hunks: list[tuple[str, list[str]]] = field(default_factory=list)
+    content: str = ""
+
+
+def parse_patch(text: str) -> list[PatchFile]:
+    """Codex's patch format (`*** Begin Patch` / `*** Update File: p` / `@@ header` / ` `,`-`,`+` lines)."""
+    files: list[PatchFile] = []
+    current: PatchFile | None = None
+    for line in text.splitlines():
+        if line.startswith("*** Add File: "):
+            current = PatchFile(line[14:].strip(), "add")
+            files.append(current)
+        elif line.startswith("*** Update File: "):
+            current = PatchFile(line[17:].strip(), "update")
+            files.append(current)
+        elif line.startswith("*** Delete File: "):
+            files.append(PatchFile(line[17:].strip(), "delete"))
+            current = None
+        elif line.startswith("*** Move to: ") and current is not None:
+            current.path = line[13:].strip()
+        elif line.startswith("***") or current is None:
+            continue
+        elif current.kind == "add":
+            current.content += (line[1:] if line.startswith("+") else line) + "\n"
+        elif line.startswith("@@"):
+            current.hunks.append((line[2:].strip(), []))
+        elif line[:1] in (" ", "-", "+") or line == "":
+            if not current.hunks:
+                current.hunks.append(("", []))
+            current.hunks[-1][1].append(line if line else " ")
+    return files
+
+
+def _changes_of_event(changes: dict[str, Any]) -> list[PatchFile]:
+    """`patch_apply_end.changes`: {path: {type, unified_diff | content, move_path}}."""
+    out = []
+    for path, change in changes.items():
+        if not isinstance(change, dict):
+            continue
+        kind = change.get("type")
+        target = change.get("move_path") if isinstance(change.get("move_path"), str) else path
+        if kind == "add":
+            out.append(PatchFile(target, "add", content=str(change.get("content") or "")))
+        elif kind == "update":
+            pf = PatchFile(target, "update")
+            for line in str(change.get("unified_diff") or "").splitlines():
+                if line.startswith("@@"):
+                    pf.hunks.append(("", []))
+                elif pf.hunks and line[:1] in (" ", "-", "+"):
+                    pf.hunks[-1][1].append(line)
+            out.append(pf)
+        elif kind == "delete":
+            out.append(PatchFile(path, "delete"))
+    return out
+
+
+def _edits(call: Call, files: list[PatchFile], ts: float | None) -> Iterator[Step]:
+    """Each file of a patch as the engine's edit steps: `Write` for a new file, `Edit` for an update."""
+    for n, pf in enumerate(files):
+        cid = f"{call.id}#{n}" if len(files) > 1 else call.id
+        if pf.kind == "add":
+            edit = Call(cid, "Write", {"file_path": pf.path, "content": pf.content}, call.stream)
+            yield Result(call=edit, is_error=False, text="", response={"type": "create"}, ts=ts)
+        elif pf.kind == "update" and pf.hunks:
+            old, new, original, first = _sides(pf.hunks)
+            edit_input = {"file_path": pf.path, "old_string": old, "new_string": new}
+            edit = Call(cid, "Edit", edit_input, call.stream)
+            details = {"originalFile": original, "structuredPatch": [{"oldStart": first, "lines": []}]}
+            yield Result(call=edit, is_error=False, text="", response=details, ts=ts)
+
+
+def _sides(hunks: list[tuple[str, list[str]]]) -> tuple[str, str, str, int]:
+    """(old text, new text, the hunks' old side with their `@@` headers as the file the change is found in,
+    the 1-based line of the first change in it)."""
+    old: list[str] = []
+    new: list[str] = []
+    original: list[str] = []
+    first = 0
+    for header, lines in hunks:
+        if header:
+            original.append(header)
+        for line in lines:
+            mark, body = line[:1], line[1:]
+            if mark in (" ", "-"):
+                old.append(body)
+                original.append(body)
+            if mark in (" ", "+"):
+                new.append(body)
+            if mark in ("-", "+") and not first:
+                first = len(original) if mark == "-" else len(original) + 1
+    return "\n".join(old), "\n".join(new), "\n".join(original), max(1, min(first, len(original) or 1))
+
+
+# ---------------------------------------------------------------------- files
+
+
+class _ZstdLines:
+    """A decompressed `.zst` rollout with the `readline(limit)` the line reader needs."""
+
+    def __init__(self, path: Path) -> None:
+        import io
+
+        import zstandard
+
+        self._raw = open(path, "rb")  # noqa: SIM115 - closed in close()
+        stream = zstandard.ZstdDecompressor().stream_reader(self._raw, read_across_frames=True)
+        self._buf = io.BufferedReader(stream, buffer_size=1 << 20)  # type: ignore[arg-type]
+
+    def readline(self, limit: int = -1) -> bytes:
+        return self._buf.readline(limit)
+
+    def read(self, n: int) -> bytes:
+        return self._buf.read(n)
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> _ZstdLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _open(path: Path) -> Any:
+    return _ZstdLines(path) if path.suffix == ".zst" else open(path, "rb")  # noqa: SIM115
+
+
+def _skip(fh: BinaryIO | _ZstdLines, n: int) -> None:
+    while n > 0:
+        chunk = fh.read(min(n, MAX_LINE))
+        if not chunk:
+            return
+        n -= len(chunk)
+
+
+def is_rollout(path: Path) -> bool:
+    return path.name.startswith("rollout-") and path.name.endswith((".jsonl", ".jsonl.zst"))

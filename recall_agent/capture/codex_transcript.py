@@ -55,6 +55,7 @@ _EXIT = re.compile(r"(?:Process exited with code|Exit code:|\"exit_code\":|EXIT=
 _RUNNING = re.compile(r"Process running with session ID (\d{1,12})")
 _ONE_EXEC = re.compile(r"tools\.exec_command\(\{\s*\"?cmd\"?\s*:\s*(\"(?:[^\"\\]|\\.){0,20000}\")")
 _HEADER_END = "\nOutput:\n"
+MAX_HELD = 5000  # steps held back while a command runs (its result is placed before them)
 # lines that cannot matter, decided from their start without parsing them
 _SKIP = (
     b'"type":"event_msg","payload":{"type":"token_count"',
@@ -65,7 +66,8 @@ _SKIP = (
 )
 _WANTED = (
     b"function_call", b"custom_tool_call", b"local_shell_call", b'"message"', b"patch_apply_end",
-    b"session_meta", b"turn_context", b"user_message", b"task_complete", b"exec_command_end",
+    b"session_meta", b"turn_context", b"user_message", b"UserMessage", b"exec_command_end",
+    b"CommandExecution",
 )  # fmt: skip
 
 
@@ -82,6 +84,8 @@ class CodexRollout:
     _running: dict[str, str] = field(default_factory=dict)  # exec session id -> the call still running
     _exits: dict[str, int] = field(default_factory=dict)  # call id -> exit code from exec_command_end
     _patched: set[str] = field(default_factory=set)  # apply_patch calls read from their patch text
+    _late: set[str] = field(default_factory=set)  # running calls whose result is being yielded
+    _held: list[Step] = field(default_factory=list)  # steps after a running call, until it ends
 
     def steps(self) -> Iterator[Step]:
         self.end = self.start
@@ -96,7 +100,26 @@ class CodexRollout:
                     fh.seek(self.start)
             for line, end in _lines(fh, self.stats, self.start):
                 self.end = end
-                yield from self._line(line)
+                for step in self._line(line):
+                    yield from self._in_order(step)
+        yield from self._held  # the file ends while a command still runs: its result comes in a later read
+        self._held = []
+
+    def _in_order(self, step: Step) -> Iterator[Step]:
+        """Steps after a command that was still running when its output came are held until it ends, so
+        its result lands where it ran (before the edits that fixed it), as the engine needs."""
+        if isinstance(step, Result) and step.call.id in self._late:
+            self._late.discard(step.call.id)
+            yield step
+            if not self._running:
+                yield from self._held
+                self._held = []
+        elif self._running and len(self._held) < MAX_HELD:
+            self._held.append(step)
+        else:
+            yield from self._held
+            self._held = []
+            yield step
 
     def pending(self, limit: int = 200) -> list[Call]:
         waiting = [c for c in self.calls.values() if c.id not in self._answered]
@@ -217,19 +240,43 @@ class CodexRollout:
             return
         del self._running[sid]
         self._answered.add(call.id)
+        self._late.add(call.id)
         out = str(call.input.pop("_output", ""))
         yield Result(call=call, is_error=code != 0, text=_with_exit(out, code), ts=ts, cwd=None)
 
     # ------------------------------------------------------------------ events
 
+    def _ended(self, done: dict[str, Any], ts: float | None) -> Iterator[Step]:
+        """A command's end as the client recorded it (`exec_command_end`, `item_completed`): the exit code
+        of a call whose output comes next, or the result of one still running when its output came."""
+        cid = done.get("call_id") or done.get("id")
+        code = done.get("exit_code")
+        if not isinstance(cid, str) or not isinstance(code, int) or cid in self._answered:
+            return
+        running = next((sid for sid, c in self._running.items() if c == cid), None)
+        call = self.calls.get(cid)
+        if running is None or call is None:
+            self._exits[cid] = code
+            return
+        del self._running[running]
+        self._answered.add(cid)
+        self._late.add(cid)
+        seen = str(call.input.pop("_output", ""))
+        full = done.get("aggregated_output")
+        out = full if isinstance(full, str) and len(full) >= len(seen) else seen
+        yield Result(call=call, is_error=code != 0, text=_with_exit(out, code) if code else out, ts=ts)
+
     def _event(self, p: dict[str, Any], ts: float | None) -> Iterator[Step]:
         kind = p.get("type")
-        if kind == "user_message":
+        item = p.get("item")
+        if kind == "user_message" or (
+            kind == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage"
+        ):
             yield Prompt("main")
-        elif kind == "exec_command_end":
-            cid, code = p.get("call_id"), p.get("exit_code")
-            if isinstance(cid, str) and isinstance(code, int) and cid not in self._answered:
-                self._exits[cid] = code
+        elif kind == "exec_command_end" or (
+            kind == "item_completed" and isinstance(item, dict) and item.get("type") == "CommandExecution"
+        ):
+            yield from self._ended(p if kind == "exec_command_end" else item, ts)
         elif kind == "patch_apply_end":
             cid = p.get("call_id")
             if p.get("success") is False or not isinstance(cid, str) or cid in self._patched:
@@ -523,3 +570,39 @@ def _skip(fh: BinaryIO | _ZstdLines, n: int) -> None:
 
 def is_rollout(path: Path) -> bool:
     return path.name.startswith("rollout-") and path.name.endswith((".jsonl", ".jsonl.zst"))
+
+
+def exit_code_of(path: Path, call_id: str, tail: int = 4 * 1024 * 1024) -> int | None:
+    """The exit code of shell call `call_id` as the rollout has it so far (read from its last `tail`
+    bytes): the `item_completed` CommandExecution or `exec_command_end` event Codex writes before the
+    PostToolUse hook runs, or the call's output. None when the rollout does not say (yet)."""
+    needle = call_id.encode()
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - tail))
+            chunk = fh.read()
+    except OSError:
+        return None
+    for line in reversed(chunk.split(b"\n")):
+        if needle not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        p = entry.get("payload") if isinstance(entry, dict) else None
+        if not isinstance(p, dict):
+            continue
+        item = p.get("item") if isinstance(p.get("item"), dict) else {}
+        if p.get("type") == "item_completed" and item.get("id") == call_id:
+            code = item.get("exit_code")
+        elif p.get("type") == "exec_command_end" and p.get("call_id") == call_id:
+            code = p.get("exit_code")
+        elif p.get("type") == "function_call_output" and p.get("call_id") == call_id:
+            code = _exit_code("\n".join(_texts(p.get("output"))))
+        else:
+            continue
+        if isinstance(code, int):
+            return code
+    return None

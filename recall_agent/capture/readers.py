@@ -24,9 +24,12 @@ def agent_of(path: Path) -> str:
     return CODEX if is_rollout(path) else CLAUDE
 
 
-def open_reader(path: Path, start: int = 0, calls: dict[str, Any] | None = None) -> Any:
-    """The reader of `path`'s format, reading from `start` (calls read before it still waiting)."""
-    if agent_of(path) == CODEX:
+def open_reader(
+    path: Path, start: int = 0, calls: dict[str, Any] | None = None, agent: str | None = None
+) -> Any:
+    """The reader of `agent`'s format (default: told by the file's name), reading from `start` (calls read
+    before it still waiting for their results)."""
+    if (agent or agent_of(path)) == CODEX:
         from recall_agent.capture.codex_transcript import CodexRollout
 
         return CodexRollout(path, start=start, calls=calls or {})

@@ -70,7 +70,7 @@ def read_session(files: SessionFiles) -> SessionResult:
 
     result = SessionResult(files.main, _stem(files.main), agent=files.agent)
     for path in files.paths():
-        transcript = open_reader(path)
+        transcript = open_reader(path, agent=files.agent)
         engine = Engine()
         try:
             engine.feed(transcript.steps())

@@ -21,6 +21,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parent / ".cache" / "sessions"
 SOURCES = json.loads((HERE / "sources.json").read_text())
+# Codex CLI rollouts (issue 36): a file of their own, so that corpora added to sources.json merge cleanly
+CODEX_SOURCES = json.loads((HERE / "sources-codex.json").read_text())
 
 
 def _git_dir(repo: str, mirrors: Path | None, tmp: Path) -> Path:
@@ -58,6 +60,36 @@ def fetch(corpus: str, source: dict, mirrors: Path | None) -> int:
     return len(files)
 
 
+def fetch_checkpoints(corpus: str, source: dict, mirrors: Path | None) -> int:
+    """Rollouts saved as `<xx>/<id>/<n>/full.jsonl` on a branch (each checkpoint rewritten as the session went
+    on): the newest version of each file in the pinned commit's history whose object is there. Files land
+    as <corpus>/<xx>-<id>-<n>.jsonl."""
+    dest = CACHE / corpus
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        git_dir = _git_dir(source["repo"], mirrors, Path(tmp))
+        git = ["git", "--git-dir", str(git_dir)]
+        log = subprocess.run([*git, "log", "--format=", "--raw", "--no-abbrev", source["commit"]],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        newest: dict[str, str] = {}
+        pattern = source["checkpoints"]
+        for line in log.splitlines():
+            parts = line.split()
+            if len(parts) < 6 or not line.startswith(":") or parts[3] == "0" * 40:
+                continue
+            path = parts[-1]
+            if path in newest or not Path(path).match(pattern):
+                continue
+            if subprocess.run([*git, "cat-file", "-e", parts[3]]).returncode == 0:
+                newest[path] = parts[3]
+        for path, blob in newest.items():
+            target = dest / (path.rsplit("/", 1)[0].replace("/", "-") + ".jsonl")
+            if not target.exists():
+                data = subprocess.run([*git, "cat-file", "-p", blob], capture_output=True, check=True).stdout
+                target.write_bytes(data)
+    return len(newest)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -67,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     for corpus, source in SOURCES.items():
         n = fetch(corpus, source, args.mirrors)
         print(f"{corpus}: {n} transcripts in {CACHE / corpus}")
+    for corpus, source in CODEX_SOURCES.items():
+        n = fetch_checkpoints(corpus, source, args.mirrors)
+        print(f"{corpus}: {n} Codex rollouts in {CACHE / corpus}")
     if shutil.which("git") is None:
         print("git is needed", file=sys.stderr)
     return 0

@@ -52,7 +52,8 @@ from recall_agent.capture.transcript import (
 SHELL_FUNCTIONS = frozenset({"exec_command", "shell", "shell_command", "container.exec", "local_shell"})
 PATCH_TOOLS = frozenset({"apply_patch"})
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:|\"exit_code\":|EXIT=|exit code) ?(-?\d{1,4})\b")
-_RUNNING = re.compile(r"Process running with session ID (\d{1,12})")
+_RUNNING = re.compile(r"Process running with session ID (\d{1,12})|\"session_id\":(\d{1,12}),")
+_CELL_POLL = re.compile(r"tools\.write_stdin\(\{\s*\"?session_id\"?\s*:\s*(\d{1,12})")
 _ONE_EXEC = re.compile(r"tools\.exec_command\(\{\s*\"?cmd\"?\s*:\s*(\"(?:[^\"\\]|\\.){0,20000}\")")
 _HEADER_END = "\nOutput:\n"
 MAX_HELD = 5000  # steps held back while a command runs (its result is placed before them)
@@ -196,6 +197,8 @@ class CodexRollout:
             call = Call(cid, "apply_patch", {"patch": _patch_text(p)}, "main")
         elif name in ("write_stdin", "wait"):
             call = Call(cid, name, _arguments(p), "main")
+        elif name == "exec" and (poll := _CELL_POLL.search(str(p.get("input") or ""))):
+            call = Call(cid, "write_stdin", {"session_id": int(poll.group(1))}, "main")
         else:
             call = Call(cid, name, {}, "main")
         self.calls[cid] = call
@@ -221,7 +224,8 @@ class CodexRollout:
             return
         running = _RUNNING.search(text[:400])
         if running and _exit_code(text) is None:
-            self._running[running.group(1)] = call.id  # its exit comes with a later write_stdin
+            # its exit comes with a later write_stdin
+            self._running[running.group(1) or running.group(2)] = call.id
             self._answered.discard(call.id)
             self.calls[call.id].input["_output"] = _body(text)
             return

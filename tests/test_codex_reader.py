@@ -69,6 +69,14 @@ def patch_call(cid: str, patch: str = PATCH) -> list[str]:
     ]  # fmt: skip
 
 
+def shell(cid: str, argv: list[str]) -> str:
+    """An older `shell` function call (argv, output as JSON with metadata.exit_code)."""
+    args = json.dumps({"command": argv})
+    return line(
+        "response_item", {"type": "function_call", "name": "shell", "arguments": args, "call_id": cid}
+    )
+
+
 def said(text: str) -> str:
     return line("response_item", {"type": "message", "role": "assistant",
                                   "content": [{"type": "output_text", "text": text}]})  # fmt: skip
@@ -176,15 +184,6 @@ def test_a_command_still_running_gets_its_result_where_it_ran(tmp_path: Path) ->
 def test_older_shell_calls_code_mode_cells_and_local_shell_calls(tmp_path: Path) -> None:
     old_fail = json.dumps({"output": "bash: pytst: command not found\n", "metadata": {"exit_code": 127}})
     old_pass = json.dumps({"output": PASS, "metadata": {"exit_code": 0}})
-    shell = lambda cid, argv: line(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "shell",  # noqa: E731
-            "arguments": json.dumps({"command": argv}),
-            "call_id": cid,
-        },
-    )
     cell = 'const r = await tools.exec_command({cmd:"cargo test --lib x","workdir":"/w"}); text(JSON.stringify(r));'
     cell_out = [{"type": "input_text", "text": "Script completed\nWall time 0.9 seconds\nOutput:\n"},
                 {"type": "input_text", "text": json.dumps({"exit_code": 101, "output": "error: no library targets found in package `mise`"})}]  # fmt: skip

@@ -73,6 +73,13 @@ _WANTED = (
 
 
 @dataclass
+class _Slot:
+    """Where a command that was still running when its output came ran (its result fills it later)."""
+
+    call_id: str
+
+
+@dataclass
 class CodexRollout:
     """One rollout file read as steps from `start`; the same surface as `transcript.Transcript`."""
 
@@ -86,7 +93,7 @@ class CodexRollout:
     _exits: dict[str, int] = field(default_factory=dict)  # call id -> exit code from exec_command_end
     _patched: set[str] = field(default_factory=set)  # apply_patch calls read from their patch text
     _late: set[str] = field(default_factory=set)  # running calls whose result is being yielded
-    _held: list[Step] = field(default_factory=list)  # steps after a running call, until it ends
+    _held: list[Step | _Slot] = field(default_factory=list)  # steps after a running call, until it ends
 
     def steps(self) -> Iterator[Step]:
         self.end = self.start
@@ -103,30 +110,37 @@ class CodexRollout:
                 self.end = end
                 for step in self._line(line):
                     yield from self._in_order(step)
-        yield from self._held  # the file ends while a command still runs: its result comes in a later read
+        # the file ends while a command still runs: what came after it is read now, its result (if any) later
+        yield from (h for h in self._held if not isinstance(h, _Slot))
         self._held = []
 
-    def _in_order(self, step: Step) -> Iterator[Step]:
-        """Steps after a command that was still running when its output came are held until it ends, so
-        its result lands where it ran (before the edits that fixed it), as the engine needs."""
+    def _in_order(self, step: Step | _Slot) -> Iterator[Step]:
+        """A command still running when its output came leaves a slot where it ran; the steps after it are
+        held until its result fills the slot (its end comes later: a poll, or the client's end event), so
+        that the result lands before the edits that fixed it, as the engine needs."""
+        held = self._held
         if isinstance(step, Result) and step.call.id in self._late:
             self._late.discard(step.call.id)
-            yield step
-            if not self._running:
-                yield from self._held
-                self._held = []
-        elif self._running and len(self._held) < MAX_HELD:
-            self._held.append(step)
+            at = next(
+                (i for i, h in enumerate(held) if isinstance(h, _Slot) and h.call_id == step.call.id), None
+            )
+            if at is None:
+                held.append(step)
+            else:
+                held[at] = step
         else:
-            yield from self._held
-            self._held = []
-            yield step
+            held.append(step)
+        if len(held) > MAX_HELD:  # a command that never says it ended: give up its slot
+            at = next(i for i, h in enumerate(held) if isinstance(h, _Slot))
+            del held[at]
+        while held and not isinstance(held[0], _Slot):
+            yield held.pop(0)  # type: ignore[misc]
 
     def pending(self, limit: int = 200) -> list[Call]:
         waiting = [c for c in self.calls.values() if c.id not in self._answered]
         return waiting[-limit:]
 
-    def _line(self, line: bytes) -> Iterator[Step]:
+    def _line(self, line: bytes) -> Iterator[Step | _Slot]:
         head = line[:120]
         if any(s in head for s in _SKIP) or not any(w in line for w in _WANTED):
             return
@@ -174,7 +188,7 @@ class CodexRollout:
 
     # ------------------------------------------------------------------ response items
 
-    def _item(self, p: dict[str, Any], ts: float | None) -> Iterator[Step]:
+    def _item(self, p: dict[str, Any], ts: float | None) -> Iterator[Step | _Slot]:
         kind = p.get("type")
         if kind in ("function_call", "custom_tool_call", "local_shell_call"):
             yield from self._call(p)
@@ -205,7 +219,7 @@ class CodexRollout:
         if call.name == "Bash":
             yield call
 
-    def _output(self, p: dict[str, Any], ts: float | None) -> Iterator[Step]:
+    def _output(self, p: dict[str, Any], ts: float | None) -> Iterator[Step | _Slot]:
         cid = p.get("call_id")
         call = self.calls.get(cid) if isinstance(cid, str) else None
         if call is None or call.id in self._answered:
@@ -228,6 +242,7 @@ class CodexRollout:
             self._running[running.group(1) or running.group(2)] = call.id
             self._answered.discard(call.id)
             self.calls[call.id].input["_output"] = _body(text)
+            yield _Slot(call.id)
             return
         yield _result(call, text, self._exits.pop(call.id, None), ts)
 

@@ -56,6 +56,8 @@ _RUNNING = re.compile(r"Process running with session ID (\d{1,12})|\"session_id\
 _CELL_POLL = re.compile(r"tools\.write_stdin\(\{\s*\"?session_id\"?\s*:\s*(\d{1,12})")
 _ONE_EXEC = re.compile(r"tools\.exec_command\(\{\s*\"?cmd\"?\s*:\s*(\"(?:[^\"\\]|\\.){0,20000}\")")
 _HEADER_END = "\nOutput:\n"
+READ_KEPT = 2000  # characters of a successful read-only command's output kept (`_ends`)
+READ_LINES = 10
 MAX_HELD = 5000  # steps held back while a command runs (its result is placed before them)
 # lines that cannot matter, decided from their start without parsing them
 _SKIP = (
@@ -439,7 +441,27 @@ def _result(call: Call, text: str, exit_code: int | None, ts: float | None) -> R
     if call.input.get("_output"):
         body = str(call.input.pop("_output")) + body
     failed = code is not None and code != 0
+    if code == 0 and len(body) > READ_KEPT and _reads_only(str(call.input.get("command") or "")):
+        body = _ends(body)
     return Result(call=call, is_error=failed, text=_with_exit(body, code) if failed else body, ts=ts)
+
+
+def _reads_only(command: str) -> bool:
+    """A command that only looks at things (`sed -n`, `cat`, `rg`, `ls`, `git show`: no check to run)."""
+    from recall_agent.capture import commands
+
+    return commands.parse(command).probe
+
+
+def _ends(body: str) -> str:
+    """The first and last lines of a read's output. Codex reads files with the shell (`sed -n 1,200p f`)
+    where Claude Code has its Read tool, whose results the engine never weighs: a file's text read without
+    error is neither an error nor background (a traceback quoting a line the agent had read must keep it),
+    and weighing it line by line was most of the reading time."""
+    lines = body.splitlines()
+    if len(lines) <= 2 * READ_LINES:
+        return body[:READ_KEPT]
+    return "\n".join([*lines[:READ_LINES], "...", *lines[-READ_LINES:]])
 
 
 # ---------------------------------------------------------------------- apply_patch

@@ -169,3 +169,47 @@ def test_codex_capture_injection_and_claude_code_sees_the_fix(
     assert proc.returncode == 0, proc.stderr[-2000:]
     seen = capi.main_requests[1].latest_text()
     assert "return count - 1" in seen and "pkg/mod.py" in seen, seen[-3000:]
+
+
+def test_a_fix_made_in_claude_code_is_injected_in_codex(tmp_path: Path, isolated_recall_env: Path) -> None:
+    """The other way round: Claude Code (the plugin's hooks) captures the fix, Codex's hook injects it."""
+    import claude_fixtures
+
+    if claude_fixtures.claude_binary() is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but the claude CLI is not installed (.ci/run installs it)")
+        pytest.skip("the claude CLI is not installed")
+    project = make_repo(tmp_path)
+    mod = str(project / "pkg" / "mod.py")
+    script = [
+        claude_fixtures.Turn.tool("Bash", {"command": pytest_command(), "description": "Run the tests"}),
+        claude_fixtures.Turn.tool("Read", {"file_path": mod}, say=CAUSE),
+        claude_fixtures.Turn.tool(
+            "Edit", {"file_path": mod, "old_string": "    return count - 1", "new_string": "    return count"}
+        ),  # fmt: skip
+        claude_fixtures.Turn.tool(
+            "Bash", {"command": pytest_command(), "description": "Run the tests again"}
+        ),
+        claude_fixtures.Turn.text("All tests pass now."),
+    ]
+    claude_home = tmp_path / "claude-home"
+    with claude_fixtures.MessagesMock(script) as capi:
+        cenv = claude_fixtures.claude_env(capi, claude_home, **recall_env(isolated_recall_env))
+        proc = claude_fixtures.run_claude(capi, project, claude_home, "fix the tests", env=cenv,
+                                          plugin_dir=REPO_ROOT, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [learned] = all_learnings(isolated_recall_env)
+    assert learned.fix is not None and learned.fix.agent == "claude-code"
+
+    (project / "pkg" / "mod.py").write_text(MOD)
+    home = tmp_path / "home"
+    env = codex_env(home, **recall_env(isolated_recall_env))
+    assert recall(["install", "--codex", "--user"], env, project).returncode == 0
+    with ResponsesMock([Turn.shell(pytest_command()), Turn.text("Seen.")]) as api:
+        write_config(api, home)
+        proc = run_codex(
+            project, home, "run the tests", env=env, extra_args=["--dangerously-bypass-hook-trust"]
+        )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = api.main_requests[1].latest_text()
+    assert "1 failed" in seen and "return count - 1" in seen and "pkg/mod.py" in seen, seen[-3000:]

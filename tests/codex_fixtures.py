@@ -32,9 +32,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import scripted_http
 
 MODEL = "gpt-5.5"
 DUMMY_KEY = "sk-recall-test-dummy-key-not-a-secret-000000000000"
@@ -155,69 +157,33 @@ class ResponsesMock:
     def __enter__(self) -> ResponsesMock:
         mock = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(scripted_http.Handler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [], "models": []})
+                    self.send_json(200, {"object": "list", "data": [], "models": []})
                 else:
-                    self._json(404, {"error": {"message": "mock: not found"}})
+                    self.send_json(404, {"error": {"message": "mock: not found"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                if self.headers.get("Content-Encoding") == "zstd":
-                    import zstandard
-
-                    raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                _, body = self.body()
                 req = Request(body=body, path=self.path)
                 if not self.path.rstrip("/").endswith("/responses"):
-                    self._json(404, {"error": {"message": "mock: only /v1/responses"}})
+                    self.send_json(404, {"error": {"message": "mock: only /v1/responses"}})
                     return
                 try:
                     req.main, req.items = mock._answer(body)
-                except Exception as exc:
+                except Exception as exc:  # a broken script ends the session at once, with the reason kept
                     mock.errors.append(f"{type(exc).__name__}: {exc}")
                     req.main, req.items = True, [_message(f"mock error: {exc}")]
                 with mock._lock:
                     mock.requests.append(req)
-                self._stream(req.items)
+                self.send_events(b"".join(_events(req.items)))
 
-            def _json(self, status: int, data: dict[str, Any]) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def _stream(self, items: list[dict[str, Any]]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(b"".join(_events(items)))
-                self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = scripted_http.serve(Handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        scripted_http.stop(self._server)
 
     def _answer(self, body: dict[str, Any]) -> tuple[bool, list[dict[str, Any]]]:
         if not (tool_names(body) & set(SHELL_TOOLS)):
@@ -252,8 +218,7 @@ def _events(items: list[dict[str, Any]]) -> list[bytes]:
     return out
 
 
-def _sse(name: str, data: dict[str, Any]) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+_sse = scripted_http.sse
 
 
 def codex_binary() -> str | None:

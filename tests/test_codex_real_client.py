@@ -21,13 +21,11 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from calc_fixtures import CAUSE, MOD, make_calc
 from codex_fixtures import ResponsesMock, Turn, codex_binary, codex_env, run_codex, write_config
 from hooks_fixtures import all_learnings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-MOD = "def total(items):\n    count = sum(items)\n    return count - 1\n"
-TEST = "from pkg.mod import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
-CAUSE = "The test fails because total() subtracts one from the sum it computes."
 PATCH = """*** Begin Patch
 *** Update File: pkg/mod.py
 @@ def total(items):
@@ -43,22 +41,8 @@ if codex_binary() is None:
     pytest.skip("the codex CLI is not installed", allow_module_level=True)
 
 
-def _git(cwd: Path, *args: str) -> None:
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, *args], cwd=cwd, check=True, capture_output=True)
-
-
 def make_repo(parent: Path) -> Path:
-    project = parent / "calc"
-    (project / "pkg").mkdir(parents=True)
-    (project / "tests").mkdir()
-    (project / "pkg" / "__init__.py").write_text("")
-    (project / "pkg" / "mod.py").write_text(MOD)
-    (project / "tests" / "test_mod.py").write_text(TEST)
-    _git(project, "init", "-q", "-b", "main")
-    _git(project, "add", ".")
-    _git(project, "commit", "-q", "-m", "calc")
-    return project
+    return make_calc(parent)
 
 
 def pytest_command() -> str:

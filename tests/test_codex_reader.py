@@ -204,6 +204,7 @@ def test_older_shell_calls_code_mode_cells_and_local_shell_calls(tmp_path: Path)
     assert results["c1"].is_error and results["c1"].call.input["command"] == "pytst -q"
     assert not results["c2"].is_error and results["c2"].text == PASS
     assert results["c3"].is_error and results["c3"].call.input["command"] == "cargo test --lib x"
+    assert results["c3"].text.endswith("\nerror: no library targets found in package `mise`")  # not the JSON
     assert results["c4"].call.input["command"] == "ls -la 'my dir'" and not results["c4"].is_error
 
 

@@ -424,9 +424,22 @@ def _body(text: str) -> str:
     at = text.find(_HEADER_END, 0, 600)
     if at >= 0:
         return text[at + len(_HEADER_END) :]
-    if text.startswith("Script completed\n"):  # a code-mode cell
-        return text.split("\n", 3)[-1] if text.count("\n") >= 3 else ""
+    if text.startswith("Script completed\n"):  # a code-mode cell: what it printed
+        rest = text.split("\n", 3)[-1] if text.count("\n") >= 3 else ""
+        return "\n".join(_cell_printed(part) for part in rest.split("\n"))
     return text
+
+
+def _cell_printed(part: str) -> str:
+    """A code-mode cell prints a command's result as JSON (`text(JSON.stringify(r))`): its output."""
+    if not part.startswith('{"') or '"output":' not in part:
+        return part
+    try:
+        data = json.loads(part)
+    except (ValueError, RecursionError):
+        return part
+    output = data.get("output") if isinstance(data, dict) else None
+    return output if isinstance(output, str) else part
 
 
 def _with_exit(body: str, code: int) -> str:

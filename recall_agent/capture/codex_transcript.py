@@ -421,12 +421,12 @@ def _body(text: str) -> str:
     structured = _structured(text)
     if structured is not None:
         return str(structured.get("output") or "")
-    at = text.find(_HEADER_END, 0, 600)
-    if at >= 0:
-        return text[at + len(_HEADER_END) :]
     if text.startswith("Script completed\n"):  # a code-mode cell: what it printed
         rest = text.split("\n", 3)[-1] if text.count("\n") >= 3 else ""
         return "\n".join(_cell_printed(part) for part in rest.split("\n"))
+    at = text.find(_HEADER_END, 0, 600)
+    if at >= 0:
+        return text[at + len(_HEADER_END) :]
     return text
 
 

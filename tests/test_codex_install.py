@@ -52,9 +52,18 @@ def test_project_install_keeps_the_users_hooks_and_asks_before_agents_md(env: di
     hooks_file.parent.mkdir()
     hooks_file.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [USER_HOOK]}]}}))
     (project / "AGENTS.md").write_text("# Agents\n\nRun make test.\n")
+    day = Path(env["CODEX_HOME"]) / "sessions" / "2026" / "07" / "01"
+    day.mkdir(parents=True)
+    meta = {
+        "timestamp": "2026-07-01T10:00:00.000Z",
+        "type": "session_meta",
+        "payload": {"id": "s1", "cwd": str(project)},
+    }
+    (day / "rollout-2026-07-01T10-00-00-s1.jsonl").write_text(json.dumps(meta) + "\n")
 
     done = recall(env, project, "install", "--codex", "--project")
     assert done.returncode == 0, done.stderr
+    assert "Found 1 earlier Codex CLI session(s) for this project: `recall import-sessions`" in done.stdout
     hooks = json.loads(hooks_file.read_text())["hooks"]
     assert hooks["PostToolUse"][0]["hooks"] == [USER_HOOK]  # the user's own, first and untouched
     ours = [h["command"] for g in hooks["PostToolUse"][1:] for h in g["hooks"]]

@@ -15,10 +15,11 @@ _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
 
 HOOK_HELP = """usage: recall hook <Event>
 
-Claude Code hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
+Claude Code and Codex CLI hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
 Events: PostToolUseFailure (recall prior fixes for the error; a PostToolUse that carries a failure, from
 Claude Code versions before PostToolUseFailure, is treated the same), Stop and SessionEnd (read the
-session's transcript and capture the errors it fixed as learnings). Problems go to
+session's transcript and capture the errors it fixed as learnings). From Codex CLI: PostToolUse of a
+shell call whose exit code (read from the rollout) is not 0, and Stop. Problems go to
 $RECALL_HOME/logs/hooks.log, never to the agent.
 
 Environment: AGENT_LEARNING_RETRIEVAL_URL (query a server), RECALL_SERVER_URL + RECALL_TOKEN (store
@@ -109,7 +110,10 @@ def install_main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     if args.codex:
-        return _codex("recall install", args, install=True)
+        code = _codex("recall install", args, install=True)
+        if code == 0:
+            _offer_import(args)
+        return code
     code = _change_settings(
         "recall install",
         args,

@@ -266,17 +266,27 @@ class _RichProgress:
 
 
 def install_offer(project: Path | None) -> str | None:
-    """The line `recall install` prints when past sessions exist: how many, and the command that imports
-    them (`project` None: every project, for a user-wide install). Counting only: nothing is read."""
-    from recall_agent.capture.sessions import all_project_folders, project_folders, sessions_in
+    """The line `recall install` prints when past sessions exist: how many (Claude Code's and Codex CLI's),
+    and the command that imports them (`project` None: every project, for a user-wide install). Counting
+    only: nothing is read but each rollout's first line (its folder)."""
+    from recall_agent.capture.sessions import (
+        all_project_folders,
+        codex_sessions,
+        project_folders,
+        sessions_in,
+    )
 
     folders = all_project_folders() if project is None else project_folders(project)
-    count = sum(1 for s in sessions_in(folders) if not s.main.name.startswith("agent-")) if folders else 0
-    if not count:
+    claude = sum(1 for s in sessions_in(folders) if not s.main.name.startswith("agent-")) if folders else 0
+    codex = len(codex_sessions(project))
+    if not claude and not codex:
         return None
     command = "recall import-sessions --all" if project is None else "recall import-sessions"
     where = "on this machine" if project is None else "for this project"
+    found = " and ".join(
+        [f"{claude} earlier Claude Code session(s)"] * bool(claude)
+        + [f"{codex} earlier Codex CLI session(s)"] * bool(codex)
+    )
     return (
-        f"Found {count} earlier Claude Code session(s) {where}: `{command}` learns the fixes in them "
-        "(nothing is imported until you run it)."
+        f"Found {found} {where}: `{command}` learns the fixes in them (nothing is imported until you run it)."
     )

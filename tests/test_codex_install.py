@@ -148,3 +148,19 @@ def test_another_mcp_server_named_recall_is_left_alone(env: dict, project: Path)
     done = recall(env, project, "install", "--codex", "--project")
     assert done.returncode == 0 and "not recall's" in done.stdout
     assert tomllib.loads(config_file.read_text())["mcp_servers"]["recall"] == {"command": "something-else"}
+
+
+def test_an_older_codex_gets_its_feature_flag_with_consent(env: dict, project: Path, tmp_path: Path) -> None:
+    """Codex CLI before 0.124 ran hooks only with `[features] codex_hooks = true` (an old `codex` on PATH:
+    a script that answers `--version` as that release did)."""
+    bin_dir = tmp_path / "old-codex"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text("#!/bin/sh\necho 'codex-cli 0.110.0'\n")
+    (bin_dir / "codex").chmod(0o755)
+    env = env | {"PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
+    config_file = Path(env["CODEX_HOME"]) / "config.toml"
+    asked = recall(env, project, "install", "--codex", "--user")
+    assert "Codex 0.110.0 runs hooks only with [features] codex_hooks = true" in asked.stdout
+    assert "codex_hooks" not in config_file.read_text()
+    done = recall(env, project, "install", "--codex", "--user", "--yes")
+    assert tomllib.loads(config_file.read_text())["features"]["codex_hooks"] is True, done.stdout

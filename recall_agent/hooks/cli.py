@@ -179,8 +179,10 @@ def _asked(p: object) -> bool:
     from recall_agent.hooks import codex_install as codex
 
     assert isinstance(p, codex.Plan)
-    wanted = [str(c) for c in dict.fromkeys([codex.codex_home() / "config.toml", p.config])
-              if codex.hooks_turned_off(c)]  # fmt: skip
+    version = codex.codex_version()
+    user = codex.codex_home() / "config.toml"
+    wanted = [str(c) for c in dict.fromkeys([user, p.config])
+              if codex.hooks_turned_off(c, version if c == user else None)]  # fmt: skip
     if p.agents is not None and not codex.has_agents_section(p.agents):
         wanted.append(f"add a short recall section to {p.agents}")
     if not wanted or not (sys.stdin.isatty() and sys.stdout.isatty()):

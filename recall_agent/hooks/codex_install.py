@@ -105,14 +105,40 @@ def _save_toml(path: Path, doc: Any) -> None:
         raise settings.SettingsError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def hooks_turned_off(config: Path) -> str | None:
-    """The feature key (`hooks` or `codex_hooks`) a config.toml sets to false, or None."""
-    if not config.exists():
+HOOKS_BY_DEFAULT = (0, 124)  # the first Codex CLI version that runs hooks without a feature flag
+
+
+def codex_version() -> tuple[int, ...] | None:
+    """The installed Codex CLI's version (`codex --version`: `codex-cli 0.169.0`), None when unknown."""
+    import shutil
+    import subprocess
+
+    binary = shutil.which("codex")
+    if binary is None:
         return None
-    features = _load_toml(config).get("features")
-    if not isinstance(features, dict):
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
         return None
-    return next((k for k in ("hooks", "codex_hooks") if features.get(k) is False), None)
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def hooks_turned_off(config: Path, version: tuple[int, ...] | None = None) -> str | None:
+    """The feature key (`hooks` or `codex_hooks`) that keeps hooks from running: set to false in this
+    config.toml, or (a Codex CLI older than 0.124, whose hooks were off unless turned on) not set to true."""
+    features = _load_toml(config).get("features") if config.exists() else None
+    features = features if isinstance(features, dict) else {}
+    off = next((k for k in ("hooks", "codex_hooks") if features.get(k) is False), None)
+    turned_on = any(features.get(k) is True for k in ("hooks", "codex_hooks"))
+    if off is None and version is not None and version < HOOKS_BY_DEFAULT and not turned_on:
+        return "codex_hooks"
+    return off
+
+
+def _set_false(config: Path, key: str) -> bool:
+    features = _load_toml(config).get("features") if config.exists() else None
+    return isinstance(features, dict) and features.get(key) is False
 
 
 def turn_hooks_on(config: Path) -> None:
@@ -126,6 +152,8 @@ def turn_hooks_on(config: Path) -> None:
     for key in ("hooks", "codex_hooks"):
         if features.get(key) is False:
             features[key] = True
+    if not any(features.get(k) is True for k in ("hooks", "codex_hooks")):
+        features["codex_hooks"] = True  # an older Codex CLI: its name for the flag
     _save_toml(config, doc)
 
 
@@ -226,17 +254,25 @@ def install(p: Plan, consent: bool) -> list[str]:
         lines.append(
             f"{p.config} already has an MCP server named {MCP_NAME!r} that is not recall's; left as is"
         )
+    version = codex_version()
     for config in dict.fromkeys([codex_home() / "config.toml", p.config]):
-        key = hooks_turned_off(config)
+        key = hooks_turned_off(config, version if config == codex_home() / "config.toml" else None)
         if key is None:
             continue
         if consent:
             turn_hooks_on(config)
             lines.append(f"Codex hooks turned on in {config} ([features] {key} = true)")
         else:
+            why = (
+                f"[features] {key} = false"
+                if _set_false(config, key)
+                else (
+                    f"Codex {'.'.join(map(str, version or ()))} runs hooks only with [features] {key} = true"
+                )
+            )
             lines.append(
-                f"Codex hooks are turned off in {config} ([features] {key} = false), so recall's hooks will "
-                f"not run. Run again with --yes to set {key} = true there."
+                f"Codex hooks are turned off in {config} ({why}), so recall's hooks will not run. Run again "
+                f"with --yes to set {key} = true there."
             )
     if p.agents is not None and not has_agents_section(p.agents):
         if consent:

@@ -213,7 +213,9 @@ def test_subagents_sidechains_compaction_and_split_replies(
     sub.save()
 
     out = run(["import-sessions"], env, project)
-    assert out.returncode == 0 and "1 session(s) read (1 Claude Code, 0 Codex; 2 transcript files" in out.stdout, out.stdout
+    assert (
+        out.returncode == 0 and "1 session(s) read (1 Claude Code, 0 Codex; 2 transcript files" in out.stdout
+    ), out.stdout
     learnings = {lr.error_signatures[0].splitlines()[1][:12]: lr for lr in all_learnings(isolated_recall_env)}
     assert set(learnings) == {"error[E0425]", "src/app/view"}
     cargo = learnings["error[E0425]"]
@@ -367,7 +369,10 @@ def test_dry_run_since_all_and_paths(
 
 def test_clear_errors_without_tracebacks(project: Path, env: dict[str, str], tmp_path: Path) -> None:
     nothing = run(["import-sessions"], env, project)
-    assert nothing.returncode == 0 and "no Claude Code or Codex CLI sessions found for this project" in nothing.stdout
+    assert (
+        nothing.returncode == 0
+        and "no Claude Code or Codex CLI sessions found for this project" in nothing.stdout
+    )
     bad_date = run(["import-sessions", "--since", "last tuesday"], env, project)
     assert bad_date.returncode == 2 and "not a date: 'last tuesday'" in bad_date.stderr
     missing = run(["import-sessions", str(tmp_path / "nope")], env, project)

@@ -9,10 +9,11 @@ DEV_PYTHON = $(shell $(PYTHON) -c 'import os, sys, sysconfig; m = os.path.join(s
 
 install:  ## recall in an environment of its own (uv tool, pipx, or ~/.local/share/recall/venv), `recall` in ~/.local/bin
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make install: $(PYTHON) not found; install Python 3.11+, or name one: make install PYTHON=/path/to/python3" >&2; exit 1; }
-	@$(PYTHON) -m recall_agent.bootstrap.install install $(PYTHON_ARG) $(if $(BINDIR),--bindir "$(BINDIR)") $(if $(INSTALLER),--method $(INSTALLER))
+	@# -B: the installer runs from the checkout and leaves no __pycache__ in it (-B is not inherited by pip)
+	@$(PYTHON) -B -m recall_agent.bootstrap.install install $(PYTHON_ARG) $(if $(BINDIR),--bindir "$(BINDIR)") $(if $(INSTALLER),--method $(INSTALLER))
 
 uninstall:  ## remove what `make install` made (your learnings stay in ~/.local/share/recall)
-	@$(PYTHON) -m recall_agent.bootstrap.install uninstall
+	@$(PYTHON) -B -m recall_agent.bootstrap.install uninstall
 
 dev:  ## editable install with the test, lint and benchmark tools
 	@[ "$(DEV_PYTHON)" != .venv/bin/python ] || [ -x .venv/bin/python ] || $(PYTHON) -m venv .venv

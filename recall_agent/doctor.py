@@ -74,10 +74,50 @@ def install_kind(prefix: Path) -> str:
     return "pip"
 
 
-def check_command() -> Check:
+def plugin_data() -> Path | None:
+    """The plugin's data folder (`~/.claude/plugins/data/<id>`) holding a built environment: the running
+    one when recall runs from it, else the first with `current/bin/recall`."""
+    prefix = Path(sys.prefix)
+    for folder in (prefix, *prefix.parents):
+        if folder.parent.name == "data" and folder.parent.parent.name == "plugins":
+            return folder
+    for folder in sorted((claude_dir() / "plugins" / "data").glob("*")):
+        if (folder / "recall-plugin-root").exists() and (
+            envs.venv_bin(folder / "current", "recall")
+        ).exists():
+            return folder
+    return None
+
+
+def _plugin_only(project: Path, here: str) -> Check | None:
+    """No `recall` on the shell's PATH, and recall came as the Claude Code plugin: that is how the plugin
+    works (Claude Code puts the plugin's bin/ on the agent's PATH, not on yours), so say so, and how to
+    have a shell command too."""
+    plugins = enabled_plugins(project)
+    data = plugin_data()
+    if not plugins and data is None:
+        return None
+    where = f"plugin {', '.join(plugins)}" if plugins else f"the plugin's environment in {data}"
+    detail = (
+        f"`recall` is not on your shell's PATH, as expected with only the Claude Code plugin ({where}): "
+        f"Claude Code puts the plugin's bin/ on the agent's PATH, so hooks, MCP and /recall run it; this is {here}"
+    )
+    target = envs.venv_bin(data / "current", "recall") if data else None
+    how = (
+        f"for `recall` in your shell too: ln -s {target} ~/.local/bin/recall (the plugin's own environment; "
+        "updates keep that path), or make install from a checkout"
+        if target and target.exists()
+        else "for `recall` in your shell too: make install from a checkout (the plugin builds its environment on first use)"
+    )
+    return Check("command", "ok", detail, how)
+
+
+def check_command(project: Path | None = None) -> Check:
     prefix = Path(sys.prefix)
     here = f"recall {__version__} in {prefix} (Python {sys.version.split()[0]}; {install_kind(prefix)})"
     found = shutil.which("recall")
+    if not found and (plugin := _plugin_only(project or Path.cwd(), here)):
+        return plugin
     if not found:
         linked = Path.home() / ".local" / "bin" / "recall"
         fix = (
@@ -432,7 +472,7 @@ def run_checks(cwd: Path) -> list[Check]:
 
     project = repo.toplevel(cwd) or cwd
     return [
-        check_command(),
+        check_command(project),
         check_packages(),
         check_store(),
         check_hooks(project),
@@ -448,7 +488,7 @@ def render(checks: list[Check]) -> str:
     for check in checks:
         lines.append(f"[{check.status}]".ljust(7) + check.name.ljust(9) + check.detail)
         if check.fix:
-            lines.append(" " * 16 + "fix: " + check.fix)
+            lines.append(" " * 16 + ("fix: " if check.status != "ok" else "") + check.fix)
     return "\n".join(lines) + "\n"
 
 

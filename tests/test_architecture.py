@@ -555,7 +555,10 @@ def test_python_import_errors_are_explained(py_repo: Path) -> None:
     attr = _one("AttributeError: module 'shop.models' has no attribute 'refund'", py_repo)
     assert attr.startswith("`shop.models` (src/shop/models.py) has no top-level `refund`.")
     missing = _one("ModuleNotFoundError: No module named 'shop.modles'", py_repo)
-    assert missing == "No module `shop.modles` in this repository. Closest modules: `shop.models`."
+    assert missing == (
+        "Module of this repository (read from the code): no module `shop.modles` in it."
+        " Closest modules: `shop.models`."
+    )
     assert query("ModuleNotFoundError: No module named 'requests'", str(py_repo)) == []
 
 

@@ -82,6 +82,34 @@ def test_a_bare_machine_gets_a_fix_for_each_missing_piece(home: Path, project: P
     assert "[fail] command  `recall` is not on PATH" in text.stdout and "fix: make install" in text.stdout
 
 
+@pytest.mark.skipif(shutil.which("claude") is None, reason="the claude CLI is not installed")
+def test_a_plugin_only_install_needs_no_recall_on_the_shells_path(home: Path, project: Path) -> None:
+    """Installed as the Claude Code plugin only (the real `claude plugin install` from this checkout as a
+    local marketplace, no `make install`): `recall` missing from the shell's PATH is how the plugin works,
+    not a failure; the doctor says so and how to get a shell command too."""
+    env = env_for(home, path="/usr/local/bin:/usr/bin:/bin")
+    for cmd in (
+        ["claude", "plugin", "marketplace", "add", str(Path(__file__).resolve().parent.parent)],
+        ["claude", "plugin", "install", "recall@recall-agent"],
+    ):
+        done = subprocess.run(cmd, cwd=home, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    code, checks = doctor(project, env)
+    command = checks["command"]
+    assert command["status"] == "ok", command
+    assert (
+        "`recall` is not on your shell's PATH, as expected with only the Claude Code plugin"
+        in command["detail"]
+    )
+    assert "plugin recall@recall-agent" in command["detail"] and "agent's PATH" in command["detail"]
+    assert command["fix"].startswith("for `recall` in your shell too: make install")
+    assert checks["hooks"]["status"] == "ok" and "plugin recall@recall-agent" in checks["hooks"]["detail"]
+
+    text = recall(["doctor"], project, env).stdout
+    assert "[ok]   command  `recall` is not on your shell's PATH" in text and "[fail] command" not in text
+    assert "\n                for `recall` in your shell too: make install" in text  # a hint, not a "fix:"
+
+
 def test_after_setup_everything_is_ok(home: Path, project: Path, tmp_path: Path) -> None:
     scripts = Path(sys.executable).parent
     env = env_for(home, path=f"{scripts}:/usr/local/bin:/usr/bin:/bin")

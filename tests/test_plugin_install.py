@@ -181,6 +181,15 @@ def test_plugin_from_a_local_marketplace_sets_itself_up(tmp_path: Path) -> None:
     assert "its environment: ready (recall 0.1.0)" in checks["hooks"]["detail"]
     assert checks["mcp"]["status"] == "ok" and f"plugin {PLUGIN}" in checks["mcp"]["detail"]
     assert checks["store"]["status"] == "ok" and ": 1 learning, " in checks["store"]["detail"]
+    # the same doctor from the user's own shell, where the plugin's bin/ is not on PATH: plugin-only is fine
+    shell = run(
+        [str(data / "current" / "bin" / "recall"), "doctor", "--format", "json"], env, second, timeout=120
+    )
+    command = {c["name"]: c for c in json.loads(shell.stdout)["checks"]}["command"]
+    assert command["status"] == "ok" and "as expected with only the Claude Code plugin" in command["detail"]
+    assert command["fix"].startswith(f"for `recall` in your shell too: ln -s {data}/current/bin/recall "), (
+        command
+    )
 
     removed = run(["claude", "plugin", "uninstall", PLUGIN], env, home, timeout=120)
     assert removed.returncode == 0, removed.stdout + removed.stderr

@@ -1,6 +1,7 @@
 """Python import errors explained from the graph: a missing name, a partially initialized module (cycle),
-a module that does not exist. Each returns one short Markdown answer, or None when the error is not about
-this repository's code.
+a submodule of this repository's package that does not exist. Each returns one short Markdown answer, or
+None when the error is not about this repository's code. `No module named 'x'` as a whole is missing.py's
+(a third-party package, or a module of this repository that exists).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ _CANNOT_IMPORT = re.compile(
     r"cannot import name '(?P<name>[\w.]+)' from (?P<partial>partially initialized module )?'(?P<module>[\w.]+)'"
 )
 _NO_ATTRIBUTE = re.compile(r"module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
-_NO_MODULE = re.compile(r"No module named '(?P<module>[\w.]+)'")
 
 
 def diagnose(conn: sqlite3.Connection, root: Path, text: str) -> str | None:
@@ -24,8 +24,6 @@ def diagnose(conn: sqlite3.Connection, root: Path, text: str) -> str | None:
         return _missing_name(conn, root, m["module"], m["name"], bool(m["partial"]))
     if m := _NO_ATTRIBUTE.search(text):
         return _missing_name(conn, root, m["module"], m["name"], False)
-    if m := _NO_MODULE.search(text):
-        return _missing_module(conn, m["module"])
     return None
 
 
@@ -93,11 +91,9 @@ def _missing_name(conn: sqlite3.Connection, root: Path, module: str, name: str, 
     return f"{head} has no top-level `{name}`.{hint}{moved} It defines: {shown or 'nothing'}."
 
 
-def _missing_module(conn: sqlite3.Connection, module: str) -> str | None:
-    top = module.split(".")[0]
+def missing_submodule(conn: sqlite3.Connection, module: str) -> str:
+    """`module` is not a module of this repository although its package is (missing.py checked both)."""
     modules = [r[0] for r in conn.execute("SELECT DISTINCT module FROM files WHERE lang = 'python'")]
-    if not any(m == top or m.startswith(top + ".") for m in modules):
-        return None  # a third-party or standard module: not this repository's business
-    closest = difflib.get_close_matches(module, modules, n=3, cutoff=0.75)
+    closest = [m for m in difflib.get_close_matches(module, modules, n=3, cutoff=0.75) if m != module]
     hint = f" Closest modules: {', '.join(f'`{c}`' for c in closest)}." if closest else ""
-    return f"No module `{module}` in this repository.{hint}"
+    return f"Module of this repository (read from the code): no module `{module}` in it.{hint}"

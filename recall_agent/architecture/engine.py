@@ -217,7 +217,14 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
     mentions; nothing if none."""
     out: list[Answer] = []
     found = locate(conn, root, intent.text)
-    if found.sites or found.frames:
+    everyday = _everyday(conn, root, intent.text)
+    if everyday and found.sites and all(s.is_test for s in found.sites):
+        found.sites = []  # a test's string literal is evidence of nothing when the code answers
+    raised_here = bool(found.sites) and not found.sites[0].is_test
+    if raised_here or found.frames:  # the raise site first
+        out.append(Answer(render.origins(found), _pick("repowise", roles), _origin_extras(found)))
+    out.extend(Answer(text, _pick("repowise", roles), extras) for text, extras in everyday)
+    if found.sites and not raised_here and not found.frames and not everyday:
         out.append(Answer(render.origins(found), _pick("repowise", roles), _origin_extras(found)))
     if explained := diagnose(conn, root, intent.text):
         out.append(Answer(explained, _pick("repowise", roles), {"answer": "import_error"}))
@@ -239,6 +246,22 @@ def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str],
             break
     if not out and _reads_like_a_question(intent.text):
         return _concepts(conn, intent.text, roles, limit)
+    return out
+
+
+def _everyday(conn: sqlite3.Connection, root: Path, text: str) -> list[tuple[str, dict]]:
+    """The everyday errors the code answers without learnings: a missing module or package, a missing
+    command, a failing test by its id (each says which kind of answer it is)."""
+    from recall_agent.architecture import commands, failing, missing
+
+    out = []
+    for found in (
+        missing.answer(conn, root, text),
+        commands.answer(root, text),
+        failing.answer(conn, root, text),
+    ):
+        if found:
+            out.append(found)
     return out
 
 

@@ -204,6 +204,8 @@ def _sites(conn: sqlite3.Connection, root: Path, text: str, in_repo: list[Frame]
             score += 5
         hits.append(SiteHit(path, line, end_line, kind, scope, exc, cond, matched, score, bool(is_test)))
     hits.sort(key=lambda h: (h.is_test, -h.score, h.path, h.line))
+    if hits and not hits[0].is_test:  # a test's string literal is evidence only when nothing else matches
+        hits = [h for h in hits if not h.is_test]
     for h in hits[:SHOWN_SITES]:
         h.code = _line(root, h.path, h.line)
     return hits

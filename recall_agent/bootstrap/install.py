@@ -149,10 +149,14 @@ def report(command: Path, how: str) -> None:
         raise envs.SetupError(f"{command} was installed but does not run; see `{command} --version`")
     print(f"{version} installed ({how}): {command}")
     folder = command.parent
+    readme = Path.home() / ".local" / "bin" / "recall"  # the path README.md's first line runs
+    if os.path.realpath(str(command)) != os.path.realpath(str(readme)):
+        print(f"note: the command is {command}, not {readme} as README.md's first line has it: run {command}")
     if not _on_path(folder):
         shown = "$HOME/" + str(folder.relative_to(Path.home())) if _under_home(folder) else str(folder)
+        now = "~/" + str(command.relative_to(Path.home())) if _under_home(command) else str(command)
         print(f"{folder} is not on your PATH. Add it: echo 'export PATH=\"{shown}:$PATH\"' >> ~/.profile")
-        print(f"then open a new shell (or run that export now); until then run {command}")
+        print(f"then open a new shell (or run that export now); until then run {now}")
         return
     first = shutil.which("recall")
     if first and os.path.realpath(first) != os.path.realpath(str(command)):

@@ -16,7 +16,8 @@ import pytest
 import zstandard
 
 from recall_agent.capture import learning
-from recall_agent.capture.codex_transcript import CodexRollout, exit_code_of, parse_patch
+from recall_agent.capture.codex_patch import parse_patch
+from recall_agent.capture.codex_transcript import CodexRollout, exit_code_of
 from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Call, Result
 

@@ -56,16 +56,24 @@ def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> t
     """Run the real import over these transcripts; the exported learnings and the wall time."""
     config = work / "claude"
     project = config / "projects" / "-bench-project"
-    if config.exists():
-        shutil.rmtree(config)
+    codex = work / "codex"
+    rollouts = codex / "sessions" / "2026" / "01" / "01"
+    for old in (config, codex):
+        if old.exists():
+            shutil.rmtree(old)
     project.mkdir(parents=True)
-    for label in sessions:
-        shutil.copy(label.path, project / label.path.name)
+    rollouts.mkdir(parents=True)
+    for label in sessions:  # Codex rollouts where Codex keeps them, named as Codex names them
+        if label.codex:
+            shutil.copy(label.path, rollouts / f"rollout-2026-01-01T00-00-00-{label.path.name}")
+        else:
+            shutil.copy(label.path, project / label.path.name)
     home = work / "home"
     if home.exists():
         shutil.rmtree(home)
     package = package_in(None if pythonpath == ROOT else pythonpath)
-    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config), RECALL_HOME=str(home), PYTHONPATH=str(pythonpath))
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config), RECALL_HOME=str(home), PYTHONPATH=str(pythonpath),
+               CODEX_HOME=str(codex))  # fmt: skip
     env.pop("RECALL_SERVER_URL", None)
     start = time.perf_counter()
     done = subprocess.run(
@@ -490,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--replay-projects", action="store_true", help="issue 34's replay per project (labels with `cause`)"
     )
+    ap.add_argument("--out", type=Path, default=RESULTS, help=f"where the JSON goes (default {RESULTS})")
     args = ap.parse_args(argv)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
@@ -506,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.inprocess
                 else [("recall", ROOT)] + ([(f"release {args.release}", rel)] if rel else [])
             )
+            if all(s.codex for s in sessions):  # the release reads no Codex rollouts
+                systems = [x for x in systems if x[1] in (None, ROOT)]
             for name, path in systems:
                 stored, secs = (
                     inprocess_learnings(sessions) if path is None else import_learnings(sessions, path, work)
@@ -531,11 +542,11 @@ def main(argv: list[str] | None = None) -> int:
         "sessions_with_useful_learning",
         "seconds",
     ]
-    print(f"{'half':<9}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
+    print(f"{'half':<14}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
     for half, row in report["halves"].items():
         for name, r in row.items():
             if isinstance(r, dict) and name not in ("replay", "curves"):
-                print(f"{half:<9}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
+                print(f"{half:<14}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
                 if args.show:
                     for m in r["missed"]:
                         print("   MISSED", m)
@@ -610,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = {"load_average": report["load_average"], "command": " ".join(sys.argv), **report["store_rows"]}
         (BENCH / "results" / "consolidate.json").write_text(json.dumps(rows, indent=1) + "\n")
     if not args.inprocess and report["halves"]:
-        RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 

@@ -47,6 +47,17 @@ def claude_projects_dir() -> Path:
     return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
 
 
+def codex_home() -> Path:
+    """Codex CLI's home: `$CODEX_HOME`, else ~/.codex (sessions, config.toml, hooks.json)."""
+    base = os.environ.get("CODEX_HOME")
+    return Path(base).expanduser() if base else Path.home() / ".codex"
+
+
+def codex_sessions_dir() -> Path:
+    """Where Codex CLI keeps rollouts: `<codex home>/sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]`."""
+    return codex_home() / "sessions"
+
+
 def claude_project_dir_names(folder: Path) -> list[str]:
     """The transcript folder names Claude Code gives a working directory: `/` replaced by `-` (older
     versions), and every character but letters and digits replaced by `-` (current versions)."""

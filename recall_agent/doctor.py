@@ -349,6 +349,32 @@ def check_mcp(project: Path) -> Check:
     return Check("mcp", "ok", "; ".join(where))
 
 
+def check_codex(project: Path) -> Check:
+    """Codex CLI: recall's hooks (user and project hooks.json), the hooks feature, `recall mcp` in
+    config.toml. Quiet when Codex is not used here."""
+    from recall_agent.hooks import codex_install as codex
+
+    plans = [codex.plan("user", project), codex.plan("project", project)]
+    if not codex.codex_home().exists() and not (project / ".codex").exists():
+        return Check("codex", "ok", "Codex CLI not set up here (recall install --codex adds recall to it)")
+    hooked = [f"{p.scope} {p.hooks}: {', '.join(ev)}" for p in plans if (ev := codex.installed_hooks(p))]
+    mcp = [f"{p.scope} {p.config}" for p in plans if codex.mcp_registered(p.config)]
+    off = [
+        f"{p.config} sets [features] {key} = false"
+        for p in plans
+        if (key := codex.hooks_turned_off(p.config))
+    ]
+    where = (
+        "; ".join([f"hooks in {h}" for h in hooked] + [f"MCP in {m}" for m in mcp])
+        or "no recall hooks and no `recall mcp` in Codex's hooks.json / config.toml"
+    )
+    if off:
+        return Check("codex", "fail", where, "; ".join(off) + ": recall install --codex --yes turns it on")
+    if not hooked or not mcp:
+        return Check("codex", "warn", where, "recall install --codex --user (or --project)")
+    return Check("codex", "ok", where + " (Codex runs them once trusted: /hooks in codex)")
+
+
 # --------------------------------------------------------------------------- server and index
 
 
@@ -451,6 +477,7 @@ def run_checks(cwd: Path) -> list[Check]:
         check_store(),
         check_hooks(project),
         check_mcp(project),
+        check_codex(project),
         check_server(),
         check_index(cwd),
     ]

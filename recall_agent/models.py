@@ -219,6 +219,8 @@ class FixEvidence(WireModel):
     model_config = ConfigDict(extra="forbid")
 
     source: Literal["transcript", "agent", "manual"] = "manual"
+    # which coding agent's session it came from (`claude-code`, `codex`); matching never looks at it
+    agent: str | None = Field(default=None, max_length=40, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     files: list[FixFile] = Field(default_factory=list, max_length=50)
     command: FixCommand | None = None
     packages: list[FixPackage] = Field(default_factory=list, max_length=20)

@@ -43,9 +43,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import scripted_http
 
 MODEL = "sonnet"
 DUMMY_KEY = "sk-ant-api03-recall-test-dummy-key-not-a-secret-0000000000000000000000"
@@ -169,30 +171,22 @@ class MessagesMock:
     def __enter__(self) -> MessagesMock:
         mock = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(scripted_http.Handler):
             def do_HEAD(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def do_GET(self) -> None:
-                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "mock"}})
+                self.send_json(
+                    404, {"type": "error", "error": {"type": "not_found_error", "message": "mock"}}
+                )
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                _, body = self.body()
                 req = Request(body=body, path=self.path, arrived=time.monotonic())
                 if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count"):
-                    self._json(200, {"input_tokens": 100})
+                    self.send_json(200, {"input_tokens": 100})
                     return
                 try:
                     req.main, req.blocks = mock._answer(body)
@@ -202,38 +196,16 @@ class MessagesMock:
                 with mock._lock:
                     mock.requests.append(req)
                 if body.get("stream"):
-                    self._stream(req.blocks)
+                    self.send_events(b"".join(_sse(name, data) for name, data in _events(req.blocks)))
                 else:
-                    self._json(200, _message(req.blocks))
+                    self.send_json(200, _message(req.blocks))
                 req.answered = time.monotonic()
 
-            def _json(self, status: int, data: dict[str, Any]) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def _stream(self, blocks: list[dict[str, Any]]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(b"".join(_sse(name, data) for name, data in _events(blocks)))
-                self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = scripted_http.serve(Handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        scripted_http.stop(self._server)
 
     def _answer(self, body: dict[str, Any]) -> tuple[bool, list[dict[str, Any]]]:
         tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
@@ -286,8 +258,7 @@ def _events(blocks: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]
     yield "message_stop", {"type": "message_stop"}
 
 
-def _sse(name: str, data: dict[str, Any]) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+_sse = scripted_http.sse
 
 
 def claude_binary() -> str | None:

@@ -22,6 +22,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.enviro
 def isolated_recall_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "recall-home"
     monkeypatch.setenv("RECALL_HOME", str(home))
+    # the machine's own Codex CLI history (~/.codex) never reaches a test: `import-sessions` and `install`
+    # look for Codex rollouts there by default
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     for var in (
         "AGENT_LEARNING_RETRIEVAL_URL",
         "KNOWLEDGE_FEDERATION_URL",

@@ -17,15 +17,13 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from calc_fixtures import CAUSE, git, make_calc
 from claude_fixtures import MessagesMock, Turn, claude_binary, claude_env, run_claude
 from hooks_fixtures import all_learnings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WARNING = "UserWarning: the legacy settings file is deprecated"
-MOD = "def total(items):\n    count = sum(items)\n    return count - 1\n"
-TEST = "from pkg.mod import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
 CONFTEST = f'import warnings\n\nwarnings.warn("{WARNING.split(": ", 1)[1]}", UserWarning)\n'
-CAUSE = "The test fails because total() subtracts one from the sum it computes."
 
 if claude_binary() is None:
     if os.environ.get("CI"):
@@ -33,26 +31,12 @@ if claude_binary() is None:
     pytest.skip("the claude CLI is not installed", allow_module_level=True)
 
 
-def _git(cwd: Path, *args: str) -> None:
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, *args], cwd=cwd, check=True, capture_output=True)
-
-
 def make_repo(parent: Path) -> Path:
     """A checkout on branch feature-x with a bare `origin` that has no such branch yet."""
     remote = parent / "origin.git"
-    _git(parent, "init", "-q", "--bare", str(remote))
-    project = parent / "calc"
-    (project / "pkg").mkdir(parents=True)
-    (project / "tests").mkdir()
-    (project / "pkg" / "__init__.py").write_text("")
-    (project / "pkg" / "mod.py").write_text(MOD)
-    (project / "tests" / "test_mod.py").write_text(TEST)
-    (project / "conftest.py").write_text(CONFTEST)
-    _git(project, "init", "-q", "-b", "feature-x")
-    _git(project, "add", ".")
-    _git(project, "commit", "-q", "-m", "calc")
-    _git(project, "remote", "add", "origin", str(remote))
+    git(parent, "init", "-q", "--bare", str(remote))
+    project = make_calc(parent, "feature-x", {"conftest.py": CONFTEST})
+    git(project, "remote", "add", "origin", str(remote))
     return project
 
 

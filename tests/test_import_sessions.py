@@ -215,7 +215,9 @@ def test_subagents_sidechains_compaction_and_split_replies(
     sub.save()
 
     out = run(["import-sessions"], env, project)
-    assert out.returncode == 0 and "1 session(s) read (2 transcript files" in out.stdout, out.stdout
+    assert (
+        out.returncode == 0 and "1 session(s) read (1 Claude Code, 0 Codex; 2 transcript files" in out.stdout
+    ), out.stdout
     learnings = {lr.error_signatures[0].splitlines()[1][:12]: lr for lr in all_learnings(isolated_recall_env)}
     assert set(learnings) == {"error[E0425]", "src/app/view"}
     cargo = learnings["error[E0425]"]
@@ -369,7 +371,10 @@ def test_dry_run_since_all_and_paths(
 
 def test_clear_errors_without_tracebacks(project: Path, env: dict[str, str], tmp_path: Path) -> None:
     nothing = run(["import-sessions"], env, project)
-    assert nothing.returncode == 0 and "no Claude Code sessions found for this project" in nothing.stdout
+    assert (
+        nothing.returncode == 0
+        and "no Claude Code or Codex CLI sessions found for this project" in nothing.stdout
+    )
     bad_date = run(["import-sessions", "--since", "last tuesday"], env, project)
     assert bad_date.returncode == 2 and "not a date: 'last tuesday'" in bad_date.stderr
     missing = run(["import-sessions", str(tmp_path / "nope")], env, project)
@@ -530,3 +535,41 @@ def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printe
     assert out.returncode == 0, out.stderr
     assert "2 learning(s) stored" in out.stdout, out.stdout
     assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"github.com/rommeld/leeson"}
+def test_both_agents_histories_are_read_and_said_apart(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """A machine with Claude Code's sessions and Codex CLI's rollouts: `--agent all` (the default) learns
+    from both and says how many of each it read; `--agent` picks one."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "c1.jsonl", "c1000000-1111", str(project))
+    fix_episode(w)
+    w.save()
+    day = Path(env["CODEX_HOME"]) / "sessions" / "2026" / "07" / "01"
+    day.mkdir(parents=True)
+    patch = "*** Begin Patch\n*** Update File: src/app/client.py\n@@\n-import requests_oauth\n+import requests_oauthlib\n*** End Patch\n"
+    failed = f"Process exited with code 1\nOutput:\n{ERROR_TEXT}\n"
+    rollout = [
+        {"type": "session_meta", "payload": {"id": "x1000000-2222", "cwd": str(project)}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "call_id": "k1",
+                                              "arguments": json.dumps({"cmd": PYTEST})}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "k1", "output": failed}},
+        {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "call_id": "k2",
+                                              "input": patch}},
+        {"type": "response_item", "payload": {"type": "custom_tool_call_output", "call_id": "k2", "output": "Exit code: 0\nOutput:\nSuccess.\n"}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "call_id": "k3",
+                                              "arguments": json.dumps({"cmd": PYTEST})}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "k3",
+                                              "output": "Process exited with code 0\nOutput:\n1 passed in 0.02s\n"}},
+    ]  # fmt: skip
+    stamped = [{"timestamp": "2026-07-01T10:00:00.000Z", **r} for r in rollout]
+    (day / "rollout-2026-07-01T10-00-00-x1.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in stamped) + "\n"
+    )
+
+    only = run(["import-sessions", "--agent", "codex", "--dry-run"], env, project)
+    assert "1 session(s) read (0 Claude Code, 1 Codex;" in only.stdout, only.stdout
+    both = run(["import-sessions"], env, project)
+    assert both.returncode == 0, both.stderr
+    assert "2 session(s) read (1 Claude Code, 1 Codex;" in both.stdout, both.stdout
+    by_agent = {lr.fix.agent: lr for lr in all_learnings(isolated_recall_env) if lr.fix}
+    assert set(by_agent) == {"claude-code", "codex"}
+    assert by_agent["codex"].session_id == "x1000000-2222" and by_agent["codex"].repo == "shop-api"

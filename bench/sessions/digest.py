@@ -1,4 +1,4 @@
-"""Print a Claude Code transcript as a short, numbered digest for hand labelling (bench/sessions/README.md).
+"""Print a Claude Code transcript (or a Codex CLI rollout) as a short, numbered digest for hand labelling (bench/sessions/README.md).
 
 Each tool call is one step: its `tool_use_id` (the last 8 characters, which labels cite), the tool, the
 command or file, and the result (the exit state the transcript records, then the output's first and last
@@ -48,6 +48,68 @@ def _lines(text: str, n: int, width: int) -> list[str]:
     return [*rows[:head], f"… ({len(rows) - n} lines) …", *rows[-tail:]]
 
 
+def _codex_output(payload: dict) -> str:
+    value = payload.get("output")
+    if isinstance(value, list):
+        return "\n".join(i.get("text", "") for i in value if isinstance(i, dict))
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _cmd_of(arguments: str) -> str:
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return str(data.get("cmd", arguments)) if isinstance(data, dict) else arguments
+
+
+def codex_digest(path: Path, width: int, nlines: int) -> list[str]:
+    """A Codex rollout: every tool call on one line (shell calls with the exit code the output reports),
+    the output of failing ones, apply_patch's files, the agent's messages. Read from the raw lines."""
+    import re
+
+    out: list[str] = []
+    calls: dict[str, tuple[str, str]] = {}
+    step = 0
+    for raw in path.open(encoding="utf-8", errors="replace"):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        p = entry.get("payload") if isinstance(entry, dict) else None
+        if not isinstance(p, dict) or entry.get("type") != "response_item":
+            continue
+        kind = p.get("type")
+        if kind == "message" and p.get("role") in ("assistant", "user"):
+            text = "\n".join(c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict))
+            if text.strip() and not text.lstrip().startswith("<"):
+                who = "AGENT" if p["role"] == "assistant" else "\nUSER"
+                out.append(f"   {who}: {_short(text, width * 2)}")
+        elif kind in ("function_call", "custom_tool_call"):
+            what = p.get("input") if kind == "custom_tool_call" else p.get("arguments")
+            calls[p.get("call_id", "")] = (str(p.get("name")), str(what or ""))
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            cid = p.get("call_id", "")
+            name, what = calls.get(cid, ("?", ""))
+            if name in ("update_plan", "wait", "write_stdin") and "exited with code" not in _codex_output(p):
+                continue
+            step += 1
+            text = _codex_output(p)
+            code = re.search(r"(?:Process exited with code|Exit code:|\"exit_code\":|EXIT=) ?(-?\d+)", text)
+            flag = f"exit {code.group(1)}" if code else "exit ?"
+            if name == "exec_command":
+                what = _cmd_of(what)
+            if name == "apply_patch":
+                files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", what, re.M)
+                out.append(f"[{step:03d} {cid[-8:]}] apply_patch ({flag}) {', '.join(files)}")
+                out.extend("      " + ln[:width] for ln in what.splitlines()[1:nlines] if ln[:1] in "@-+")
+                continue
+            out.append(f"[{step:03d} {cid[-8:]}] {name} ({flag}) $ {_short(what, width)}")
+            if code and code.group(1) != "0":
+                out.extend("      | " + ln for ln in _lines(text, nlines, width))
+    return out
+
+
 def _quiet(name: str, block: dict, show_all: bool) -> bool:
     """Leave a Read/Grep/Glob/LS/TodoWrite result out unless it failed or found nothing."""
     if show_all or name not in QUIET_TOOLS:
@@ -58,6 +120,9 @@ def _quiet(name: str, block: dict, show_all: bool) -> bool:
 
 
 def digest(path: Path, width: int, nlines: int, show_all: bool = False) -> list[str]:
+    with path.open("rb") as fh:
+        if b'"type":"session_meta"' in fh.readline(200):
+            return codex_digest(path, width, nlines)
     out: list[str] = []
     calls: dict[str, tuple[str, dict]] = {}
     step = 0

@@ -28,6 +28,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parent / ".cache" / "sessions"
 SOURCES_PATH = HERE / "sources.json"
+# Codex CLI rollouts (issue 36): a file of their own, so that corpora added to sources.json merge cleanly
+CODEX_SOURCES_PATH = HERE / "sources-codex.json"
 
 
 def _git_dir(repo: str, mirrors: Path | None, tmp: Path) -> Path:
@@ -138,6 +140,36 @@ def fetch(corpus: str, source: dict, mirrors: Path | None) -> int:
     return len(keep)
 
 
+def fetch_checkpoints(corpus: str, source: dict, mirrors: Path | None) -> int:
+    """Rollouts saved as `<xx>/<id>/<n>/full.jsonl` on a branch (each checkpoint rewritten as the session went
+    on): the newest version of each file in the pinned commit's history whose object is there. Files land
+    as <corpus>/<xx>-<id>-<n>.jsonl."""
+    dest = CACHE / corpus
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        git_dir = _git_dir(source["repo"], mirrors, Path(tmp))
+        git = ["git", "--git-dir", str(git_dir)]
+        log = subprocess.run([*git, "log", "--format=", "--raw", "--no-abbrev", source["commit"]],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        newest: dict[str, str] = {}
+        pattern = source["checkpoints"]
+        for line in log.splitlines():
+            parts = line.split()
+            if len(parts) < 6 or not line.startswith(":") or parts[3] == "0" * 40:
+                continue
+            path = parts[-1]
+            if path in newest or not Path(path).match(pattern):
+                continue
+            if subprocess.run([*git, "cat-file", "-e", parts[3]]).returncode == 0:
+                newest[path] = parts[3]
+        for path, blob in newest.items():
+            target = dest / (path.rsplit("/", 1)[0].replace("/", "-") + ".jsonl")
+            if not target.exists():
+                data = subprocess.run([*git, "cat-file", "-p", blob], capture_output=True, check=True).stdout
+                target.write_bytes(data)
+    return len(newest)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -154,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         n = fetch(corpus, source, args.mirrors)
         print(f"{corpus}: {n} transcripts in {CACHE / corpus}")
+    for corpus, source in json.loads(CODEX_SOURCES_PATH.read_text()).items():
+        if args.only and corpus not in args.only:
+            continue
+        n = fetch_checkpoints(corpus, source, args.mirrors)
+        print(f"{corpus}: {n} Codex rollouts in {CACHE / corpus}")
     return 0
 
 

@@ -52,11 +52,16 @@ class Label:
         """The session ids the transcript carries (a continued session has its first session's id too)."""
         found = {self.session}
         with self.path.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                m = _SESSION_ID.search(line)
+            for n, line in enumerate(fh):
+                m = _SESSION_ID.search(line) or (_CODEX_ID.search(line[:400]) if n == 0 else None)
                 if m:
                     found.add(m.group(1))
         return found
+
+    @property
+    def codex(self) -> bool:
+        """A Codex CLI rollout (bench/sessions/sources-codex.json), not a Claude Code transcript."""
+        return self.corpus.startswith("codex-")
 
     def failed_ids(self) -> set[str]:
         ids = set()
@@ -212,6 +217,7 @@ def call_results(label: Label) -> dict[str, tuple[str, str | None]]:
 # ---------------------------------------------------------------------- judging a learning against a label
 
 _SESSION_ID = re.compile(r'"sessionId":\s*"([^"]{1,200})"')
+_CODEX_ID = re.compile(r'^\{[^\n]{0,80}"type":"session_meta","payload":\{"(?:session_)?id":"([^"]{1,200})"')
 _TIMESTAMP = re.compile(r'"timestamp":\s*"([^"]{1,40})"')
 _WORD = re.compile(r"[A-Za-z0-9_][\w.\-/]*")
 

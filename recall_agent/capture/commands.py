@@ -368,11 +368,28 @@ def change(before: Command, after: Command) -> str | None:
             return f"ran it without `{'; '.join(dropped)}`{ALREADY_THERE}"
         return None
     moved = before.cwd != after.cwd
-    return f"`{_shown(after, moved)}` instead of `{_shown(before, moved)}`"
+    shown_after, shown_before = _shown(after, moved), _shown(before, moved)
+    if shown_after != shown_before:
+        return f"`{shown_after}` instead of `{shown_before}`"
+    # the same last check: the difference is in another segment (`hk x && git commit` -> `mise x hk -- hk x
+    # && git commit`), which is what to show
+    gone = [c.key for c in before.checks if not c.setup and c.key not in {x.key for x in after.checks}]
+    new = [c.key for c in after.checks if not c.setup and c.key not in {x.key for x in before.checks}]
+    if gone and new:
+        return f"`{_cut(new[0])}` instead of `{_cut(gone[0])}`"
+    if new:
+        return f"ran it after `{_cut('; '.join(new))}`"
+    if gone:
+        return f"ran it without `{_cut('; '.join(gone))}`"
+    return None
 
 
 def _real(cmd: Command) -> tuple[str, ...]:
     return tuple(c.key for c in cmd.checks if not c.setup and not c.probe)
+
+
+def _cut(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _shown(cmd: Command, with_folder: bool = False, limit: int = 160) -> str:

@@ -69,9 +69,11 @@ def change_of(tool: str, tool_input: dict[str, Any], details: dict[str, Any], pa
     edits = [e for e in edits or [] if isinstance(e, dict)]
     old = "\n".join(str(e.get("old_string") or "") for e in edits)
     new = "\n".join(str(e.get("new_string") or "") for e in edits)
-    symbols = _symbols_at(original or "", _first_line(details), new)
+    kept = set(old.splitlines())
+    added = "\n".join(ln for ln in new.splitlines() if ln not in kept)  # a def both sides show is not new
+    symbols = _symbols_at(original or "", _first_line(details), added)
     if not symbols and original:
-        symbols = _symbols_at(original, _line_of(original, old), new)
+        symbols = _symbols_at(original, _line_of(original, old), added)
     return FileChange(path, symbols=symbols, old=old, new=new, edits=1)
 
 

@@ -139,6 +139,7 @@ class Context:
     root: str | None  # the repository's top level (or the session's folder)
     branch: str | None
     repo: str
+    agent: str = "claude-code"  # which agent's session it was (readers.CLAUDE / readers.CODEX)
 
 
 def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
@@ -176,7 +177,7 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
         "ticket_id": redact(t) if (t := ticket_from_branch(ctx.branch)) else None,
         "task_type": task_type(ctx.branch, files, main.key if main else ""),
         "confidence": CAPTURE_CONFIDENCE,
-        "fix": _evidence(episode, files, redact, ctx.branch),
+        "fix": {**_evidence(episode, files, redact, ctx.branch), "agent": ctx.agent},
     }
 
 

@@ -10,6 +10,7 @@ failure even when its exit code says it passed (`cmd | tail` hides the exit code
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections.abc import Collection
@@ -61,6 +62,8 @@ _MISSING = [
 ]
 
 MAX_LINES = 400  # lines of one output looked at (its head and its tail)
+CACHED_LINE = 400  # lines up to this long are judged once per process (a few MB at most)
+CACHED_LINES = 1 << 14
 
 
 def lines_of(text: str) -> list[str]:
@@ -72,7 +75,15 @@ def lines_of(text: str) -> list[str]:
 
 
 def fold(line: str) -> int:
-    """A line's identity across runs: whitespace and numbers folded, hashed small (kept in session state)."""
+    """A line's identity across runs: whitespace and numbers folded, hashed small (kept in session state).
+    Short lines are cached, as in `is_error_line`: runs of one session print the same lines again and again
+    (a build's `Compiling x v1.2` lines, a test suite's names), and judging lines is most of the cost of
+    reading a session."""
+    return _fold(line) if len(line) <= CACHED_LINE else _fold.__wrapped__(line)
+
+
+@functools.lru_cache(maxsize=CACHED_LINES)
+def _fold(line: str) -> int:
     folded = _FOLD.sub("#", _SPACE.sub(" ", line.strip()))
     return zlib.crc32(folded.encode("utf-8", "replace"))
 
@@ -109,7 +120,24 @@ def is_exit_code_line(line: str) -> bool:
 
 
 def is_error_line(line: str) -> bool:
+    return _is_error(line) if len(line) <= CACHED_LINE else _is_error.__wrapped__(line)
+
+
+@functools.lru_cache(maxsize=CACHED_LINES)
+def _is_error(line: str) -> bool:
     return bool(_EXCEPTION.match(line) or _TOOL_ERROR.search(line)) and not _EXIT_CODE.match(line.strip())
+
+
+def _facts(line: str) -> tuple[bool, bool, bool, bool]:
+    return _line_facts(line) if len(line) <= CACHED_LINE else _line_facts.__wrapped__(line)
+
+
+@functools.lru_cache(maxsize=CACHED_LINES)
+def _line_facts(line: str) -> tuple[bool, bool, bool, bool]:
+    """(an error line, an exception line, a traceback header, a failure word) of one line."""
+    error = is_error_line(line)
+    exception = error and bool(_EXCEPTION.match(line)) and not _WARNING.search(line)
+    return error, exception, bool(_TRACEBACK.match(line)), bool(_FAIL_WORDS.search(line))
 
 
 def error_lines(lines: list[str], background: Collection[int]) -> list[str]:
@@ -200,8 +228,9 @@ def run_features(
     """Features of one run for the run model: did it fail? (`masked`: the command hides its exit code)"""
     lines = lines_of(text)
     fresh = [ln for ln in lines if fold(ln) not in background]
-    errors = [ln for ln in fresh if is_error_line(ln)]
-    exceptions = [ln for ln in errors if _EXCEPTION.match(ln) and not _WARNING.search(ln)]
+    facts = [_facts(ln) for ln in fresh]
+    errors = [ln for ln, f in zip(fresh, facts, strict=True) if f[0]]
+    exceptions = [ln for ln, f in zip(fresh, facts, strict=True) if f[1]]
     tail = fresh[-5:]
     open_exit = not flagged and not masked  # exit code 0, and it is the check's own
     return {
@@ -217,9 +246,9 @@ def run_features(
         "empty": float(not lines),
         "error_lines": min(len(errors), 5) / 5,
         "exception": float(bool(exceptions)),
-        "traceback": float(any(_TRACEBACK.match(ln) for ln in fresh)),
-        "error_in_tail": float(any(is_error_line(ln) for ln in tail)),
-        "fail_words": min(sum(bool(_FAIL_WORDS.search(ln)) for ln in fresh), 5) / 5,
+        "traceback": float(any(f[2] for f in facts)),
+        "error_in_tail": float(any(f[0] for f in facts[-5:])),
+        "fail_words": min(sum(f[3] for f in facts), 5) / 5,
         "warnings_only": float(bool(errors) and all(_WARNING.search(ln) for ln in errors)),
         "passed_words": float(any(_PASSED.search(ln) for ln in tail)),
         "tests_failed": float(any(_PYTEST_FAILED.search(ln) for ln in tail)),

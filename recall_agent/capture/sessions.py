@@ -1,7 +1,9 @@
-"""Where Claude Code keeps session transcripts, and which files make up one session.
+"""Where agents keep session transcripts, and which files make up one session.
 
-A session is its transcript (`~/.claude/projects/<folder>/<session>.jsonl`) plus its subagents' files
-(`agent-*.jsonl` beside it in older versions, `<session>/subagents/*.jsonl` in newer ones).
+Claude Code: a session is its transcript (`~/.claude/projects/<folder>/<session>.jsonl`) plus its
+subagents' files (`agent-*.jsonl` beside it in older versions, `<session>/subagents/*.jsonl` in newer
+ones). Codex CLI: a session is one rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, or
+`.jsonl.zst`); which project it belongs to is the `cwd` of its first line (`session_meta`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ class SessionFiles:
 
     main: Path
     subagents: list[Path] = field(default_factory=list)
+    agent: str = "claude-code"  # readers.CLAUDE or readers.CODEX
 
     def paths(self) -> list[Path]:
         return [self.main, *self.subagents]
@@ -79,8 +82,48 @@ def _walk(folder: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for name in filenames:
-            if name.endswith(".jsonl"):
+            if name.endswith(".jsonl") or (name.startswith("rollout-") and name.endswith(".jsonl.zst")):
                 yield Path(dirpath) / name
+
+
+def codex_sessions(cwd: Path | None, sessions: Path | None = None) -> list[SessionFiles]:
+    """Codex rollouts under `sessions` (default `$CODEX_HOME/sessions`): all of them (`cwd` None), or those
+    of the project at `cwd` (their `cwd` is that folder, its git top level, or inside it)."""
+    from recall_agent.capture.codex_transcript import is_rollout
+    from recall_agent.config import codex_sessions_dir
+
+    folder = sessions or codex_sessions_dir()
+    found = sorted(p for p in _walk(folder) if is_rollout(p)) if folder.is_dir() else []
+    if cwd is not None:
+        from recall_agent import repo
+
+        root = repo.toplevel(cwd) or cwd
+        places = {str(cwd), str(root)}
+        found = [p for p in found if _inside(rollout_cwd(p), places)]
+    return [SessionFiles(p, agent="codex") for p in found]
+
+
+def _inside(folder: str | None, places: set[str]) -> bool:
+    return bool(folder) and any(folder == p or folder.startswith(p.rstrip("/") + "/") for p in places)
+
+
+def rollout_cwd(path: Path) -> str | None:
+    """The `cwd` of a rollout's `session_meta` (its first line), read without the rest of the file."""
+    import json
+
+    from recall_agent.capture.codex_transcript import _open
+
+    try:
+        with _open(path) as fh:
+            first = fh.readline(4 * 1024 * 1024)
+        meta = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    except Exception:  # a corrupt .zst frame (zstandard.ZstdError)
+        return None
+    payload = meta.get("payload") if isinstance(meta, dict) else None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None
 
 
 def _is_subagent(path: Path) -> bool:
@@ -88,7 +131,11 @@ def _is_subagent(path: Path) -> bool:
 
 
 def _add(sessions: dict[Path, SessionFiles], loose: list[Path], path: Path) -> None:
-    if path.parent.name == "subagents":
+    from recall_agent.capture.codex_transcript import is_rollout
+
+    if is_rollout(path):
+        sessions.setdefault(path, SessionFiles(path, agent="codex"))
+    elif path.parent.name == "subagents":
         owner = path.parent.parent.with_suffix(".jsonl")
         if owner in sessions:
             sessions[owner].subagents.append(path)

@@ -1,5 +1,6 @@
 """Stop / SessionEnd: read what the session's transcript gained since the last read, with the capture
-engine (`recall_agent.capture`), and store the errors it fixed as learnings.
+engine (`recall_agent.capture`), and store the errors it fixed as learnings. The transcript is Claude
+Code's, or a Codex CLI rollout (`transcript_path` of Codex's Stop hook); `capture.readers` picks the reader.
 
 The engine is the one `recall import-sessions` runs; here it reads incrementally. Its state (per transcript
 file: the offset read to, the calls still waiting for results, the open errors, recent edits and the
@@ -62,7 +63,8 @@ def capture(session_id: str, payload: dict[str, Any], cwd: str) -> Captured:
     same lines again next time)."""
     from recall_agent.capture import learning
     from recall_agent.capture.engine import Engine
-    from recall_agent.capture.transcript import Call, Transcript
+    from recall_agent.capture.readers import agent_of, open_reader
+    from recall_agent.capture.transcript import Call
 
     out = Captured()
     path = payload.get("transcript_path")
@@ -75,13 +77,14 @@ def capture(session_id: str, payload: dict[str, Any], cwd: str) -> Captured:
         root=str(root) if root else cwd,
         branch=learning.current_branch(root) if root else None,
         repo=repo.identity(Path(cwd), root),
+        agent=agent_of(Path(path)),
     )
     files = state.setdefault("files", {})
     for file in transcript_files(Path(path)):
         entry = files.get(str(file)) or {}
         start = int(entry.get("offset") or 0) or _first_offset(file)
         calls = {c["id"]: Call(c["id"], c["name"], c["input"], c["stream"]) for c in entry.get("calls") or []}
-        reader = Transcript(file, start=start, calls=calls)
+        reader = open_reader(file, start=start, calls=calls)
         engine = Engine(entry.get("engine"))
         try:
             engine.feed(reader.steps())

@@ -15,10 +15,11 @@ _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
 
 HOOK_HELP = """usage: recall hook <Event>
 
-Claude Code hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
+Claude Code and Codex CLI hook handler: reads the hook JSON on stdin, always exits 0 within its time cap.
 Events: PostToolUseFailure (recall prior fixes for the error; a PostToolUse that carries a failure, from
 Claude Code versions before PostToolUseFailure, is treated the same), Stop and SessionEnd (read the
-session's transcript and capture the errors it fixed as learnings). Problems go to
+session's transcript and capture the errors it fixed as learnings). From Codex CLI: PostToolUse of a
+shell call whose exit code (read from the rollout) is not 0, and Stop. Problems go to
 $RECALL_HOME/logs/hooks.log, never to the agent.
 
 Environment: AGENT_LEARNING_RETRIEVAL_URL (query a server), RECALL_SERVER_URL + RECALL_TOKEN (store
@@ -70,7 +71,20 @@ def _scope_parser(prog: str, description: str) -> argparse.ArgumentParser:
         default=None,
         help="project folder (default: the git top-level of the current folder, else the current folder)",
     )
+    parser.add_argument(
+        "--codex",
+        action="store_true",
+        help="Codex CLI instead of Claude Code: hooks.json (the project's .codex/ or $CODEX_HOME), "
+        "`recall mcp` in config.toml, and with --project a short AGENTS.md section",
+    )
     return parser
+
+
+def _project(args: argparse.Namespace) -> Path:
+    from recall_agent import repo
+
+    cwd = repo.current_dir()
+    return Path(args.dir or repo.toplevel(cwd) or cwd).resolve()
 
 
 def _target(args: argparse.Namespace) -> Path:
@@ -88,7 +102,18 @@ def install_main(argv: list[str]) -> int:
         "Add recall's Claude Code hooks (auto-recall on failed tool calls, capture of resolved errors) to "
         "settings.json. Idempotent; other hooks and settings are kept.",
     )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="with --codex: make the changes that need consent (turn Codex's hooks feature on when your "
+        "config.toml turned it off; add the AGENTS.md section) without asking",
+    )
     args = parser.parse_args(argv)
+    if args.codex:
+        code = _codex("recall install", args, install=True)
+        if code == 0:
+            _offer_import(args)
+        return code
     code = _change_settings(
         "recall install",
         args,
@@ -119,12 +144,55 @@ def uninstall_main(argv: list[str]) -> int:
     parser = _scope_parser(
         "recall uninstall", "Remove recall's hooks from settings.json; everything else is kept."
     )
+    args = parser.parse_args(argv)
+    if args.codex:
+        return _codex("recall uninstall", args, install=False)
     return _change_settings(
         "recall uninstall",
-        parser.parse_args(argv),
+        args,
         "uninstall",
         lambda n, path: f"removed {n} recall hook(s) from {path}" if n else f"no recall hooks in {path}",
     )
+
+
+def _codex(command: str, args: argparse.Namespace, install: bool) -> int:
+    """`recall install --codex` / `recall uninstall --codex`: one line per change, one on error."""
+    from recall_agent.hooks import codex_install as codex
+    from recall_agent.hooks.install import SettingsError
+
+    p = codex.plan("user" if args.user else "project", _project(args))
+    try:
+        if install:
+            consent = args.yes or _asked(p)
+            lines = codex.install(p, consent)
+        else:
+            lines = codex.uninstall(p)
+    except SettingsError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
+    return 0
+
+
+def _asked(p: object) -> bool:
+    """On a terminal, ask before the changes that need consent (only when there are some)."""
+    from recall_agent.hooks import codex_install as codex
+
+    assert isinstance(p, codex.Plan)
+    version = codex.codex_version()
+    user = codex.codex_home() / "config.toml"
+    wanted = [str(c) for c in dict.fromkeys([user, p.config])
+              if codex.hooks_turned_off(c, version if c == user else None)]  # fmt: skip
+    if p.agents is not None and not codex.has_agents_section(p.agents):
+        wanted.append(f"add a short recall section to {p.agents}")
+    if not wanted or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    print("recall install --codex would also:\n  " + "\n  ".join(
+        [f"turn Codex hooks on in {w}" if w.endswith(".toml") else w for w in wanted]))  # fmt: skip
+    try:
+        return input("Go ahead? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def _change_settings(

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from recall_agent.hooks.runtime import response_failed
@@ -57,7 +58,14 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
 
         ev.command = tool_command(tool, tool_input).text
 
-    if event == "PostToolUseFailure":
+    if tool == "Bash" and isinstance(response, str) and _rollout(payload):
+        # Codex CLI: the response is the output alone; the exit code is in the rollout already
+        from recall_agent.capture.codex_transcript import exit_code_of
+
+        code = exit_code_of(Path(str(payload["transcript_path"])), ev.tool_use_id or "")
+        ev.failed = code is not None and code != 0
+        ev.error_text = response if ev.failed else None
+    elif event == "PostToolUseFailure":
         ev.failed = True
         ev.interrupted = payload.get("is_interrupt") is True
         ev.error_text = _str(payload.get("error")) or _response_text(response)
@@ -84,6 +92,12 @@ def _command_facts(command: str) -> tuple[str, str]:
     redacted = redact(command)
     parsed = commands.parse(redacted)
     return redacted, parsed.main.key if parsed.main else parsed.text
+
+
+def _rollout(payload: dict[str, Any]) -> bool:
+    """The hook came from Codex CLI (its transcript is a rollout)."""
+    path = payload.get("transcript_path")
+    return isinstance(path, str) and Path(path).name.startswith("rollout-")
 
 
 def learns_from_failure(ev: ToolEvent) -> bool:

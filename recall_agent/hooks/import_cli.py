@@ -1,4 +1,5 @@
-"""`recall import-sessions [PATH ...] [--all] [--since DATE] [--dry-run]`: learn from past Claude Code sessions."""
+"""`recall import-sessions [PATH ...] [--agent claude|codex|all] [--all] [--since DATE] [--dry-run]`: learn
+from past Claude Code and Codex CLI sessions."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-DESCRIPTION = """Read Claude Code session transcripts and store every error that was fixed later in the same
+DESCRIPTION = """Read Claude Code session transcripts and Codex CLI rollouts and store every error that was fixed later in the same
 session as a learning, by the rules the recall hooks use live (the failing call, the later successful run
 of the same command, the files edited in between, the branch's ticket, the agent's own explanation).
 Secrets are redacted before anything is stored; what the hooks or an earlier import already stored is not
@@ -43,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--all", action="store_true", help="every project's sessions")
     parser.add_argument(
+        "--agent",
+        choices=("claude", "codex", "all"),
+        default="all",
+        help="whose sessions: Claude Code's (~/.claude/projects), Codex CLI's ($CODEX_HOME/sessions), "
+        "or all that exist (default)",
+    )
+    parser.add_argument(
         "--since", type=_since, metavar="DATE", help="only sessions written on or after DATE (or Nd)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would be stored, store nothing")
@@ -55,44 +63,52 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _targets(args: argparse.Namespace) -> tuple[list[Path], str] | str:
-    """(paths to read, what they are) or an error message."""
+def _targets(args: argparse.Namespace) -> tuple[list[Any], str] | str:
+    """(sessions to read, what they are) or an error message."""
     from recall_agent import repo
-    from recall_agent.capture.sessions import all_project_folders, project_folders
-    from recall_agent.config import claude_projects_dir
+    from recall_agent.capture.readers import CLI_NAMES
+    from recall_agent.capture.sessions import (
+        all_project_folders,
+        codex_sessions,
+        project_folders,
+        sessions_in,
+    )
 
+    wanted = set(CLI_NAMES.values()) if args.agent == "all" else {CLI_NAMES[args.agent]}
     if args.paths:
         missing = [str(p) for p in args.paths if not p.exists()]
         if missing:
             return f"no such file or folder: {', '.join(missing)}"
-        return list(args.paths), "the given paths"
-    if args.all:
-        return all_project_folders(), f"every project under {claude_projects_dir()}"
-    cwd = repo.current_dir()
-    return project_folders(cwd), f"this project ({cwd})"
+        return [s for s in sessions_in(list(args.paths)) if s.agent in wanted], "the given paths"
+    cwd = None if args.all else repo.current_dir()
+    found = []
+    if "claude-code" in wanted:
+        found += sessions_in(all_project_folders() if cwd is None else project_folders(cwd))
+    if "codex" in wanted:
+        found += codex_sessions(cwd)
+    return found, "every project" if cwd is None else f"this project ({cwd})"
 
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from recall_agent.capture.sessions import sessions_in
-
     found = _targets(args)
     if isinstance(found, str):
         print(f"recall import-sessions: {found}", file=sys.stderr)
         return 2
-    paths, scope = found
-    sessions = sessions_in(paths)
+    sessions, scope = found
     too_old = 0
     if args.since is not None:
         kept = [s for s in sessions if s.mtime() >= args.since]
         too_old, sessions = len(sessions) - len(kept), kept
     if not sessions:
-        from recall_agent.config import claude_projects_dir
+        from recall_agent.config import claude_projects_dir, codex_sessions_dir
 
+        whose = {"claude": "Claude Code", "codex": "Codex CLI"}.get(args.agent, "Claude Code or Codex CLI")
         print(
-            f"recall import-sessions: no Claude Code sessions found for {scope}"
+            f"recall import-sessions: no {whose} sessions found for {scope}"
             + (f" ({too_old} older than --since)" if too_old else "")
-            + f"; transcripts live under {claude_projects_dir()}/<project>/ (try --all, or pass a PATH)"
+            + f"; Claude Code keeps them under {claude_projects_dir()}/<project>/, Codex CLI under "
+            f"{codex_sessions_dir()}/YYYY/MM/DD/ (try --all, or pass a PATH)"
         )
         return 0
     return _run(sessions, args, too_old)
@@ -145,6 +161,7 @@ def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
             return 1
     started = time.monotonic()
     totals = {"errors": 0, "resolved": 0, "learnings": 0, "bad_lines": 0, "bytes": 0, "transcripts": 0}
+    totals |= {"claude-code": 0, "codex": 0}
     failed: list[str] = []
     planned: list[dict[str, Any]] = []
     try:
@@ -152,6 +169,7 @@ def _run(sessions: list[Any], args: argparse.Namespace, too_old: int) -> int:
             for files, result in zip(sessions, read_sessions(sessions, workers_for(sessions)), strict=True):
                 totals["bytes"] += files.size()
                 totals["transcripts"] += len(files.paths())
+                totals[files.agent] = totals.get(files.agent, 0) + 1
                 if result.failed:
                     failed.append(result.failed)
                 for key in ("errors", "resolved", "bad_lines"):
@@ -195,7 +213,8 @@ def _summary(
 ) -> str:
     mb = totals["bytes"] / 1e6
     parts = [
-        f"{sessions} session(s) read ({totals['transcripts']} transcript files, {mb:.1f} MB, {elapsed:.1f} s)",
+        f"{sessions} session(s) read ({_per_agent(totals)}; {totals['transcripts']} transcript files, "
+        f"{mb:.1f} MB, {elapsed:.1f} s)",
         f"{totals['errors']} error(s) met, {totals['resolved']} resolved in the same session",
     ]
     if dry_run:
@@ -214,6 +233,10 @@ def _summary(
     if unchanged:
         parts.append(f"{unchanged} session(s) unchanged since they were imported, not read again")
     return "recall import-sessions: " + "; ".join(parts) + "."
+
+
+def _per_agent(totals: dict[str, int]) -> str:
+    return f"{totals.get('claude-code', 0)} Claude Code, {totals.get('codex', 0)} Codex"
 
 
 def _progress(total: int, quiet: bool) -> Any:
@@ -255,17 +278,27 @@ class _RichProgress:
 
 
 def install_offer(project: Path | None) -> str | None:
-    """The line `recall install` prints when past sessions exist: how many, and the command that imports
-    them (`project` None: every project, for a user-wide install). Counting only: nothing is read."""
-    from recall_agent.capture.sessions import all_project_folders, project_folders, sessions_in
+    """The line `recall install` prints when past sessions exist: how many (Claude Code's and Codex CLI's),
+    and the command that imports them (`project` None: every project, for a user-wide install). Counting
+    only: nothing is read but each rollout's first line (its folder)."""
+    from recall_agent.capture.sessions import (
+        all_project_folders,
+        codex_sessions,
+        project_folders,
+        sessions_in,
+    )
 
     folders = all_project_folders() if project is None else project_folders(project)
-    count = sum(1 for s in sessions_in(folders) if not s.main.name.startswith("agent-")) if folders else 0
-    if not count:
+    claude = sum(1 for s in sessions_in(folders) if not s.main.name.startswith("agent-")) if folders else 0
+    codex = len(codex_sessions(project))
+    if not claude and not codex:
         return None
     command = "recall import-sessions --all" if project is None else "recall import-sessions"
     where = "on this machine" if project is None else "for this project"
+    found = " and ".join(
+        [f"{claude} earlier Claude Code session(s)"] * bool(claude)
+        + [f"{codex} earlier Codex CLI session(s)"] * bool(codex)
+    )
     return (
-        f"Found {count} earlier Claude Code session(s) {where}: `{command}` learns the fixes in them "
-        "(nothing is imported until you run it)."
+        f"Found {found} {where}: `{command}` learns the fixes in them (nothing is imported until you run it)."
     )

@@ -43,16 +43,27 @@ class SessionResult:
     resolved: int = 0
     bad_lines: int = 0
     failed: str | None = None  # why the file could not be read
+    agent: str = "claude-code"
 
 
-def _context(session_id: str, cwd: str | None, branch: str | None, transcript: Path | None = None) -> Any:
+def _stem(path: Path) -> str:
+    return path.name.split(".", 1)[0]
+
+
+def _context(
+    session_id: str, cwd: str | None, branch: str | None, agent: str, transcript: Path | None = None
+) -> Any:
     from recall_agent.capture.learning import Context
 
     exists = bool(cwd) and Path(cwd).is_absolute() and Path(cwd).is_dir()
     root = repo.toplevel(Path(cwd)) if exists and cwd else None
     name = repo.identity(Path(cwd), root) if exists and cwd else _gone_folder_identity(cwd, transcript)
     return Context(
-        session_id=session_id, root=str(root) if root else cwd, branch=branch, repo=name or "unknown"
+        session_id=session_id,
+        root=str(root) if root else cwd,
+        branch=branch,
+        repo=name or "unknown",
+        agent=agent,
     )
 
 
@@ -89,18 +100,18 @@ def read_session(files: SessionFiles) -> SessionResult:
     """Read a session and its subagents. Never raises: an unreadable file is reported in `failed`."""
     from recall_agent.capture import learning
     from recall_agent.capture.engine import Engine
-    from recall_agent.capture.transcript import Transcript
+    from recall_agent.capture.readers import open_reader
 
-    result = SessionResult(files.main, files.main.stem)
+    result = SessionResult(files.main, _stem(files.main), agent=files.agent)
     for path in files.paths():
-        transcript = Transcript(path)
+        transcript = open_reader(path, agent=files.agent)
         engine = Engine()
         try:
             engine.feed(transcript.steps())
             engine.end_turn()
             stats = transcript.stats
-            sid = stats.session_id or files.main.stem
-            ctx = _context(sid, stats.cwd, stats.branch, files.main)
+            sid = stats.session_id or _stem(files.main)
+            ctx = _context(sid, stats.cwd, stats.branch, files.agent, files.main)
             learnings = []
             for episode in engine.episodes():
                 built = learning.build(episode, ctx)

@@ -52,10 +52,12 @@ def recall_command() -> str:
     return f"{runner} sh {shlex.quote(str(ENTRY_SCRIPT))}"
 
 
-def hook_entries(command: str | None = None) -> dict[str, list[dict[str, Any]]]:
+def hook_entries(
+    command: str | None = None, events: dict[str, tuple[str | None, int]] | None = None
+) -> dict[str, list[dict[str, Any]]]:
     base = command or recall_command()
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, (matcher, timeout) in EVENTS.items():
+    for event, (matcher, timeout) in (events or EVENTS).items():
         group: dict[str, Any] = {}
         if matcher is not None:
             group["matcher"] = matcher
@@ -132,18 +134,22 @@ def remove_ours(data: dict[str, Any]) -> int:
     return removed
 
 
-def install(path: Path, command: str | None = None) -> int:
-    """Write recall's hooks into the settings file; returns the number of events hooked."""
+def install(
+    path: Path, command: str | None = None, events: dict[str, tuple[str | None, int]] | None = None
+) -> int:
+    """Write recall's hooks into the settings file (Claude Code's settings.json, or Codex's hooks.json,
+    which has the same `hooks` shape); returns the number of events hooked."""
     data = load(path)
     remove_ours(data)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f'{path}: "hooks" is not an object; nothing was changed')
-    for event, groups in hook_entries(command).items():
+    chosen = events or EVENTS
+    for event, groups in hook_entries(command, chosen).items():
         existing = hooks.get(event)
         hooks[event] = (existing if isinstance(existing, list) else []) + groups
     save(path, data)
-    return len(EVENTS)
+    return len(chosen)
 
 
 def uninstall(path: Path) -> int:

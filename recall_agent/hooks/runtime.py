@@ -117,10 +117,17 @@ def response_failed(response: object) -> bool:
 
 def nothing_to_do(event: str, payload: dict[str, Any] | None) -> bool:
     """A PostToolUse that reports no failure: nothing to do (the capture reads successes from the
-    transcript at Stop), answered before the handlers (and redaction, pydantic) are imported."""
-    return (
-        event == "PostToolUse" and payload is not None and not response_failed(payload.get("tool_response"))
-    )
+    transcript at Stop), answered before the handlers (and redaction, pydantic) are imported. Codex CLI
+    sends a shell call's output alone; its exit code is read from the rollout."""
+    if event != "PostToolUse" or payload is None:
+        return False
+    response, path = payload.get("tool_response"), payload.get("transcript_path")
+    if isinstance(response, str) and isinstance(path, str) and os.path.basename(path).startswith("rollout-"):
+        from recall_agent.capture.codex_transcript import exit_code_of
+
+        code = exit_code_of(Path(path), str(payload.get("tool_use_id") or ""))
+        return payload.get("tool_name") != "Bash" or code in (None, 0)
+    return not response_failed(response)
 
 
 def run(event: str, work: Callable[[], dict[str, Any] | None]) -> int:

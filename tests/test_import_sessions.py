@@ -535,6 +535,8 @@ def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printe
     assert out.returncode == 0, out.stderr
     assert "2 learning(s) stored" in out.stdout, out.stdout
     assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"github.com/rommeld/leeson"}
+
+
 def test_both_agents_histories_are_read_and_said_apart(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
 ) -> None:

@@ -572,6 +572,8 @@ def test_both_agents_histories_are_read_and_said_apart(
     both = run(["import-sessions"], env, project)
     assert both.returncode == 0, both.stderr
     assert "2 session(s) read (1 Claude Code, 1 Codex;" in both.stdout, both.stdout
-    by_agent = {lr.fix.agent: lr for lr in all_learnings(isolated_recall_env) if lr.fix}
-    assert set(by_agent) == {"claude-code", "codex"}
-    assert by_agent["codex"].session_id == "x1000000-2222" and by_agent["codex"].repo == "shop-api"
+    # the same cause fixed the same way in both agents' sessions is one learning met in two sessions (issue 34),
+    # whichever agent's session was read first
+    (row,) = all_learnings(isolated_recall_env)
+    assert row.session_count == 2 and row.repo == "shop-api"
+    assert row.fix is not None and row.fix.agent in {"claude-code", "codex"}

@@ -348,8 +348,87 @@ def corpus_wide(corpus: str = "swecb") -> dict[str, Any]:
             "labelled_with_a_useful_learning": with_useful}  # fmt: skip
 
 
+def _corpus(label: L.Label) -> str:
+    """The corpus a label judges (SWE-ContextBench's second and fresh labellings are SWE-ContextBench)."""
+    return "swecb" if label.corpus.startswith("swecb") else label.corpus
+
+
+def _of(sessions: list[L.Label], stored: list[dict]) -> list[dict]:
+    """The learnings stored from these sessions."""
+    ids = {sid for s in sessions for sid in s.session_ids()}
+    return [lr for lr in stored if str(lr.get("session_id") or "") in ids]
+
+
+def _short(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in r.items() if not isinstance(v, list)}
+
+
+def census_kind(lr: dict[str, Any]) -> str:
+    """What a stored learning's fix is: a source edit (the project's files other than tests), a test edit,
+    a folder slip, a command fix, an install, steps run before the check, or nothing said."""
+    fix = lr.get("fix") or {}
+    files = [str(f.get("path") or "") for f in fix.get("files") or []]
+    if files:
+        return "source edit" if any(not _TEST_FILE.search(f) for f in files) else "test edit"
+    if fix.get("folder"):
+        return "folder slip"
+    if fix.get("packages"):
+        return "install"
+    if fix.get("command"):
+        return "command fix"
+    if fix.get("steps"):
+        return "steps"
+    return "other"
+
+
+def not_a_fix_command(lr: dict[str, Any]) -> str | None:
+    """Is the stored "fixed by another command" a narrower selection, an output-flag change or a rerun?"""
+    from recall_agent.capture import commands
+
+    command = (lr.get("fix") or {}).get("command")
+    if not command or (lr.get("fix") or {}).get("files"):
+        return None
+    before, after = commands.parse(str(command.get("before"))), commands.parse(str(command.get("after")))
+    return commands.not_a_fix(before, after)
+
+
+def census(corpus: str, pythonpath: Path | None, work: Path) -> dict[str, Any]:
+    """Every transcript of a corpus imported (a real import, or this process's engine with None): the store's
+    learnings per kind of fix, the narrowed-selection / output-flag "fixes" among them (must be 0), and the
+    sessions with a source-edit learning."""
+    cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
+    labels = [L.Label(corpus, p.stem, "", {}, p) for p in cached]
+    stored, seconds = (
+        inprocess_learnings(labels) if pythonpath is None else import_learnings(labels, pythonpath, work)
+    )
+    kinds: dict[str, int] = {}
+    bad: list[dict[str, Any]] = []
+    with_source: set[str] = set()
+    for lr in stored:
+        kind = census_kind(lr)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == "source edit":
+            with_source.add(str(lr.get("session_id") or ""))
+        why = not_a_fix_command(lr)
+        if why:
+            bad.append({"why": why, "resolution": str(lr.get("resolution_summary"))[:200]})
+    return {"sessions": len(cached), "learnings": len(stored), "kinds": kinds,
+            "not_a_fix": len(bad), "not_a_fix_examples": bad[:10],
+            "sessions_with_source_edit": len(with_source), "seconds": round(seconds, 1)}  # fmt: skip
+
+
+_TEST_FILE = __import__("re").compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|conftest\.py$)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--split",
+        choices=("project", "session"),
+        default="project",
+        help="project: the tuning projects and the held-out projects (split.json `projects`, every "
+        "labeller's sessions, one label per session); session: the older split by session (--halves)",
+    )
     ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout", "heldout-fresh"])
     ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
     ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
@@ -360,13 +439,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--corpus-wide", action="store_true", help="also count sessions with a learning, all 300")
     ap.add_argument("--curves", action="store_true", help="also the fitted models' PR curves per half")
+    ap.add_argument("--census", action="store_true", help="only the store census of all SWE-CB transcripts")
     args = ap.parse_args(argv)
+    if args.census:
+        return run_census(args)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
         work = Path(tmp)
         rel = release_tree(work, args.release) if args.release and not args.inprocess else None
-        for half in args.halves:
-            sessions = L.load((half,))
+        halves = (
+            [(f"projects-{h}", L.load_projects(h)) for h in ("tune", "heldout")]
+            if args.split == "project"
+            else [(h, L.load((h,))) for h in args.halves]
+        )
+        for half, sessions in halves:
             if not sessions:
                 continue
             mb = sum(s.path.stat().st_size for s in sessions) / 1e6
@@ -384,6 +470,13 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(secs, 2),
                     "mb_per_s": round(mb / secs, 1),
                 }
+                corpora = sorted({_corpus(s) for s in sessions})
+                if len(corpora) > 1:
+                    row[name]["corpora"] = {
+                        c: _short(judge(part, _of(part, stored), merged=path is not None))
+                        for c in corpora
+                        if (part := [s for s in sessions if _corpus(s) == c])
+                    }
             if args.replay:
                 row["replay"] = replay(sessions, work, folder=not args.replay_without_folder)
             if args.curves:
@@ -401,11 +494,11 @@ def main(argv: list[str] | None = None) -> int:
         "sessions_with_useful_learning",
         "seconds",
     ]
-    print(f"{'half':<9}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
+    print(f"{'half':<17}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
     for half, row in report["halves"].items():
         for name, r in row.items():
             if isinstance(r, dict) and name not in ("replay", "curves"):
-                print(f"{half:<9}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
+                print(f"{half:<17}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
                 if args.show:
                     for m in r["missed"]:
                         print("   MISSED", m)
@@ -418,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
+                for corpus, c in (r.get("corpora") or {}).items():
+                    print(f"{'':<17}{'  ' + corpus:<18}" + "".join(f"{str(c.get(k)):>13}" for k in cols))
     if args.corpus_wide:
         report["swecb_all"] = corpus_wide()
         print("SWE-ContextBench, all transcripts:", report["swecb_all"])
@@ -437,6 +532,25 @@ def main(argv: list[str] | None = None) -> int:
                     print("   REPLAY-MISS", m)
     if not args.inprocess:
         RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+def run_census(args: argparse.Namespace) -> int:
+    report: dict[str, Any] = {"load_average": os.getloadavg(), "census": {}}
+    with tempfile.TemporaryDirectory(prefix="recall-bench-census-") as tmp:
+        work = Path(tmp)
+        systems: list[tuple[str, Path | None]] = [("recall", None if args.inprocess else ROOT)]
+        if args.release and not args.inprocess:
+            systems.append((f"release {args.release}", release_tree(work, args.release)))
+        for name, path in systems:
+            report["census"][name] = c = census("swecb", path, work)
+            print(f"{name}: {c['learnings']} learnings from {c['sessions']} sessions in {c['seconds']} s; "
+                  f"{c['kinds']}; narrowed/output-flag/rerun 'fixes' {c['not_a_fix']}; "
+                  f"sessions with a source-edit learning {c['sessions_with_source_edit']}")  # fmt: skip
+            for ex in c["not_a_fix_examples"] if args.show else []:
+                print("   NOT-A-FIX", ex)
+    if not args.inprocess:
+        (BENCH / "results" / "capture_census.json").write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 

@@ -3,6 +3,7 @@ script compare what the engine found with them."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -36,6 +37,25 @@ class Label:
     @property
     def background(self) -> list[str]:
         return [str(b) for b in self.data.get("background") or []]
+
+    @property
+    def project(self) -> str:
+        """The project the session worked on: its label's `project`, else SWE-ContextBench's `repo:` in the
+        first prompt, else the corpus (each other corpus is one project)."""
+        named = self.data.get("project")
+        if isinstance(named, str) and named:
+            return named
+        if self.corpus.startswith("swecb"):
+            with self.path.open(encoding="utf-8", errors="replace") as fh:
+                for _, line in zip(range(40), fh, strict=False):
+                    m = _REPO.search(line)
+                    if m:
+                        return m.group(1)
+        return self.corpus
+
+    @property
+    def project_half(self) -> str:
+        return project_half(self.project)
 
     def session_ids(self) -> set[str]:
         """The session ids the transcript carries (a continued session has its first session's id too)."""
@@ -95,6 +115,34 @@ def load(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = 
         transcript = CACHE / corpus / f"{session}.jsonl"
         if transcript.is_file():
             out.append(Label(corpus, session, half, data, transcript))
+    return out
+
+
+_REPO = re.compile(r"\brepo: ([\w.-]{1,100}/[\w.-]{1,100})")
+PROJECTS = SPLIT.get("projects") or {}
+
+
+def project_half(project: str) -> str:
+    """`tune` or `heldout` in the project split (split.json `projects`)."""
+    for half in ("tune", "heldout"):
+        if project in (PROJECTS.get(half) or []):
+            return half
+    return "tune" if hashlib.sha256(f"project:{project}".encode()).digest()[0] % 2 == 0 else "heldout"
+
+
+def load_projects(half: str, *, every_labeller: bool = False) -> list[Label]:
+    """The labelled sessions of the tuning (`tune`) or held-out (`heldout`) projects, whichever session half
+    and labeller: one label per session (the first labeller's) unless `every_labeller` (the fit reads each
+    labeller's verdicts as examples of their own)."""
+    out, seen = [], set()
+    for label in load(("tune", "tune-second", "heldout", "heldout-fresh")):
+        if label.project_half != half:
+            continue
+        key = (label.corpus.removesuffix("-second"), label.session)
+        if not every_labeller and (label.half == "tune-second" or key in seen):
+            continue
+        seen.add(key)
+        out.append(label)
     return out
 
 

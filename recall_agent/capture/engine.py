@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_agent.capture import commands, edits, model, output
-from recall_agent.capture.transcript import Call, Prompt, Result, Said, Step
+from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
 from recall_agent.redact import redact
 
 OUTPUT_MAX = 12_000  # characters of a run's output kept (head and tail)
@@ -38,6 +38,7 @@ MAX_ERRORS = 20  # texts kept per open error (repeats that differ)
 MAX_EDITS = 400  # edits kept while groups are open
 MAX_BACKGROUND = 20_000
 MAX_SAID = 30
+MAX_STEPS = 3
 SAID_MAX = 2000
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
@@ -80,6 +81,7 @@ class Episode:
     created_by: str | None = None  # the command that created the missing path
     inside: str | None = None  # the missing path began with the folder the shell was already in
     by_failing_run: bool = False  # the run that showed it fixed failed otherwise (the next failing test)
+    steps: list[str] = field(default_factory=list)  # commands run in between (`go mod tidy`, `mv a b`)
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
@@ -228,6 +230,9 @@ class Engine:
             if not res.is_error:
                 self._edit(st, call, res)
             return
+        if call.name in PATH_TOOLS and not res.interrupted:
+            self._path_tool(st, call, res)
+            return
         if call.name in _TOOL_USAGE or res.interrupted:
             return
         run = _run(call, res, st.seq)
@@ -246,6 +251,24 @@ class Engine:
             self._failed(st, run, background)
         else:
             self._passed(st, run)
+
+    def _path_tool(self, st: Stream, call: Call, res: Result) -> None:
+        """Read, Glob, Grep, LS: a path that does not exist is a failure of the tool (its other errors are
+        about using it); a later success of the same tool may show it fixed (another path)."""
+        path = str(call.input.get("path") or call.input.get("file_path") or "")
+        failed = res.is_error and bool(res.text) and "does not exist" in (res.text or "")[:300]
+        if not failed and not any(str((e.get("last") or {}).get("tool")) == call.name for e in st.open):
+            return
+        command = commands.tool_command(call.name, {"path": path or "."})
+        text = res.text or ""
+        if failed and path and path not in text:
+            text = f"{text.rstrip('.')}: {path}"
+        run = Run(call.id, call.name, command, text, res.is_error, st.seq, res.ts)
+        if failed:
+            self._failed(st, run, st.background.keys())
+        else:
+            self._resolve_matching(st, run, failing_folds=None)
+            self._trim(st)
 
     def _agent_learned(self, st: Stream, run: Run, res: Result) -> bool:
         """`recall learn` (or the MCP tool) run by the agent: what it records supersedes this turn's
@@ -347,7 +370,7 @@ class Engine:
         for err in st.open:
             if failing_folds is not None and not complete and err.get("test"):
                 still.append(err)
-            elif self._resolves(err, run, failing_folds):
+            elif self._resolves(err, run, failing_folds) and not _narrowed_only(st, err, run, failing_folds):
                 self._resolve(st, err, run, by_failing_run=failing_folds is not None)
             else:
                 still.append(err)
@@ -393,6 +416,7 @@ class Engine:
         changes = _fold_changes([e for e in st.edits if since < e["seq"] < run.seq])
         installs = [r["command"] for r in st.runs if since < r["seq"] < run.seq and r.get("installs")]
         others = [r for r in st.runs if since < r["seq"] < run.seq]
+        steps = [r["command"] for r in others if not r.get("installs") and _a_step(r["command"], failed, run)]
         episode = Episode(
             stream=st.name,
             errors=list(err["errors"]),
@@ -403,6 +427,7 @@ class Engine:
             created_by=created_by,
             inside=err.get("inside"),
             installs=installs,
+            steps=steps[-MAX_STEPS:],
             said=[s["text"] for s in st.said if since <= s["seq"] <= run.seq],
             created=set(st.created),
             background=set(st.background),
@@ -441,6 +466,20 @@ class Engine:
         st.said = [s for s in st.said if s["seq"] >= oldest]
 
 
+def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
+    """A narrower test selection (`-k`, one test id, `-x`, fewer targets) says nothing of the tests it left
+    out: it shows the error fixed only when something was changed since (it verifies those edits or
+    installs); failing otherwise, it says nothing of this error at all."""
+    tool = str((err.get("last") or {}).get("tool") or "Bash")
+    if tool != "Bash" or commands.not_a_fix(commands.parse(err["command"]), run.command) != "narrowed":
+        return False
+    if failing_folds is not None:
+        return True
+    since = int(err["last_seq"])
+    changed = any(since < e["seq"] < run.seq for e in st.edits)
+    return not changed and not any(since < r["seq"] < run.seq and r.get("installs") for r in st.runs)
+
+
 # ---------------------------------------------------------------------- runs
 
 
@@ -456,6 +495,20 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     else:
         command = commands.tool_command(call.name, call.input)
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _a_step(command: str, failed: Run, passed: Run) -> bool:
+    """A command run between a failure and its fix that may be part of the fix (`go mod tidy`, `mv a b`,
+    `npm run build`): not a test or script run, not another run of the check itself."""
+    cmd = commands.parse(command)
+    main = cmd.main
+    if main is None or main.program in commands.INTERPRETERS or _is_test(main):
+        return False
+    return not commands.same_check(failed.command, cmd) and not commands.same_check(cmd, passed.command)
+
+
+def _is_test(check: commands.Check) -> bool:
+    return check.program in _TEST_PROGRAMS or check.family in _TEST_FAMILIES
 
 
 def _seal(item: dict[str, Any], key: str) -> None:
@@ -512,6 +565,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     # the path that is missing is one the agent wrote itself (run from the wrong folder): its own slip
     own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
     return {
+        "path_tool": float(ep.failed.tool in PATH_TOOLS),
         "fix_project_edit": float(bool(project)),
         "fix_scratch_edit": float(bool(scratch)),
         "fix_only_scratch": float(bool(scratch) and not project),

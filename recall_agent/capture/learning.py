@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from recall_agent.capture import SOURCE_PREFIX, commands, edits, output
+from recall_agent.capture import FIX_LINE_MAX, SOURCE_PREFIX, commands, edits, output
 from recall_agent.capture.commands import ALREADY_THERE
 from recall_agent.capture.engine import Episode
 
@@ -214,6 +214,7 @@ def summarize(episode: Episode, files: list[str]) -> str:
     verified = _shown(episode.passed.command)
     source = "edits" if episode.changes else "commands"
     rows.append(f"{SOURCE_PREFIX}{source}; `{verified}` passed after it.")
+    rows[0] = rows[0] if len(rows[0]) <= FIX_LINE_MAX else rows[0][: FIX_LINE_MAX - 1] + "…"
     return "\n".join(r if len(r) <= SUMMARY_LINE_MAX else r[: SUMMARY_LINE_MAX - 1] + "…" for r in rows)
 
 
@@ -245,7 +246,18 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
         )
     elif episode.command_change and not episode.changes:
         parts.append(f"Fixed by the command: {episode.command_change}.")
+    if episode.steps and not episode.changes and not episode.created_by:
+        ran = " then ".join(f"`{_cut(s)}`" for s in episode.steps)
+        parts.append(f"Ran {ran} before it.")
+    if parts and fix_kind(episode) == "environment":
+        return "Environment: " + " ".join(parts)
     return " ".join(parts)
+
+
+def fix_kind(episode: Episode) -> str:
+    """`project` when the fix changed the project's files, else `environment` (the machine and its tools:
+    an install, another command or interpreter, a folder, a step run before the check)."""
+    return "project" if episode.changes else "environment"
 
 
 def _subject_words(episode: Episode, files: list[str]) -> set[str]:
@@ -300,7 +312,7 @@ def packages_of(installs: list[str]) -> list[str]:
 
 
 def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"source": "transcript"}
+    out: dict[str, Any] = {"source": "transcript", "kind": fix_kind(episode)}
     if episode.changes:
         out["files"] = [
             {
@@ -318,6 +330,8 @@ def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]
     packages = packages_of(episode.installs)
     if packages:
         out["packages"] = [_package(p) for p in packages[:20]]
+    if episode.steps and not episode.changes:
+        out["steps"] = [redact(c)[:1000] for c in episode.steps]
     if episode.inside and not episode.changes:
         out["folder"] = {"path": redact(episode.inside)[:1000], "cause": "shell_inside"}
     elif episode.created_by and episode.missing:

@@ -14,11 +14,11 @@ import json
 import os
 from typing import Any
 
-from recall_agent.capture import SOURCE_PREFIX
+from recall_agent.capture import FIX_LINE_MAX, SOURCE_PREFIX
 
 DEFAULT_MIN_SIMILARITY = 0.85
 DEFAULT_MAX_INJECT = 2
-SUMMARY_MAX = 360
+SUMMARY_MAX = FIX_LINE_MAX
 
 
 def min_similarity() -> float:
@@ -111,10 +111,7 @@ def format_context(matches: list[dict[str, Any]]) -> str:
     noun = "a prior fix" if len(matches) == 1 else f"{len(matches)} prior fixes"
     lines = [f"recall: {noun} for this error (from learnings of earlier sessions):"]
     for m in matches:
-        rows = str(m.get("resolution_summary", "")).splitlines()
-        summary = " ".join(" ".join(r for r in rows if not r.startswith(SOURCE_PREFIX)).split())
-        if len(summary) > SUMMARY_MAX:
-            summary = summary[: SUMMARY_MAX - 1].rstrip() + "…"
+        summary = _shown_summary(str(m.get("resolution_summary", "")))
         facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]
         files = [str(f) for f in m.get("file_paths_touched") or []][:3]
         if files:
@@ -130,6 +127,21 @@ def format_context(matches: list[dict[str, Any]]) -> str:
         facts.append(f"id {str(m.get('learning_id'))[:8]}")
         lines.append(f"- {summary} ({'; '.join(facts)})")
     return "\n".join(lines)
+
+
+def _shown_summary(resolution: str) -> str:
+    """A resolution in at most SUMMARY_MAX characters: its first line (the fix) first and whole as far as
+    it fits, then what follows it (the cause) in the room left; never the line saying where it came from."""
+    rows = [" ".join(r.split()) for r in resolution.splitlines() if r.strip()]
+    rows = [r for r in rows if not r.startswith(SOURCE_PREFIX)]
+    if not rows:
+        return ""
+    first = rows[0] if len(rows[0]) <= SUMMARY_MAX else rows[0][: SUMMARY_MAX - 1].rstrip() + "…"
+    rest = " ".join(rows[1:])
+    room = SUMMARY_MAX - len(first) - 1
+    if rest and room >= 20:
+        first += " " + (rest if len(rest) <= room else rest[: room - 1].rstrip() + "…")
+    return first
 
 
 def server_base() -> str | None:

@@ -75,6 +75,27 @@ def change_of(tool: str, tool_input: dict[str, Any], details: dict[str, Any], pa
     return FileChange(path, symbols=symbols, old=old, new=new, edits=1)
 
 
+def written_lines(tool: str, tool_input: dict[str, Any]) -> list[str]:
+    """The lines an Edit / MultiEdit / Write call put into a file that were not there before, from its input
+    alone (no result needed): the session's own code, which a later fix may change again. Lines too short
+    to tell code apart (`}`, `)`, `else:`) are left out."""
+    if tool == "Write":
+        added = str(tool_input.get("content") or "").splitlines()
+        gone: set[str] = set()
+    else:
+        edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+        edits = [e for e in edits or [] if isinstance(e, dict)]
+        added = [ln for e in edits for ln in str(e.get("new_string") or "").splitlines()]
+        gone = {ln.strip() for e in edits for ln in str(e.get("old_string") or "").splitlines()}
+    return [ln for ln in added if len(ln.strip()) >= 8 and ln.strip() not in gone]
+
+
+def replaced_lines(change: FileChange) -> list[str]:
+    """The lines a fix took out or changed (its first old text's lines that its last new text has not)."""
+    new = {ln.strip() for ln in change.new.splitlines()}
+    return [ln for ln in change.old.splitlines() if len(ln.strip()) >= 8 and ln.strip() not in new]
+
+
 def fold(earlier: FileChange, later: FileChange) -> FileChange:
     """Two changes of one file in one fix: the first old text, the last new text, every symbol."""
     symbols = list(dict.fromkeys([*earlier.symbols, *later.symbols]))[:SYMBOLS_MAX]

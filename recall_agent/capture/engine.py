@@ -24,6 +24,7 @@ redacted before they are kept (`Stream.to_state`); a learning is redacted when i
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ MAX_EDITS = 400  # edits kept while groups are open
 MAX_BACKGROUND = 20_000
 MAX_SAID = 30
 MAX_STEPS = 3
+MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
@@ -82,6 +84,8 @@ class Episode:
     inside: str | None = None  # the missing path began with the folder the shell was already in
     by_failing_run: bool = False  # the run that showed it fixed failed otherwise (the next failing test)
     steps: list[str] = field(default_factory=list)  # commands run in between (`go mod tidy`, `mv a b`)
+    other_check: bool = False  # resolved by another script or test run after source edits (a reproduction)
+    own_code: float = 0.0  # the share of the lines the fix changed that the session itself wrote earlier
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
@@ -99,6 +103,7 @@ class Stream:
     said: list[dict[str, Any]] = field(default_factory=list)
     background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
     created: list[str] = field(default_factory=list)
+    written: dict[int, None] = field(default_factory=dict)  # lines the session's edits wrote (folded)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
@@ -128,6 +133,7 @@ class Stream:
             "said": self.said,
             "background": list(self.background),
             "created": self.created,
+            "written": list(self.written),
         }
 
     @classmethod
@@ -137,9 +143,10 @@ class Stream:
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
-        marks = data.get("background")
-        if isinstance(marks, list):
-            st.background = dict.fromkeys(m for m in marks if isinstance(m, int))
+        for name in ("background", "written"):
+            marks = data.get(name)
+            if isinstance(marks, list):
+                setattr(st, name, dict.fromkeys(m for m in marks if isinstance(m, int)))
         return st
 
 
@@ -355,6 +362,7 @@ class Engine:
         if not st.open:
             return
         self._resolve_matching(st, run, failing_folds=None)
+        self._reproduced(st, run)
         if st.open and not run.command.probe:
             st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
             del st.runs[:-MAX_EDITS]
@@ -397,7 +405,33 @@ class Engine:
             return True
         return bool(err.get("missing")) and commands.creates(run.command, err["missing"])
 
-    def _resolve(self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool) -> None:
+    def _reproduced(self, st: Stream, run: Run) -> None:
+        """Reproduce, edit, rerun: an exception a script or test run raised, then edits to the project's
+        own source files, then another script or test run that passes. The newest such error is resolved
+        by the edits (the episode model weighs that the run that passed is another check)."""
+        if not _runs_code(run.command):
+            return
+        for err in reversed(st.open):
+            tool = str((err.get("last") or {}).get("tool") or "Bash")
+            if tool != "Bash" or err.get("missing") or not _runs_code(commands.parse(err["command"])):
+                continue
+            lines = output.lines_of(str(err["errors"][-1]["text"]))
+            if not any(output.is_exception_line(ln) for ln in output.error_lines(lines, st.background)):
+                continue
+            since = int(err["last_seq"])
+            changed = [
+                edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq
+            ]
+            if any(
+                not c.created and c.path not in st.created and not _TEST_PATH.search(c.path) for c in changed
+            ):
+                st.open.remove(err)
+                self._resolve(st, err, run, by_failing_run=False, other_check=True)
+            return  # only the newest error a script raised
+
+    def _resolve(
+        self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool, other_check: bool = False
+    ) -> None:
         self.resolved += 1
         self.resolved_ids.extend(e["id"] for e in err["errors"])
         self.verdicts.setdefault(str(err["last"]["id"]), "helped")
@@ -433,7 +467,10 @@ class Engine:
             background=set(st.background),
             missing=list(err.get("missing") or []),
             by_failing_run=by_failing_run,
+            other_check=other_check,
         )
+        replaced = [output.fold(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
+        episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
         episode.keep = self._episode_model.decide(episode.features)
         st.ready.append(episode)
@@ -448,6 +485,11 @@ class Engine:
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
+        for mark in (output.fold(ln) for ln in edits.written_lines(call.name, call.input)):
+            st.written.pop(mark, None)  # the session's own code: a fix of it later is not knowledge
+            st.written[mark] = None
+        while len(st.written) > MAX_WRITTEN:
+            del st.written[next(iter(st.written))]
         if not st.open:
             return
         change = edits.change_of(call.name, call.input, details, path)
@@ -505,6 +547,21 @@ def _a_step(command: str, failed: Run, passed: Run) -> bool:
     if main is None or main.program in commands.INTERPRETERS or _is_test(main):
         return False
     return not commands.same_check(failed.command, cmd) and not commands.same_check(cmd, passed.command)
+
+
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$|conftest\.py$)"
+)
+
+
+def _runs_code(command: commands.Command) -> bool:
+    """A run of a script, a snippet (`python -c`) or tests: what reproduces a bug and shows it fixed."""
+    main = command.main
+    return (
+        main is not None
+        and not command.installs
+        and (main.program in commands.INTERPRETERS or _is_test(main))
+    )
 
 
 def _is_test(check: commands.Check) -> bool:
@@ -565,7 +622,11 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     # the path that is missing is one the agent wrote itself (run from the wrong folder): its own slip
     own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
     return {
+        "fix_own_code": ep.own_code,
+        "fix_only_own_code": float(ep.own_code >= 0.99),
+        "error_in_created_file": float(_deepest_file(last) in {c.rsplit("/", 1)[-1] for c in created}),
         "path_tool": float(ep.failed.tool in PATH_TOOLS),
+        "resolved_by_other_check": float(ep.other_check),
         "fix_project_edit": float(bool(project)),
         "fix_scratch_edit": float(bool(scratch)),
         "fix_only_scratch": float(bool(scratch) and not project),
@@ -601,6 +662,17 @@ _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "
 _TEST_FAMILIES = frozenset({"npm test", "yarn test", "pnpm test", "go test", "cargo test", "make test",
                             "python runtests.py", "python tests/runtests.py", "bun test", "mvn test",
                             "gradle test", "dotnet test", "rake test", "bundle exec"})  # fmt: skip
+
+
+_FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
+
+
+def _deepest_file(text: str) -> str | None:
+    """The file of the last frame or `path:line` an error names (where it failed), by name."""
+    found = None
+    for m in _FRAME.finditer(text[-6000:]):
+        found = (m.group(1) or m.group(2)).rsplit("/", 1)[-1]
+    return found
 
 
 def _same_file(target: str, created: set[str]) -> bool:

@@ -33,6 +33,8 @@ _TOOL_ERROR = re.compile(
     r"|^\s*--- FAIL: "  # go test
     r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
     r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
+    r"|(?i:\((?:y/n|yes/no)\)|\[y/n\])\s*[:?]?\s*$"  # a prompt waiting for an answer that never comes
+    r"|(?i:loss\b[^\n]{0,40}?\bnan\b|\bnan (?:loss|values? (?:in|encountered)))"  # training diverged
 )
 _RULES = ("===", "___", "---")
 _FAIL_WORDS = re.compile(

@@ -111,7 +111,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
     for s in sessions:
         for sid in s.session_ids():
             by_session.setdefault(sid, []).append(s)
-    useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if e.get("useful")}
+    useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if L.worth_keeping(e)}
     found: set[tuple[str, int]] = set()
     real = right = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
@@ -128,10 +128,10 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         # the labelled fix this learning holds; one learning per labelled episode (a session often meets the
         # same error line more than once, each time fixed on its own)
         by_call = [
-            i for i, e in enumerate(label.episodes) if e.get("useful") and label.episode_ids(e) & calls
+            i for i, e in enumerate(label.episodes) if L.worth_keeping(e) and label.episode_ids(e) & calls
         ]
         keyed = by_call or [
-            i for i, e in enumerate(label.episodes) if e.get("useful") and L.keyed_on_error(sigs, e)
+            i for i, e in enumerate(label.episodes) if L.worth_keeping(e) and L.keyed_on_error(sigs, e)
         ]
         hit = next((i for i in keyed if (label.session, i) not in found), keyed[0] if keyed else None)
         if hit is not None:
@@ -162,7 +162,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
     # identical one of another session (same repo, same resolution, a shared signature)
     for s in sessions if merged else []:
         for i, e in enumerate(s.episodes):
-            if e.get("useful") and (s.session, i) not in found:
+            if L.worth_keeping(e) and (s.session, i) not in found:
                 for lr in stored:
                     sigs = [str(x) for x in lr.get("error_signatures") or []]
                     if L.keyed_on_error(sigs, e) and L.says_the_fix(
@@ -181,7 +181,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         }
         for s in sessions
         for i, e in enumerate(s.episodes)
-        if e.get("useful") and (s.session, i) not in found
+        if L.worth_keeping(e) and (s.session, i) not in found
     ]
     return {
         "sessions": len(sessions),
@@ -257,7 +257,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
         results = _call_results(label)
         built, _ = inprocess_learnings([label])
         for e in label.episodes:
-            if not e.get("useful"):
+            if not L.worth_keeping(e):
                 continue
             cause = _cause(str(e.get("error") or ""))
             call = L.suffix(str(e.get("failed")))
@@ -283,7 +283,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
                     misses.append({"session": label.session, "error": str(e.get("error"))[:100],
                                    "shown": [r[:160] for r in shown]})  # fmt: skip
         for e in label.episodes:
-            if e.get("useful"):
+            if L.worth_keeping(e):
                 seen.add(_cause(str(e.get("error") or "")))
         with open_store(home) as store:
             for lr in built:
@@ -312,7 +312,7 @@ def curves(sessions: list[L.Label]) -> dict[str, Any]:
         for ep in engine.judged_episodes:
             match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
             scored["episode"].append(
-                (episode_model.probability(ep.features), bool(match and match.get("useful")))
+                (episode_model.probability(ep.features), bool(match and L.worth_keeping(match)))
             )
     out: dict[str, Any] = {}
     for name, pairs in scored.items():

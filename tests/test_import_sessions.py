@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -506,3 +506,138 @@ def test_a_resumed_session_repeating_its_history_stores_only_the_new_fix(
     assert "2 learning(s) stored" in out.stdout and "1 already known" in out.stdout, out.stdout
     texts = sorted(lr.error_signatures[0].splitlines()[-1] for lr in all_learnings(isolated_recall_env))
     assert len(texts) == 2 and texts[1].startswith("error TS2339")
+
+
+# ---------------------------------------------------------------------- issue 33: what is a fix, and whose
+
+
+DISCOUNT_FAILS = """F
+___________________________ test_discount ___________________________
+    def test_discount():
+>       assert discount(200, 10) == 20
+E       assert 200.0 == 20
+E        +  where 200.0 = discount(200, 10)
+tests/test_discount.py:4: AssertionError
+FAILED tests/test_discount.py::test_discount - assert 200.0 == 20
+1 failed in 0.03s"""
+DISCOUNT_TEST = "python -m pytest tests/test_discount.py -q"
+
+
+def _discount_session(w: TranscriptWriter, *, written_by_session: bool) -> None:
+    """A test of `discount` fails and an edit of its body fixes it; the code was either written by this
+    session ten minutes earlier or was in the project before the session."""
+    w.prompt("add a discount to the checkout and test it")
+    body = "    return total * pct / 10"
+    if written_by_session:
+        w.edit(
+            "src/shop/prices.py",
+            "def price(item):\n    return item.amount\n",
+            f"def price(item):\n    return item.amount\n\n\ndef discount(total, pct):\n{body}\n",
+        )
+    w.write("tests/test_discount.py", "from shop.prices import discount\n\n\ndef test_discount():\n    "
+            "assert discount(200, 10) == 20\n")  # fmt: skip
+    w.now += timedelta(minutes=10)
+    w.bash(DISCOUNT_TEST, DISCOUNT_FAILS, exit_code=1)
+    w.edit("src/shop/prices.py", body, "    return total * pct / 100")
+    w.bash(DISCOUNT_TEST, "1 passed in 0.02s")
+    w.say("The discount divided the percentage by 10 instead of 100; fixed in discount().")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the episode model learns it from the `transient` labels of issue 33's corpus (not merged yet); "
+    "the tuning projects' labels of today call 24 of 30 such fixes useful, so the refit keeps them",
+)
+def test_a_fix_to_code_the_session_wrote_minutes_earlier_is_not_stored(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    own = TranscriptWriter(folder_of(claude_dir, project) / "own.jsonl", "own-code-1", str(project))
+    _discount_session(own, written_by_session=True)
+    own.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []  # transient: the session's own slip, fixed
+
+
+def test_the_same_fix_to_code_the_project_had_is_stored(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    theirs = TranscriptWriter(folder_of(claude_dir, project) / "t.jsonl", "project-code-1", str(project))
+    _discount_session(theirs, written_by_session=False)
+    theirs.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "prices.py" in stored.resolution_summary and stored.fix.kind == "project"
+
+
+def test_an_install_before_the_run_is_stored_as_that_command_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "v.jsonl", "vitest-1", str(project))
+    w.prompt("run the web tests")
+    w.bash("npx vitest run", "sh: 1: vitest: command not found", exit_code=127)
+    w.bash("npm install", "added 412 packages, and audited 413 packages in 9s\nfound 0 vulnerabilities")
+    w.bash("npx vitest run", " Test Files  4 passed (4)\n      Tests  31 passed (31)")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "vitest: command not found" in stored.error_signatures[0]
+    first = stored.resolution_summary.splitlines()[0]
+    assert first.startswith("Environment: ") and "`npm install`" in first, first
+    assert stored.fix.kind == "environment" and stored.fix.steps == ["npm install"]
+    assert stored.fix.command is None  # the check itself did not change
+
+
+CART_FAILS = (
+    "FAILED tests/test_cart.py::test_total - AssertionError: assert 9 == 10\n"
+    "FAILED tests/test_cart.py::test_tax - KeyError: 'rate'\n2 failed, 14 passed in 0.4s"
+)
+
+
+def _narrowed_runs(w: TranscriptWriter) -> None:
+    w.prompt("the cart tests fail")
+    w.bash("python -m pytest tests -q", CART_FAILS, exit_code=1)
+    w.bash("python -m pytest tests -q -k test_one", "1 passed, 15 deselected in 0.1s")  # fewer tests ran
+    w.bash("python -m pytest tests/test_cart.py::test_subtotal -xvs", "1 passed in 0.1s")
+    w.bash("python -m pytest tests -v 2>&1 | head -100", CART_FAILS)  # output flags only
+
+
+def test_a_narrower_test_selection_is_never_a_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "k.jsonl", "narrow-1", str(project))
+    _narrowed_runs(w)
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+    # a narrower run after an edit verifies the edit: the edit is the fix, never the command
+    w = TranscriptWriter(folder / "k2.jsonl", "narrow-2", str(project))
+    _narrowed_runs(w)
+    w.edit("src/shop/cart.py", "return sum(prices) - 1", "return sum(prices)")
+    w.bash("python -m pytest tests/test_cart.py::test_total -q", "1 passed in 0.1s")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py`")
+    assert "instead of" not in stored.resolution_summary and stored.fix.command is None
+
+
+def test_a_crash_behind_a_pipe_with_exit_code_0_is_captured(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    crash = (
+        "epoch 0: loading 1200 samples\nTraceback (most recent call last):\n"
+        '  File "train.py", line 41, in <module>\n    logits = model(batch)\n'
+        '  File "src/net/model.py", line 88, in forward\n    return self.head(x.view(-1, 512))\n'
+        "RuntimeError: shape '[-1, 512]' is invalid for input of size 1000"
+    )
+    w = TranscriptWriter(folder_of(claude_dir, project) / "t.jsonl", "masked-1", str(project))
+    w.prompt("train the model")
+    w.bash("python train.py --epochs 1 2>&1 | tail -20", crash)  # `| tail` hides the exit code: 0
+    w.edit("src/net/model.py", "return self.head(x.view(-1, 512))", "return self.head(x.flatten(1))")
+    w.bash("python train.py --epochs 1 2>&1 | tail -20", "epoch 0: loss 0.41\nsaved checkpoint")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "RuntimeError: shape '[-1, 512]' is invalid" in stored.error_signatures[0]
+    assert stored.resolution_summary.startswith("Changed `src/net/model.py`")

@@ -151,7 +151,7 @@ def episode_fit(tune: list[L.Label], stamp: str) -> tuple[dict, list[dict[str, f
             ids = {L.suffix(e["id"]) for e in ep.errors}
             match = label.episode_for(ids)
             rows.append(ep.features)
-            ys.append(1.0 if match and match.get("useful") else 0.0)
+            ys.append(1.0 if match and L.worth_keeping(match) else 0.0)
             groups.append(label.session)
     names, w, b, y, points, l2, losses = fit_rows(rows, ys, groups)
     note = f"{stamp}: {len(tune)} tuning sessions, {len(y)} resolved errors, {int(y.sum())} useful"

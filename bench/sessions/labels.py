@@ -146,6 +146,13 @@ def load_projects(half: str, *, every_labeller: bool = False) -> list[Label]:
     return out
 
 
+def worth_keeping(episode: dict[str, Any]) -> bool:
+    """A labelled fix recall should store: `useful`, and not `transient` (a fix to code the session itself
+    wrote earlier, or a compile error in the middle of its own refactor: issue 33's labels say so; the
+    older labels have no such field)."""
+    return bool(episode.get("useful")) and not episode.get("transient")
+
+
 def suffix(tool_use_id: str) -> str:
     return tool_use_id[-8:]
 

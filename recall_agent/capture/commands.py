@@ -235,6 +235,15 @@ def same_check(failure: Command, later: Command, *, probes: bool = False) -> boo
     )
 
 
+def runs_test(failure: Command, later: Command, test_id: str) -> bool:
+    """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
+    `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""
+    want, have = failure.main, later.main
+    if want is None or have is None or not (want.family == have.family or (_tests(want) and _tests(have))):
+        return False
+    return any(_covers(t, test_id) for t in have.targets)
+
+
 _CREATORS = frozenset({"git clone", "mkdir", "touch", "cp", "mv", "ln", "wget", "curl", "tar", "unzip",
                        "git worktree", "python -m venv", "virtualenv", "npm init", "cargo new", "git init"})  # fmt: skip
 

@@ -307,20 +307,20 @@ class Engine:
         missing = output.missing_paths(errs or lines)
         check = run.command.main or (run.command.checks[-1] if missing and run.command.checks else None)
         tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
-        parts = (
-            [(output.test_identity(t), "\n".join(output.test_section(lines, t))) for t in tests]
+        parts: list[tuple[list[int], str, str | None]] = (
+            [(output.test_identity(t), "\n".join(output.test_section(lines, t)), t) for t in tests]
             if len(tests) > 1
-            else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text)]
+            else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text, None)]
         )
-        failing = {f for folds, _ in parts for f in folds}
+        failing = {f for folds, _, _ in parts for f in folds}
         self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
-        for folds, text in parts:
-            self._open(st, run, folds, text or run.text, missing, test=len(tests) > 1)
+        for folds, text, test in parts:
+            self._open(st, run, folds, text or run.text, missing, test=test)
 
     def _open(
-        self, st: Stream, run: Run, folds: list[int], text: str, missing: list[str], test: bool = False
+        self, st: Stream, run: Run, folds: list[int], text: str, missing: list[str], test: str | None = None
     ) -> None:
         entry = {"id": run.id, "text": text, "ts": run.ts}
         inside = next((m for m in missing if commands.inside(st.shell, m)), None)
@@ -345,7 +345,7 @@ class Engine:
                 "missing": missing,
                 "last_seq": run.seq,
                 "last": _run_state(run),
-                "test": test,  # one failing test of a run that reported several
+                "test": test or False,  # one failing test (its id) of a run that reported several
                 # the missing path begins with the folder the shell is already in (`testbed/x` from testbed)
                 "inside": st.shell[-1] if inside else None,
             }
@@ -397,6 +397,9 @@ class Engine:
         same = commands.same_check(failure, run.command) or (
             bool(err.get("missing")) and commands.same_check(failure, run.command, probes=True)
         )
+        test = err.get("test")
+        if not same and isinstance(test, str) and tool == "Bash":  # that test, run on its own
+            same = commands.runs_test(failure, run.command, test)
         if failing_folds is not None:
             return same and not (set(err["folds"]) & failing_folds)
         if same:
@@ -636,7 +639,11 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "resolved_by_failing_run": float(ep.by_failing_run),
         "fix_install": float(bool(ep.installs)),
         "fix_nothing": float(
-            not ep.changes and ep.command_change is None and not ep.installs and not other_runs
+            not ep.changes
+            and ep.command_change is None
+            and not ep.installs
+            and not other_runs
+            and ep.created_by is None
         ),
         "fix_other_runs": float(other_runs and not ep.changes),
         "runs_created_script": float(runs_created),

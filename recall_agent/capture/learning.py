@@ -330,8 +330,10 @@ def _evidence(episode: Episode, files: list[str], redact: Any) -> dict[str, Any]
     packages = packages_of(episode.installs)
     if packages:
         out["packages"] = [_package(p) for p in packages[:20]]
-    if episode.steps and not episode.changes:
-        out["steps"] = [redact(c)[:1000] for c in episode.steps]
+    # what ran before the check: an install that names no package (`npm install`), `go mod tidy`, `mv a b`
+    steps = [*([] if packages else episode.installs[-2:]), *episode.steps] if not episode.changes else []
+    if steps:
+        out["steps"] = [redact(c)[:1000] for c in steps[:5]]
     if episode.inside and not episode.changes:
         out["folder"] = {"path": redact(episode.inside)[:1000], "cause": "shell_inside"}
     elif episode.created_by and episode.missing:

@@ -12,11 +12,13 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
 - noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
 - speed: the import's wall time and MB/s.
 
-The previous release (`--release`, default 32014ad: main before this work; package `recall`) imports the
-same sessions in the same run. `--inprocess` runs the engine in this process instead (fast, for tuning;
+The previous release (`--release`, default 092b9df: main before issue 33) imports the same sessions in
+the same run. Halves: the tuning projects and the held-out projects (`--split project`, split.json
+`projects`), each also per corpus; `--split session` is the older split by session. `--census` imports all
+300 SWE-ContextBench sessions and counts the store's learnings per kind of fix. `--inprocess` runs the engine in this process instead (fast, for tuning;
 not reported). Transcripts come from bench/sessions/fetch.py's cache.
 
-    python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
+    python3 bench/bench_capture.py [--split project|session] [--release 092b9df] [--census]
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import labels as L  # noqa: E402
 from release import package_in, release_tree  # noqa: E402
 
 RESULTS = BENCH / "results" / "capture.json"
-RELEASE = "32014ad"
+RELEASE = "092b9df"  # main before issue 33 (what the issue measured); 32014ad was main before issue 22
 
 
 def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:

@@ -256,9 +256,12 @@ def test_what_is_not_a_fix_is_not_stored_and_a_created_folder_is(
     w.bash("make deploy", "deployed")  # allowed the second time: not a fix of anything
     w.tool_error("Bash", {"command": "npm run e2e"}, "The user doesn't want to proceed with this tool use.")
     w.bash("npm run e2e", "ok")
-    w.bash("ls build/", "ls: cannot access 'build/': No such file or directory", 2)  # a missing folder...
-    w.bash("mkdir build", "")  # ...that the next command creates: that is a fix (stored, below)
-    w.bash("ls build/", "")
+    # a missing folder that the next command creates: that is a fix (stored, below). (A probe of it, `ls
+    # build/`, is a coin flip for the episode model: the tuning projects' labels call the same `ls testbed`
+    # -> `git clone` episode useful 59 times and leave it out 24 times.)
+    w.bash("cd build && cmake ..", "(eval):cd:1: no such file or directory: build", 1)
+    w.bash("mkdir build", "")
+    w.bash("cd build && cmake ..", "-- Configuring done\n-- Generating done")
     w.bash("grep -rn TODO src", "", 1)  # no match: exit code only
     w.edit("src/a.py")
     w.bash("grep -rn TODO src", "src/a.py:1: TODO")
@@ -271,7 +274,10 @@ def test_what_is_not_a_fix_is_not_stored_and_a_created_folder_is(
     assert out.returncode == 0
     assert "1 learning(s) stored" in out.stdout, out.stdout
     (only,) = all_learnings(isolated_recall_env)  # declined calls, usage errors, grep, a retry: nothing
-    assert only.resolution_summary.startswith("`build/` did not exist: created it with `mkdir build`.")
+    assert only.resolution_summary.startswith(
+        "Environment: `build` did not exist: created it with `mkdir build`."
+    ), only.resolution_summary
+    assert only.fix.kind == "environment"
 
 
 def test_bad_files_and_lines_are_skipped_and_counted(
@@ -641,3 +647,61 @@ def test_a_crash_behind_a_pipe_with_exit_code_0_is_captured(
     (stored,) = all_learnings(isolated_recall_env)
     assert "RuntimeError: shape '[-1, 512]' is invalid" in stored.error_signatures[0]
     assert stored.resolution_summary.startswith("Changed `src/net/model.py`")
+
+
+CART = "class Cart:\n    def total(self, prices):\n        return sum(p.amount for p in prices)\n"
+
+
+def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Reproduce, edit the library, check with another script: the exception of the reproduction, fixed
+    by the change to the project's function."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "r.jsonl", "repro-1", str(project))
+    w.prompt("Cart.total crashes on plain numbers")
+    w.write("repro.py", "from shop.cart import Cart\nprint(Cart().total([1, 2]))\n")
+    w.bash(
+        "python repro.py",
+        'Traceback (most recent call last):\n  File "repro.py", line 2, in <module>\n'
+        '  File "src/shop/cart.py", line 3, in total\n    return sum(p.amount for p in prices)\n'
+        "AttributeError: 'int' object has no attribute 'amount'",
+        exit_code=1,
+    )
+    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
+    path = f"{project}/src/shop/cart.py"
+    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
+    w.tool(
+        "Edit",
+        {"file_path": path, "old_string": old, "new_string": new},
+        f"The file {path} has been updated.",
+        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
+                "structuredPatch": patch},
+    )  # fmt: skip
+    w.bash("python -c 'from shop.cart import Cart; assert Cart().total([1, 2]) == 3; print(\"ok\")'", "ok")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "AttributeError: 'int' object has no attribute 'amount'" in stored.error_signatures[0]
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+
+
+def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: Path) -> None:
+    """The tool's failure is a run of its own, and a later success of the tool with another path shows it
+    fixed (whether that is kept is the episode model's call)."""
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    w = TranscriptWriter(tmp_path / "g.jsonl", "grep-1", str(project))
+    w.prompt("where is checkout defined?")
+    w.tool_error(
+        "Grep", {"pattern": "def checkout", "path": f"{project}/lib"},
+        f"<tool_use_error>Path does not exist: {project}/lib</tool_use_error>",
+    )  # fmt: skip
+    w.tool("Grep", {"pattern": "def checkout", "path": f"{project}/src"}, "Found 1 file\nsrc/shop/cart.py")
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    assert episode.failed.tool == "Grep" and episode.missing == [f"{project}/lib"]
+    assert episode.command_change == f"`Grep path={project}/src` instead of `Grep path={project}/lib`"
+    assert episode.features["path_tool"] == 1.0

@@ -431,6 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         help="project: the tuning projects and the held-out projects (split.json `projects`, every "
         "labeller's sessions, one label per session); session: the older split by session (--halves)",
     )
+    ap.add_argument("--projects", nargs="+", default=["tune", "heldout"], help="halves of the project split")
     ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout", "heldout-fresh"])
     ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
     ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
@@ -450,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         rel = release_tree(work, args.release) if args.release and not args.inprocess else None
         halves = (
-            [(f"projects-{h}", L.load_projects(h)) for h in ("tune", "heldout")]
+            [(f"projects-{h}", L.load_projects((h,))) for h in args.projects]
             if args.split == "project"
             else [(h, L.load((h,))) for h in args.halves]
         )

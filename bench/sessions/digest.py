@@ -2,18 +2,27 @@
 
 Each tool call is one step: its `tool_use_id` (the last 8 characters, which labels cite), the tool, the
 command or file, and the result (the exit state the transcript records, then the output's first and last
-lines); Edit/Write show the old and new text shortened; the agent's words are shown shortened. The digest is
+lines); Edit/Write show the old and new text shortened; the agent's words are shown shortened. Read, Grep,
+Glob and LS calls are shown only when they failed or found nothing (a missing path is a failure a label may
+cite); `--all` shows every call. The digest is
 made from the transcript alone (nothing recall computes), so labels made from it are independent of recall.
 
-    python3 bench/sessions/digest.py FILE.jsonl [--width 160] [--lines 12]
+    python3 bench/sessions/digest.py FILE.jsonl [--width 160] [--lines 12] [--all]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
+
+QUIET_TOOLS = ("Read", "Grep", "Glob", "TodoWrite", "LS")
+# what a Read/Grep/Glob/LS result says when the path is missing or nothing matched
+_MISSING = re.compile(
+    r"does not exist|no such file|not found|no files found|no matches|enoent", re.IGNORECASE
+)
 
 
 def _text(content: object) -> str:
@@ -39,7 +48,16 @@ def _lines(text: str, n: int, width: int) -> list[str]:
     return [*rows[:head], f"… ({len(rows) - n} lines) …", *rows[-tail:]]
 
 
-def digest(path: Path, width: int, nlines: int) -> list[str]:
+def _quiet(name: str, block: dict, show_all: bool) -> bool:
+    """Leave a Read/Grep/Glob/LS/TodoWrite result out unless it failed or found nothing."""
+    if show_all or name not in QUIET_TOOLS:
+        return False
+    if name == "TodoWrite":
+        return True
+    return not (block.get("is_error") or _MISSING.search(_text(block.get("content"))[:300]))
+
+
+def digest(path: Path, width: int, nlines: int, show_all: bool = False) -> list[str]:
     out: list[str] = []
     calls: dict[str, tuple[str, dict]] = {}
     step = 0
@@ -69,7 +87,7 @@ def digest(path: Path, width: int, nlines: int) -> list[str]:
             elif kind == "tool_result":
                 tid = block.get("tool_use_id", "")
                 name, tool_input = calls.get(tid, ("?", {}))
-                if name in ("Read", "Grep", "Glob", "TodoWrite", "LS"):
+                if _quiet(name, block, show_all):
                     continue
                 step += 1
                 out.extend(_step(step, tid, name, tool_input, block, entry, width, nlines, side))
@@ -107,8 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("transcript", type=Path)
     ap.add_argument("--width", type=int, default=160)
     ap.add_argument("--lines", type=int, default=12)
+    ap.add_argument("--all", action="store_true", help="show Read/Grep/Glob/LS/TodoWrite calls too")
     args = ap.parse_args(argv)
-    print("\n".join(digest(args.transcript, args.width, args.lines)))
+    print("\n".join(digest(args.transcript, args.width, args.lines, args.all)))
     return 0
 
 

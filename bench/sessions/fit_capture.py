@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     # every labeller of the tuning projects' sessions (their disagreement is in the fit); the held-out
     # projects' labels are never read here
-    tune = L.load_projects("tune", every_labeller=True)
+    tune = L.load_for_fit(("tune",))
     if not tune:
         print("no tuning labels with transcripts (bench/sessions/fetch.py, labels/)", file=sys.stderr)
         return 1

@@ -1,9 +1,15 @@
 """The hand labels of real sessions (README.md here), and how the capture benchmark and the fitting
-script compare what the engine found with them."""
+script compare what the engine found with them.
+
+Labels made for issues 33/34 carry three more fields on each episode and unfixed failure (older labels
+lack them; the accessors below give None / False then): `transient` (the failing code was written by the
+same session, or a compile error in the middle of its own refactor), `cause` (a slug naming the underlying
+cause within the project: equal slugs in different sessions of one project are a recurrence) and
+`seen_in_output` (the call's exit flag said success; the failure shows only in the output).
+`load_projects()` reads labels by the project split (`projects` in split.json)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -16,6 +22,8 @@ HERE = Path(__file__).resolve().parent
 LABELS = HERE / "labels"
 CACHE = HERE.parent / ".cache" / "sessions"
 SPLIT = json.loads((HERE / "split.json").read_text())
+PROJECTS: dict[str, dict[str, Any]] = SPLIT.get("projects", {})
+_CAUSE = re.compile(r"^[a-z0-9][a-z0-9.+_-]{0,79}$")
 
 
 @dataclass
@@ -38,25 +46,6 @@ class Label:
     def background(self) -> list[str]:
         return [str(b) for b in self.data.get("background") or []]
 
-    @property
-    def project(self) -> str:
-        """The project the session worked on: its label's `project`, else SWE-ContextBench's `repo:` in the
-        first prompt, else the corpus (each other corpus is one project)."""
-        named = self.data.get("project")
-        if isinstance(named, str) and named:
-            return named
-        if self.corpus.startswith("swecb"):
-            with self.path.open(encoding="utf-8", errors="replace") as fh:
-                for _, line in zip(range(40), fh, strict=False):
-                    m = _REPO.search(line)
-                    if m:
-                        return m.group(1)
-        return self.corpus
-
-    @property
-    def project_half(self) -> str:
-        return project_half(self.project)
-
     def session_ids(self) -> set[str]:
         """The session ids the transcript carries (a continued session has its first session's id too)."""
         found = {self.session}
@@ -73,6 +62,20 @@ class Label:
             ids.add(str(e.get("failed")))
             ids.update(str(a) for a in e.get("also") or [])
         return ids
+
+    @property
+    def project(self) -> str:
+        return project_of(self.corpus)
+
+    @property
+    def started(self) -> str:
+        """The transcript's first timestamp (ISO text; sessions of a project sort by it)."""
+        with self.path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                m = _TIMESTAMP.search(line)
+                if m:
+                    return m.group(1)
+        return ""
 
     @staticmethod
     def episode_ids(episode: dict[str, Any]) -> set[str]:
@@ -118,39 +121,84 @@ def load(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = 
     return out
 
 
-_REPO = re.compile(r"\brepo: ([\w.-]{1,100}/[\w.-]{1,100})")
-PROJECTS = SPLIT.get("projects") or {}
+def project_of(corpus: str) -> str:
+    """The project a corpus belongs to (split.json `projects`); a corpus not listed is its own project."""
+    return next((name for name, p in PROJECTS.items() if corpus in p.get("corpora", [])), corpus)
 
 
-def project_half(project: str) -> str:
-    """`tune` or `heldout` in the project split (split.json `projects`)."""
-    for half in ("tune", "heldout"):
-        if project in (PROJECTS.get(half) or []):
-            return half
-    return "tune" if hashlib.sha256(f"project:{project}".encode()).digest()[0] % 2 == 0 else "heldout"
+def project_half(corpus: str) -> str | None:
+    return (PROJECTS.get(project_of(corpus)) or {}).get("half")
 
 
-def load_projects(half: str, *, every_labeller: bool = False) -> list[Label]:
-    """The labelled sessions of the tuning (`tune`) or held-out (`heldout`) projects, whichever session half
-    and labeller: one label per session (the first labeller's) unless `every_labeller` (the fit reads each
-    labeller's verdicts as examples of their own)."""
-    out, seen = [], set()
-    for label in load(("tune", "tune-second", "heldout", "heldout-fresh")):
-        if label.project_half != half:
-            continue
-        key = (label.corpus.removesuffix("-second"), label.session)
-        if not every_labeller and (label.half == "tune-second" or key in seen):
-            continue
-        seen.add(key)
-        out.append(label)
+def load_projects(halves: tuple[str, ...] = ("tune",), corpora: tuple[str, ...] | None = None) -> list[Label]:
+    """Labels of the sessions of the projects in `halves` (split by project, whatever half the label file
+    names by session). One label a session: the second labeller's copies (`tune-second`) are left out."""
+    out = []
+    for label in load(("tune", "heldout", "heldout-fresh"), corpora):
+        if project_half(label.corpus) in halves:
+            out.append(label)
     return out
+
+
+# ------------------------------------------------------------------------- the issue-33/34 fields
+
+
+def transient(entry: dict[str, Any]) -> bool | None:
+    """True when the failing code was written earlier in the same session (not knowledge for a later one);
+    None on labels made before the field existed."""
+    value = entry.get("transient")
+    return value if isinstance(value, bool) else None
+
+
+def cause(entry: dict[str, Any]) -> str | None:
+    value = entry.get("cause")
+    return str(value) if value else None
+
+
+def seen_in_output(entry: dict[str, Any]) -> bool:
+    """The exit flag said success and only the output shows the failure."""
+    return entry.get("seen_in_output") is True
+
+
+def problems(label: Label) -> list[str]:
+    """What is wrong with the new fields of a label (empty when they are absent or well formed)."""
+    out = []
+    for e in [*label.episodes, *label.unfixed]:
+        where = f"{label.corpus}/{label.session} {e.get('failed')}"
+        if "transient" in e and not isinstance(e["transient"], bool):
+            out.append(f"{where}: transient must be true or false")
+        if "seen_in_output" in e and not isinstance(e["seen_in_output"], bool):
+            out.append(f"{where}: seen_in_output must be true or false")
+        if "cause" in e and not _CAUSE.match(str(e["cause"])):
+            out.append(f"{where}: cause must be a lower-case slug")
+    return out
+
+
+def recurrences(labels: list[Label]) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
+    """(project, cause) -> [(session start, session, failing call)] in time order, for causes labelled in
+    two or more sessions of a project: the cross-session recurrences the replay of issue 34 scores.
+    Transient failures (the session's own fresh code) are not recurrences."""
+    seen: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for label in labels:
+        start = label.started
+        for e in [*label.episodes, *label.unfixed]:
+            c = cause(e)
+            if c and transient(e) is not True:
+                seen.setdefault((label.project, c), []).append((start, label.session, str(e.get("failed"))))
+    return {key: sorted(rows) for key, rows in seen.items() if len({session for _, session, _ in rows}) > 1}
 
 
 def worth_keeping(episode: dict[str, Any]) -> bool:
     """A labelled fix recall should store: `useful`, and not `transient` (a fix to code the session itself
-    wrote earlier, or a compile error in the middle of its own refactor: issue 33's labels say so; the
-    older labels have no such field)."""
-    return bool(episode.get("useful")) and not episode.get("transient")
+    wrote earlier, or a compile error in the middle of its own refactor; older labels have no such field)."""
+    return bool(episode.get("useful")) and transient(episode) is not True
+
+
+def load_for_fit(halves: tuple[str, ...] = ("tune",)) -> list[Label]:
+    """What the fitting script reads: the labels of the projects in `halves`, of every labeller where a
+    session has several (the second labeller's copies too: each is an example of its own)."""
+    second = [lb for lb in load(("tune-second",)) if project_half(lb.corpus) in halves]
+    return load_projects(halves) + second
 
 
 def suffix(tool_use_id: str) -> str:
@@ -160,6 +208,7 @@ def suffix(tool_use_id: str) -> str:
 # ---------------------------------------------------------------------- judging a learning against a label
 
 _SESSION_ID = re.compile(r'"sessionId":\s*"([^"]{1,200})"')
+_TIMESTAMP = re.compile(r'"timestamp":\s*"([^"]{1,40})"')
 _WORD = re.compile(r"[A-Za-z0-9_][\w.\-/]*")
 
 

@@ -409,14 +409,22 @@ class Engine:
         return bool(err.get("missing")) and commands.creates(run.command, err["missing"])
 
     def _reproduced(self, st: Stream, run: Run) -> None:
-        """Reproduce, edit, rerun: an exception a script or test run raised, then edits to the project's
-        own source files, then another script or test run that passes. The newest such error is resolved
+        """Reproduce, edit, rerun: an exception a script or snippet raised (`python repro.py`, `python -c`),
+        then edits to the project's own source files, then another script, snippet or test run that passes. The newest such error is resolved
         by the edits (the episode model weighs that the run that passed is another check)."""
         if not _runs_code(run.command):
             return
         for err in reversed(st.open):
             tool = str((err.get("last") or {}).get("tool") or "Bash")
-            if tool != "Bash" or err.get("missing") or not _runs_code(commands.parse(err["command"])):
+            failure = commands.parse(err["command"])
+            main = failure.main
+            # a script or snippet reproduced it (a test run's failure needs those tests to pass again)
+            if (
+                tool != "Bash"
+                or err.get("missing")
+                or main is None
+                or main.program not in commands.INTERPRETERS
+            ):
                 continue
             lines = output.lines_of(str(err["errors"][-1]["text"]))
             if not any(output.is_exception_line(ln) for ln in output.error_lines(lines, st.background)):

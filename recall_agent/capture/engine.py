@@ -313,14 +313,22 @@ class Engine:
             else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text, None)]
         )
         failing = {f for folds, _, _ in parts for f in folds}
+        raised = any(output.is_exception_line(ln) for ln in errs)  # an exception, not only a tool's error
         self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
         for folds, text, test in parts:
-            self._open(st, run, folds, text or run.text, missing, test=test)
+            self._open(st, run, folds, text or run.text, missing, test=test, raised=raised)
 
     def _open(
-        self, st: Stream, run: Run, folds: list[int], text: str, missing: list[str], test: str | None = None
+        self,
+        st: Stream,
+        run: Run,
+        folds: list[int],
+        text: str,
+        missing: list[str],
+        test: str | None = None,
+        raised: bool = False,
     ) -> None:
         entry = {"id": run.id, "text": text, "ts": run.ts}
         inside = next((m for m in missing if commands.inside(st.shell, m)), None)
@@ -336,6 +344,7 @@ class Engine:
                     folds=sorted(set(err["folds"]) | set(folds)), last_seq=run.seq, last=_run_state(run)
                 )
                 err["missing"] = sorted(set(err.get("missing") or []) | set(missing))
+                err["raised"] = raised
                 return
         st.open.append(
             {
@@ -346,6 +355,7 @@ class Engine:
                 "last_seq": run.seq,
                 "last": _run_state(run),
                 "test": test or False,  # one failing test (its id) of a run that reported several
+                "raised": raised,  # its last failure printed an exception line (not background)
                 # the missing path begins with the folder the shell is already in (`testbed/x` from testbed)
                 "inside": st.shell[-1] if inside else None,
             }
@@ -426,8 +436,7 @@ class Engine:
                 or main.program not in commands.INTERPRETERS
             ):
                 continue
-            lines = output.lines_of(str(err["errors"][-1]["text"]))
-            if not any(output.is_exception_line(ln) for ln in output.error_lines(lines, st.background)):
+            if not err.get("raised"):
                 continue
             since = int(err["last_seq"])
             changed = [

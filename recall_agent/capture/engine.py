@@ -313,7 +313,9 @@ class Engine:
             else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text, None)]
         )
         failing = {f for folds, _, _ in parts for f in folds}
-        raised = any(output.is_exception_line(ln) for ln in errs)  # an exception, not only a tool's error
+        # the code ran and raised (not a script that failed to load: an import or syntax error is no
+        # reproduction of anything)
+        raised = any(output.is_exception_line(ln) and not _LOADING.search(ln) for ln in errs)
         self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
@@ -569,6 +571,7 @@ def _a_step(command: str, failed: Run, passed: Run) -> bool:
     return not commands.same_check(failed.command, cmd) and not commands.same_check(cmd, passed.command)
 
 
+_LOADING = re.compile(r"\bNo module named\b|\b(?:SyntaxError|IndentationError|TabError)\b")
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$|conftest\.py$)"
 )

@@ -551,8 +551,9 @@ def _discount_session(w: TranscriptWriter, *, written_by_session: bool) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the episode model learns it from the `transient` labels of issue 33's corpus (not merged yet); "
-    "the tuning projects' labels of today call 24 of 30 such fixes useful, so the refit keeps them",
+    reason="the episode model learns it from `transient` labels: the tuning projects' labels so far (SWE-"
+    "ContextBench's call 24 of 30 such fixes useful; one labelled tuning project has the field) weigh "
+    "fix_own_code at -0.26 only, so the refit keeps the fix",
 )
 def test_a_fix_to_code_the_session_wrote_minutes_earlier_is_not_stored(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
@@ -655,8 +656,8 @@ CART = "class Cart:\n    def total(self, prices):\n        return sum(p.amount f
 def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:
-    """Reproduce, edit the library, check with another script: the exception of the reproduction, fixed
-    by the change to the project's function."""
+    """Reproduce, edit the library, rerun: the exception of the reproduction, fixed by the change to the
+    project's function (not by the script the session wrote)."""
     w = TranscriptWriter(folder_of(claude_dir, project) / "r.jsonl", "repro-1", str(project))
     w.prompt("Cart.total crashes on plain numbers")
     w.write("repro.py", "from shop.cart import Cart\nprint(Cart().total([1, 2]))\n")
@@ -677,7 +678,7 @@ def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
         result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
                 "structuredPatch": patch},
     )  # fmt: skip
-    w.bash("python -c 'from shop.cart import Cart; assert Cart().total([1, 2]) == 3; print(\"ok\")'", "ok")
+    w.bash("python repro.py", "3")  # the reproduction, run again
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
     (stored,) = all_learnings(isolated_recall_env)

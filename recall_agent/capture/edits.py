@@ -12,6 +12,7 @@ so a file edited twice counts once, and a file edited back to what it was counts
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,11 @@ def written_lines(tool: str, tool_input: dict[str, Any]) -> list[str]:
         added = [ln for e in edits for ln in str(e.get("new_string") or "").splitlines()]
         gone = {ln.strip() for e in edits for ln in str(e.get("old_string") or "").splitlines()}
     return [ln for ln in added if len(ln.strip()) >= 8 and ln.strip() not in gone]
+
+
+def line_mark(line: str) -> int:
+    """A line of code's identity, whitespace folded, hashed small (kept in the session state)."""
+    return zlib.crc32(" ".join(line.split()).encode("utf-8", "replace"))
 
 
 def replaced_lines(change: FileChange) -> list[str]:

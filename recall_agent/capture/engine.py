@@ -491,7 +491,7 @@ class Engine:
             by_failing_run=by_failing_run,
             other_check=other_check,
         )
-        replaced = [output.fold(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
+        replaced = [edits.line_mark(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
         episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
         episode.keep = self._episode_model.decide(episode.features)
@@ -507,7 +507,7 @@ class Engine:
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
-        for mark in (output.fold(ln) for ln in edits.written_lines(call.name, call.input)):
+        for mark in map(edits.line_mark, edits.written_lines(call.name, call.input)):
             st.written.pop(mark, None)  # the session's own code: a fix of it later is not knowledge
             st.written[mark] = None
         while len(st.written) > MAX_WRITTEN:

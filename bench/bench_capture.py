@@ -368,10 +368,12 @@ def _short(r: dict[str, Any]) -> dict[str, Any]:
 def census_kind(lr: dict[str, Any]) -> str:
     """What a stored learning's fix is: a source edit (the project's files other than tests), a test edit,
     a folder slip, a command fix, an install, steps run before the check, or nothing said."""
+    from recall_agent.capture.edits import TEST_FILE
+
     fix = lr.get("fix") or {}
     files = [str(f.get("path") or "") for f in fix.get("files") or []]
     if files:
-        return "source edit" if any(not _TEST_FILE.search(f) for f in files) else "test edit"
+        return "source edit" if any(not TEST_FILE.search(f) for f in files) else "test edit"
     if fix.get("folder"):
         return "folder slip"
     if fix.get("packages"):
@@ -417,9 +419,6 @@ def census(corpus: str, pythonpath: Path | None, work: Path) -> dict[str, Any]:
     return {"sessions": len(cached), "learnings": len(stored), "kinds": kinds,
             "not_a_fix": len(bad), "not_a_fix_examples": bad[:10],
             "sessions_with_source_edit": len(with_source), "seconds": round(seconds, 1)}  # fmt: skip
-
-
-_TEST_FILE = __import__("re").compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|conftest\.py$)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,6 +91,12 @@ def written_lines(tool: str, tool_input: dict[str, Any]) -> list[str]:
     return [ln for ln in added if len(ln.strip()) >= 8 and ln.strip() not in gone]
 
 
+# a test file, by its path (`tests/x.py`, `test_x.py`, `x_test.go`, `x.spec.ts`, `conftest.py`)
+TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?/|test_[^/]+$|[^/]+_test\.\w+$|[^/]+\.(?:test|spec)\.\w+$|conftest\.py$)"
+)
+
+
 def line_mark(line: str) -> int:
     """A line of code's identity, whitespace folded, hashed small (kept in the session state)."""
     return zlib.crc32(" ".join(line.split()).encode("utf-8", "replace"))

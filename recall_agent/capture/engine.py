@@ -445,7 +445,8 @@ class Engine:
                 edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq
             ]
             if any(
-                not c.created and c.path not in st.created and not _TEST_PATH.search(c.path) for c in changed
+                not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path)
+                for c in changed
             ):
                 st.open.remove(err)
                 self._resolve(st, err, run, by_failing_run=False, other_check=True)
@@ -572,9 +573,6 @@ def _a_step(command: str, failed: Run, passed: Run) -> bool:
 
 
 _LOADING = re.compile(r"\bNo module named\b|\b(?:SyntaxError|IndentationError|TabError)\b")
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$|conftest\.py$)"
-)
 
 
 def _runs_code(command: commands.Command) -> bool:

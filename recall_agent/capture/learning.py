@@ -74,9 +74,6 @@ _CI_FILES = re.compile(
     r"(?:^|/)(?:\.github/workflows/|\.gitlab-ci\.yml|Jenkinsfile|\.circleci/|azure-pipelines)"
 )
 _MIGRATION_FILES = re.compile(r"(?:^|/)(?:migrations?|alembic|db/migrate)/")
-_TEST_FILES = re.compile(
-    r"(?:^|/)(?:tests?/|test_[^/]+$|[^/]+_test\.\w+$|[^/]+\.(?:test|spec)\.\w+$|conftest\.py$)"
-)
 # the agent's words that explain a cause, and the ones that only narrate
 _CAUSE = re.compile(
     r"(?i)\b(?:because|due to|root cause|the (?:issue|problem|bug|error) (?:is|was)|caus(?:e|es|ed|ing)|"
@@ -428,7 +425,7 @@ def task_type(branch: str | None, files: list[str], command: str) -> str:
             return "ci_fix"
         if all(_DEP_FILES.search(f) for f in files):
             return "dependency"
-        if all(_TEST_FILES.search(f) for f in files):
+        if all(edits.TEST_FILE.search(f) for f in files):
             return "test"
     if re.match(
         r"^\s*(?:pip|uv|poetry|npm|yarn|pnpm|cargo|bundle|go)\s+(?:install|add|sync|get|update)\b", command

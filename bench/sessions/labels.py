@@ -177,13 +177,13 @@ def problems(label: Label) -> list[str]:
 def recurrences(labels: list[Label]) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
     """(project, cause) -> [(session start, session, failing call)] in time order, for causes labelled in
     two or more sessions of a project: the cross-session recurrences the replay of issue 34 scores.
-    Transient failures (the session's own fresh code) are not recurrences."""
+    Transient failures (the session's own fresh code) and scratch slips are not recurrences."""
     seen: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for label in labels:
         start = label.started
         for e in [*label.episodes, *label.unfixed]:
             c = cause(e)
-            if c and transient(e) is not True:
+            if c and transient(e) is not True and e.get("kind") != "scratch":
                 seen.setdefault((label.project, c), []).append((start, label.session, str(e.get("failed"))))
     return {key: sorted(rows) for key, rows in seen.items() if len({session for _, session, _ in rows}) > 1}
 

@@ -1,0 +1,143 @@
+"""bench/sessions: fetch.py brings pinned transcripts out of a real git repository (per-file commits, JSON-array
+hook logs, --continue continuations dropped) and labels.py reads the issue-33/34 fields and pairs recurrences."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SESSIONS = Path(__file__).resolve().parent.parent / "bench" / "sessions"
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    for name in ("fetch", "labels"):
+        sys.modules.pop(name, None)
+    return importlib.import_module("fetch"), importlib.import_module("labels")
+
+
+def _record(session: str, tool_id: str, ts: str) -> list[dict]:
+    use = {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": "true"}}
+    result = {"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}
+    return [
+        {"type": "assistant", "sessionId": session, "timestamp": ts, "message": {"content": [use]}},
+        {"type": "user", "sessionId": session, "timestamp": ts, "message": {"content": [result]}},
+    ]
+
+
+def _jsonl(records: list[dict]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def _mirror(tmp_path: Path) -> tuple[Path, str, str]:
+    """A bare mirror (<owner>+<name>/repo) with two commits: a checkpoint tree and a hook's chat.json."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _git(work, "init", "-q")
+    _git(work, "config", "user.email", "t@example.org")
+    _git(work, "config", "user.name", "t")
+    first = _record("A", "toolu_01aaaaaaaa", "2026-01-01T00:00:00Z")
+    later = first + _record("A", "toolu_01bbbbbbbb", "2026-01-01T00:01:00Z")
+    (work / "aa" / "1111111111" / "0").mkdir(parents=True)
+    (work / "aa" / "1111111111" / "0" / "full.jsonl").write_text(_jsonl(first))
+    (work / "aa" / "1111111111" / "1").mkdir()
+    (work / "aa" / "1111111111" / "1" / "full.jsonl").write_text(_jsonl(later))
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "checkpoints")
+    checkpoints = _git(work, "rev-parse", "HEAD").strip()
+    (work / "logs").mkdir()
+    other = _record("B", "toolu_01cccccccc", "2026-01-02T00:00:00Z")
+    (work / "logs" / "chat.json").write_text(json.dumps(later + other))
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "chat log")
+    chat = _git(work, "rev-parse", "HEAD").strip()
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "someone+project").mkdir(parents=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(work), str(mirrors / "someone+project" / "repo")], check=True
+    )
+    return mirrors, checkpoints, chat
+
+
+def test_fetch_brings_pinned_files_and_drops_continued_parts(tmp_path: Path, bench) -> None:
+    fetch, _ = bench
+    mirrors, checkpoints, chat = _mirror(tmp_path)
+    fetch.CACHE = tmp_path / "cache"
+    source = {
+        "repo": "someone/project",
+        "files": {
+            "A-early": {"commit": checkpoints, "path": "aa/1111111111/0/full.jsonl"},
+            "A": {"commit": checkpoints, "path": "aa/1111111111/1/full.jsonl"},
+            "B": {"commit": chat, "path": "logs/chat.json", "format": "json-array", "session": "B"},
+        },
+    }
+
+    kept = fetch.fetch("proj", source, mirrors)
+
+    out = tmp_path / "cache" / "proj"
+    assert kept == 2
+    assert sorted(p.name for p in out.iterdir()) == ["A.jsonl", "B.jsonl"]
+    assert (out / "A.jsonl").read_bytes() == _git_show(mirrors, checkpoints, "aa/1111111111/1/full.jsonl")
+    b = [json.loads(line) for line in (out / "B.jsonl").read_text().splitlines()]
+    assert {r["sessionId"] for r in b} == {"B"} and len(b) == 2
+
+
+def _git_show(mirrors: Path, commit: str, path: str) -> bytes:
+    git_dir = mirrors / "someone+project" / "repo"
+    return subprocess.run(
+        ["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True, check=True
+    ).stdout
+
+
+def test_continuations_keep_one_of_equal_files_and_files_without_calls(bench) -> None:
+    fetch, _ = bench
+    keep = fetch.continuations({"x": {"1", "2"}, "y": {"1", "2"}, "z": {"1"}, "empty": set(), "w": {"9"}})
+    assert sorted(keep) == ["empty", "w", "x"]
+
+
+def _label(labels, tmp_path: Path, session: str, ts: str, entries: list[dict], corpus: str = "leeson"):
+    path = tmp_path / f"{session}.jsonl"
+    path.write_text(_jsonl(_record(session, "toolu_01" + session * 8, ts)))
+    data = {"session": session, "corpus": corpus, "half": "heldout", "episodes": entries, "unfixed": []}
+    return labels.Label(corpus, session, "heldout", data, path)
+
+
+def test_recurrences_pair_causes_across_sessions_not_transient_or_scratch(tmp_path: Path, bench) -> None:
+    _, labels = bench
+    fmt = {"failed": "f1", "kind": "project", "transient": False, "cause": "cargo-fmt-check-diff"}
+    own = {"failed": "f2", "kind": "project", "transient": True, "cause": "own-typo"}
+    slip = {"failed": "f3", "kind": "scratch", "transient": False, "cause": "scratch-path"}
+    first = _label(labels, tmp_path, "s1", "2026-02-01T00:00:00Z", [fmt, own, slip])
+    second = _label(labels, tmp_path, "s2", "2026-02-02T00:00:00Z", [dict(fmt, failed="g1"), own, slip])
+
+    pairs = labels.recurrences([second, first])
+
+    assert list(pairs) == [("leeson", "cargo-fmt-check-diff")]
+    assert [(s, f) for _, s, f in pairs["leeson", "cargo-fmt-check-diff"]] == [("s1", "f1"), ("s2", "g1")]
+
+
+def test_new_fields_read_and_checked_old_labels_still_load(tmp_path: Path, bench) -> None:
+    _, labels = bench
+    old = _label(labels, tmp_path, "o", "2026-02-01T00:00:00Z", [{"failed": "a", "kind": "environment"}])
+    bad = _label(
+        labels,
+        tmp_path,
+        "b",
+        "2026-02-01T00:00:00Z",
+        [{"failed": "c", "transient": "yes", "cause": "Bad Slug"}],
+    )
+
+    assert labels.transient(old.episodes[0]) is None and labels.cause(old.episodes[0]) is None
+    assert labels.seen_in_output(old.episodes[0]) is False and labels.problems(old) == []
+    assert len(labels.problems(bad)) == 2
+    assert labels.project_half("leeson") == "heldout" and labels.project_half("swecb") == "tune"

@@ -12,14 +12,17 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
 - noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
 - speed: the import's wall time and MB/s.
 
-The previous release (`--release`, default 32014ad: main before this work; package `recall`) imports the
-same sessions in the same run. `--inprocess` runs the engine in this process instead (fast, for tuning;
+The previous release (`--release`, default 092b9df: main before issue 33) imports the same sessions in
+the same run. Halves: the tuning projects and the held-out projects (`--split project`, split.json
+`projects`), each also per corpus; `--split session` is the older split by session. `--census` imports all
+300 SWE-ContextBench sessions and counts the store's learnings per kind of fix. `--inprocess` runs the engine in this process instead (fast, for tuning;
 not reported). Transcripts come from bench/sessions/fetch.py's cache.
 
     python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
     python3 bench/bench_capture.py --halves none --store-rows --release 092b9df   # issue 34: rows per cause
     RECALL_BENCH_LABELS=/work/wt/i33data/bench/sessions \
         python3 bench/bench_capture.py --halves none --replay-projects            # issue 34: replay per project
+    python3 bench/bench_capture.py [--split project|session] [--release 092b9df] [--census]
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ import labels as L  # noqa: E402
 from release import package_in, release_tree  # noqa: E402
 
 RESULTS = BENCH / "results" / "capture.json"
-RELEASE = "32014ad"
+RELEASE = "092b9df"  # main before issue 33 (what the issue measured); 32014ad was main before issue 22
 
 
 def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:
@@ -126,7 +129,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
     for s in sessions:
         for sid in s.session_ids():
             by_session.setdefault(sid, []).append(s)
-    useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if e.get("useful")}
+    useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if L.worth_keeping(e)}
     found: set[tuple[str, int]] = set()
     real = right = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
@@ -143,10 +146,10 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         # the labelled fix this learning holds; one learning per labelled episode (a session often meets the
         # same error line more than once, each time fixed on its own)
         by_call = [
-            i for i, e in enumerate(label.episodes) if e.get("useful") and label.episode_ids(e) & calls
+            i for i, e in enumerate(label.episodes) if L.worth_keeping(e) and label.episode_ids(e) & calls
         ]
         keyed = by_call or [
-            i for i, e in enumerate(label.episodes) if e.get("useful") and L.keyed_on_error(sigs, e)
+            i for i, e in enumerate(label.episodes) if L.worth_keeping(e) and L.keyed_on_error(sigs, e)
         ]
         hit = next((i for i in keyed if (label.session, i) not in found), keyed[0] if keyed else None)
         if hit is not None:
@@ -177,7 +180,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
     # identical one of another session (same repo, same resolution, a shared signature)
     for s in sessions if merged else []:
         for i, e in enumerate(s.episodes):
-            if e.get("useful") and (s.session, i) not in found:
+            if L.worth_keeping(e) and (s.session, i) not in found:
                 for lr in stored:
                     sigs = [str(x) for x in lr.get("error_signatures") or []]
                     if L.keyed_on_error(sigs, e) and L.says_the_fix(
@@ -196,7 +199,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         }
         for s in sessions
         for i, e in enumerate(s.episodes)
-        if e.get("useful") and (s.session, i) not in found
+        if L.worth_keeping(e) and (s.session, i) not in found
     ]
     return {
         "sessions": len(sessions),
@@ -258,7 +261,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
         results = L.call_results(label)
         built, _ = inprocess_learnings([label])
         for e in label.episodes:
-            if not e.get("useful"):
+            if not L.worth_keeping(e):
                 continue
             cause = _cause(str(e.get("error") or ""))
             call = L.suffix(str(e.get("failed")))
@@ -281,7 +284,7 @@ def replay(sessions: list[L.Label], work: Path, folder: bool = True) -> dict[str
                     misses.append({"session": label.session, "error": str(e.get("error"))[:100],
                                    "shown": [r[:160] for r in shown]})  # fmt: skip
         for e in label.episodes:
-            if e.get("useful"):
+            if L.worth_keeping(e):
                 seen.add(_cause(str(e.get("error") or "")))
         with open_store(home) as store:
             for lr in built:
@@ -416,7 +419,7 @@ def curves(sessions: list[L.Label]) -> dict[str, Any]:
         for ep in engine.judged_episodes:
             match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
             scored["episode"].append(
-                (episode_model.probability(ep.features), bool(match and match.get("useful")))
+                (episode_model.probability(ep.features), bool(match and L.worth_keeping(match)))
             )
     out: dict[str, Any] = {}
     for name, pairs in scored.items():
@@ -478,8 +481,87 @@ def store_rows(pythonpath: Path, work: Path, corpus: str = "swecb") -> dict[str,
             "top": [{"cause": k[1][:100], "rows": v} for k, v in top], "seconds": round(secs, 1)}  # fmt: skip
 
 
+def _corpus(label: L.Label) -> str:
+    """The corpus a label judges (SWE-ContextBench's second and fresh labellings are SWE-ContextBench)."""
+    return "swecb" if label.corpus.startswith("swecb") else label.corpus
+
+
+def _of(sessions: list[L.Label], stored: list[dict]) -> list[dict]:
+    """The learnings stored from these sessions."""
+    ids = {sid for s in sessions for sid in s.session_ids()}
+    return [lr for lr in stored if str(lr.get("session_id") or "") in ids]
+
+
+def _short(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in r.items() if not isinstance(v, list)}
+
+
+def census_kind(lr: dict[str, Any]) -> str:
+    """What a stored learning's fix is: a source edit (the project's files other than tests), a test edit,
+    a folder slip, a command fix, an install, steps run before the check, or nothing said."""
+    from recall_agent.capture.edits import TEST_FILE
+
+    fix = lr.get("fix") or {}
+    files = [str(f.get("path") or "") for f in fix.get("files") or []]
+    if files:
+        return "source edit" if any(not TEST_FILE.search(f) for f in files) else "test edit"
+    if fix.get("folder"):
+        return "folder slip"
+    if fix.get("packages"):
+        return "install"
+    if fix.get("command"):
+        return "command fix"
+    if fix.get("steps"):
+        return "steps"
+    return "other"
+
+
+def not_a_fix_command(lr: dict[str, Any]) -> str | None:
+    """Is the stored "fixed by another command" a narrower selection, an output-flag change or a rerun?"""
+    from recall_agent.capture import commands
+
+    command = (lr.get("fix") or {}).get("command")
+    if not command or (lr.get("fix") or {}).get("files"):
+        return None
+    before, after = commands.parse(str(command.get("before"))), commands.parse(str(command.get("after")))
+    return commands.not_a_fix(before, after)
+
+
+def census(corpus: str, pythonpath: Path | None, work: Path) -> dict[str, Any]:
+    """Every transcript of a corpus imported (a real import, or this process's engine with None): the store's
+    learnings per kind of fix, the narrowed-selection / output-flag "fixes" among them (must be 0), and the
+    sessions with a source-edit learning."""
+    cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
+    labels = [L.Label(corpus, p.stem, "", {}, p) for p in cached]
+    stored, seconds = (
+        inprocess_learnings(labels) if pythonpath is None else import_learnings(labels, pythonpath, work)
+    )
+    kinds: dict[str, int] = {}
+    bad: list[dict[str, Any]] = []
+    with_source: set[str] = set()
+    for lr in stored:
+        kind = census_kind(lr)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == "source edit":
+            with_source.add(str(lr.get("session_id") or ""))
+        why = not_a_fix_command(lr)
+        if why:
+            bad.append({"why": why, "resolution": str(lr.get("resolution_summary"))[:200]})
+    return {"sessions": len(cached), "learnings": len(stored), "kinds": kinds,
+            "not_a_fix": len(bad), "not_a_fix_examples": bad[:10],
+            "sessions_with_source_edit": len(with_source), "seconds": round(seconds, 1)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--split",
+        choices=("project", "session"),
+        default="project",
+        help="project: the tuning projects and the held-out projects (split.json `projects`, every "
+        "labeller's sessions, one label per session); session: the older split by session (--halves)",
+    )
+    ap.add_argument("--projects", nargs="+", default=["tune", "heldout"], help="halves of the project split")
     ap.add_argument("--halves", nargs="+", default=["tune", "tune-second", "heldout", "heldout-fresh"])
     ap.add_argument("--release", default=RELEASE, help="commit imported side by side ('' skips)")
     ap.add_argument("--inprocess", action="store_true", help="this process's engine only (tuning aid)")
@@ -499,13 +581,20 @@ def main(argv: list[str] | None = None) -> int:
         "--replay-projects", action="store_true", help="issue 34's replay per project (labels with `cause`)"
     )
     ap.add_argument("--out", type=Path, default=RESULTS, help=f"where the JSON goes (default {RESULTS})")
+    ap.add_argument("--census", action="store_true", help="only the store census of all SWE-CB transcripts")
     args = ap.parse_args(argv)
+    if args.census:
+        return run_census(args)
     report: dict[str, Any] = {"load_average": os.getloadavg(), "halves": {}}
     with tempfile.TemporaryDirectory(prefix="recall-bench-capture-") as tmp:
         work = Path(tmp)
         rel = release_tree(work, args.release) if args.release and not args.inprocess else None
-        for half in args.halves:
-            sessions = L.load((half,))
+        halves = (
+            [(f"projects-{h}", L.load_projects((h,))) for h in args.projects]
+            if args.split == "project"
+            else [(h, L.load((h,))) for h in args.halves]
+        )
+        for half, sessions in halves:
             if not sessions:
                 continue
             mb = sum(s.path.stat().st_size for s in sessions) / 1e6
@@ -525,6 +614,13 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(secs, 2),
                     "mb_per_s": round(mb / secs, 1),
                 }
+                corpora = sorted({_corpus(s) for s in sessions})
+                if len(corpora) > 1:
+                    row[name]["corpora"] = {
+                        c: _short(judge(part, _of(part, stored), merged=path is not None))
+                        for c in corpora
+                        if (part := [s for s in sessions if _corpus(s) == c])
+                    }
             if args.replay:
                 row["replay"] = replay(sessions, work, folder=not args.replay_without_folder)
             if args.curves:
@@ -542,11 +638,11 @@ def main(argv: list[str] | None = None) -> int:
         "sessions_with_useful_learning",
         "seconds",
     ]
-    print(f"{'half':<14}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
+    print(f"{'half':<17}{'system':<18}" + "".join(f"{c[:12]:>13}" for c in cols))
     for half, row in report["halves"].items():
         for name, r in row.items():
             if isinstance(r, dict) and name not in ("replay", "curves"):
-                print(f"{half:<14}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
+                print(f"{half:<17}{name:<18}" + "".join(f"{str(r.get(c)):>13}" for c in cols))
                 if args.show:
                     for m in r["missed"]:
                         print("   MISSED", m)
@@ -559,6 +655,8 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
+                for corpus, c in (r.get("corpora") or {}).items():
+                    print(f"{'':<17}{'  ' + corpus:<18}" + "".join(f"{str(c.get(k)):>13}" for k in cols))
     if args.store_rows:
         with tempfile.TemporaryDirectory(prefix="recall-bench-rows-") as tmp:
             work = Path(tmp)
@@ -622,6 +720,25 @@ def main(argv: list[str] | None = None) -> int:
         (BENCH / "results" / "consolidate.json").write_text(json.dumps(rows, indent=1) + "\n")
     if not args.inprocess and report["halves"]:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+def run_census(args: argparse.Namespace) -> int:
+    report: dict[str, Any] = {"load_average": os.getloadavg(), "census": {}}
+    with tempfile.TemporaryDirectory(prefix="recall-bench-census-") as tmp:
+        work = Path(tmp)
+        systems: list[tuple[str, Path | None]] = [("recall", None if args.inprocess else ROOT)]
+        if args.release and not args.inprocess:
+            systems.append((f"release {args.release}", release_tree(work, args.release)))
+        for name, path in systems:
+            report["census"][name] = c = census("swecb", path, work)
+            print(f"{name}: {c['learnings']} learnings from {c['sessions']} sessions in {c['seconds']} s; "
+                  f"{c['kinds']}; narrowed/output-flag/rerun 'fixes' {c['not_a_fix']}; "
+                  f"sessions with a source-edit learning {c['sessions_with_source_edit']}")  # fmt: skip
+            for ex in c["not_a_fix_examples"] if args.show else []:
+                print("   NOT-A-FIX", ex)
+    if not args.inprocess:
+        (BENCH / "results" / "capture_census.json").write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 

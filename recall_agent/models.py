@@ -221,8 +221,15 @@ class FixEvidence(WireModel):
     source: Literal["transcript", "agent", "manual"] = "manual"
     # which coding agent's session it came from (`claude-code`, `codex`); matching never looks at it
     agent: str | None = Field(default=None, max_length=40, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    # what the fix was about: the project's code, or the environment and its tools (an install, another
+    # command or interpreter, a folder, a step run before the check)
+    kind: Literal["project", "environment"] | None = None
     files: list[FixFile] = Field(default_factory=list, max_length=50)
     command: FixCommand | None = None
+    # commands run between the failure and the run that passed (`go mod tidy`, `mv a b`)
+    steps: list[Annotated[str, Field(max_length=1000, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=5
+    )
     packages: list[FixPackage] = Field(default_factory=list, max_length=20)
     folder: FixFolder | None = None
     verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)

@@ -296,3 +296,79 @@ def test_a_missing_file_the_agent_wrote_itself_is_told_apart(tmp_path: Path) -> 
         "Exit code 2\npython: can't open file 'manage.py': [Errno 2] No such file or directory",
     )
     assert project_file["error_missing_path"] == 1.0 and project_file["error_missing_own_file"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "why"),
+    [
+        ("pytest -v", "pytest -k grid -xvs", "narrowed"),
+        ("python -m pytest tests/test_a.py", "python -m pytest tests/test_a.py::test_x -q", "narrowed"),
+        ("pytest tests/a.py tests/b.py", "pytest tests/a.py", "narrowed"),
+        ("go test ./...", "go test ./pkg/x -run TestA", "narrowed"),
+        ("pytest tests/ | head -50", "pytest tests/ | head -100", "rerun"),
+        ("pytest tests/a.py --tb=short", "pytest tests/a.py --tb=long -v --no-header", "output"),
+        ("npx vitest run", "npx vitest run 2>&1 | tail -30", "rerun"),
+        ("git push", "git push --set-upstream origin b", None),  # a missing flag: a fix
+        ("python t.py", "python3 t.py", None),  # another interpreter
+        ("python3 -m pytest testbed/tests/t.py", "python3 -m pytest tests/t.py", None),  # another folder
+        ("python3 -m pylint a", "mv a/a.py a/c.py && python3 -m pylint a", None),  # a step before it
+        ("pip install -e testbed", "pip install -e ./testbed", None),
+    ],
+)  # fmt: skip
+def test_what_is_not_a_fix(before: str, after: str, why: str | None) -> None:
+    assert commands.not_a_fix(commands.parse(before), commands.parse(after)) == why
+    if why in ("narrowed", "output", "rerun"):
+        assert commands.change(commands.parse(before), commands.parse(after)) is None
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "shown"),
+    [
+        # the check's own text is the same: the whole lines say what changed
+        ("mise run lint && mise run test:ci", "mise run lint --fix && mise run test:ci", "`mise run lint --fix && mise run test:ci` instead of `mise run lint && mise run test:ci`"),
+        ("FOO=1 mise run test:ci 2>&1 | grep FAIL", "FOO=2 mise run test:ci", "`FOO=2 mise run test:ci` instead of `FOO=1 mise run test:ci`"),
+    ],
+)  # fmt: skip
+def test_a_changed_command_is_never_x_instead_of_x(before: str, after: str, shown: str) -> None:
+    assert commands.change(commands.parse(before), commands.parse(after)) == shown
+
+
+def test_long_commands_show_the_part_that_differs() -> None:
+    flags = " ".join(f"--opt{i}" for i in range(60))
+    before = commands.parse(f"tool run {flags}")
+    after = commands.parse(f"tool run {flags.replace('--opt50', '--opt50=1')}")
+    said = commands.change(before, after)
+    assert (
+        said
+        == "`… --opt48 --opt49 --opt50=1 --opt51 --opt52 …` instead of `… --opt48 --opt49 --opt50 --opt51 --opt52 …`"
+    )
+
+
+def test_the_hook_shows_the_fix_line_whole_and_first() -> None:
+    from recall_agent.hooks.retrieve import SUMMARY_MAX, _shown_summary
+
+    fix = (
+        "Environment: Fixed by the command: `"
+        + "x" * 200
+        + " --set-upstream origin b` instead of `git push`."
+    )
+    cause = "Cause (agent): " + "the branch had no upstream, so a plain push does not know where to go. " * 5
+    shown = _shown_summary(f"{fix}\n{cause}\nFrom the session's commands; `git push` passed after it.")
+    assert shown.startswith(fix) and len(shown) <= SUMMARY_MAX and "From the session" not in shown
+    assert _shown_summary("Changed `a.py`: `x` → `y`.\nFrom the session's edits; `t` passed after it.") == (
+        "Changed `a.py`: `x` → `y`."
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "failed"),
+    [
+        ("Delete 3 migrations? (y/N)", True),
+        ("Is this ok [y/N]: ", True),
+        ("epoch 4: train_loss=NaN val_loss=nan", True),
+        ("zsh: no matches found: tests/*.spec.ts", True),
+        ("epoch 4: loss 0.31", False),
+    ],
+)
+def test_failures_seen_only_in_the_output(line: str, failed: bool) -> None:
+    assert output.is_error_line(line) is failed

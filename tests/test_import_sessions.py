@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -260,9 +260,12 @@ def test_what_is_not_a_fix_is_not_stored_and_a_created_folder_is(
     w.bash("make deploy", "deployed")  # allowed the second time: not a fix of anything
     w.tool_error("Bash", {"command": "npm run e2e"}, "The user doesn't want to proceed with this tool use.")
     w.bash("npm run e2e", "ok")
-    w.bash("ls build/", "ls: cannot access 'build/': No such file or directory", 2)  # a missing folder...
-    w.bash("mkdir build", "")  # ...that the next command creates: that is a fix (stored, below)
-    w.bash("ls build/", "")
+    # a missing folder that the next command creates: that is a fix (stored, below). (A probe of it, `ls
+    # build/`, is a coin flip for the episode model: the tuning projects' labels call the same `ls testbed`
+    # -> `git clone` episode useful 59 times and leave it out 24 times.)
+    w.bash("cd build && cmake ..", "(eval):cd:1: no such file or directory: build", 1)
+    w.bash("mkdir build", "")
+    w.bash("cd build && cmake ..", "-- Configuring done\n-- Generating done")
     w.bash("grep -rn TODO src", "", 1)  # no match: exit code only
     w.edit("src/a.py")
     w.bash("grep -rn TODO src", "src/a.py:1: TODO")
@@ -275,7 +278,10 @@ def test_what_is_not_a_fix_is_not_stored_and_a_created_folder_is(
     assert out.returncode == 0
     assert "1 learning(s) stored" in out.stdout, out.stdout
     (only,) = all_learnings(isolated_recall_env)  # declined calls, usage errors, grep, a retry: nothing
-    assert only.resolution_summary.startswith("`build/` did not exist: created it with `mkdir build`.")
+    assert only.resolution_summary.startswith(
+        "Environment: `build` did not exist: created it with `mkdir build`."
+    ), only.resolution_summary
+    assert only.fix.kind == "environment"
 
 
 def test_bad_files_and_lines_are_skipped_and_counted(
@@ -577,3 +583,197 @@ def test_both_agents_histories_are_read_and_said_apart(
     (row,) = all_learnings(isolated_recall_env)
     assert row.session_count == 2 and row.repo == "shop-api"
     assert row.fix is not None and row.fix.agent in {"claude-code", "codex"}
+
+
+# ---------------------------------------------------------------------- issue 33: what is a fix, and whose
+
+
+DISCOUNT_FAILS = """F
+___________________________ test_discount ___________________________
+    def test_discount():
+>       assert discount(200, 10) == 20
+E       assert 200.0 == 20
+E        +  where 200.0 = discount(200, 10)
+tests/test_discount.py:4: AssertionError
+FAILED tests/test_discount.py::test_discount - assert 200.0 == 20
+1 failed in 0.03s"""
+DISCOUNT_TEST = "python -m pytest tests/test_discount.py -q"
+
+
+def _discount_session(w: TranscriptWriter, *, written_by_session: bool) -> None:
+    """A test of `discount` fails and an edit of its body fixes it; the code was either written by this
+    session ten minutes earlier or was in the project before the session."""
+    w.prompt("add a discount to the checkout and test it")
+    body = "    return total * pct / 10"
+    if written_by_session:
+        w.edit(
+            "src/shop/prices.py",
+            "def price(item):\n    return item.amount\n",
+            f"def price(item):\n    return item.amount\n\n\ndef discount(total, pct):\n{body}\n",
+        )
+    w.write("tests/test_discount.py", "from shop.prices import discount\n\n\ndef test_discount():\n    "
+            "assert discount(200, 10) == 20\n")  # fmt: skip
+    w.now += timedelta(minutes=10)
+    w.bash(DISCOUNT_TEST, DISCOUNT_FAILS, exit_code=1)
+    w.edit("src/shop/prices.py", body, "    return total * pct / 100")
+    w.bash(DISCOUNT_TEST, "1 passed in 0.02s")
+    w.say("The discount divided the percentage by 10 instead of 100; fixed in discount().")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the episode model learns it from `transient` labels: the tuning projects' labels so far (SWE-"
+    "ContextBench's call 24 of 30 such fixes useful; one labelled tuning project has the field) weigh "
+    "fix_own_code at -0.26 only, so the refit keeps the fix",
+)
+def test_a_fix_to_code_the_session_wrote_minutes_earlier_is_not_stored(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    own = TranscriptWriter(folder_of(claude_dir, project) / "own.jsonl", "own-code-1", str(project))
+    _discount_session(own, written_by_session=True)
+    own.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []  # transient: the session's own slip, fixed
+
+
+def test_the_same_fix_to_code_the_project_had_is_stored(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    theirs = TranscriptWriter(folder_of(claude_dir, project) / "t.jsonl", "project-code-1", str(project))
+    _discount_session(theirs, written_by_session=False)
+    theirs.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "prices.py" in stored.resolution_summary and stored.fix.kind == "project"
+
+
+def test_an_install_before_the_run_is_stored_as_that_command_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "v.jsonl", "vitest-1", str(project))
+    w.prompt("run the web tests")
+    w.bash("npx vitest run", "sh: 1: vitest: command not found", exit_code=127)
+    w.bash("npm install", "added 412 packages, and audited 413 packages in 9s\nfound 0 vulnerabilities")
+    w.bash("npx vitest run", " Test Files  4 passed (4)\n      Tests  31 passed (31)")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "vitest: command not found" in stored.error_signatures[0]
+    first = stored.resolution_summary.splitlines()[0]
+    assert first.startswith("Environment: ") and "`npm install`" in first, first
+    assert stored.fix.kind == "environment" and stored.fix.steps == ["npm install"]
+    assert stored.fix.command is None  # the check itself did not change
+
+
+CART_FAILS = (
+    "FAILED tests/test_cart.py::test_total - AssertionError: assert 9 == 10\n"
+    "FAILED tests/test_cart.py::test_tax - KeyError: 'rate'\n2 failed, 14 passed in 0.4s"
+)
+
+
+def _narrowed_runs(w: TranscriptWriter) -> None:
+    w.prompt("the cart tests fail")
+    w.bash("python -m pytest tests -q", CART_FAILS, exit_code=1)
+    w.bash("python -m pytest tests -q -k test_one", "1 passed, 15 deselected in 0.1s")  # fewer tests ran
+    w.bash("python -m pytest tests/test_cart.py::test_subtotal -xvs", "1 passed in 0.1s")
+    w.bash("python -m pytest tests -v 2>&1 | head -100", CART_FAILS)  # output flags only
+
+
+def test_a_narrower_test_selection_is_never_a_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "k.jsonl", "narrow-1", str(project))
+    _narrowed_runs(w)
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+    # a narrower run after an edit verifies the edit: the edit is the fix, never the command
+    w = TranscriptWriter(folder / "k2.jsonl", "narrow-2", str(project))
+    _narrowed_runs(w)
+    w.edit("src/shop/cart.py", "return sum(prices) - 1", "return sum(prices)")
+    w.bash("python -m pytest tests/test_cart.py::test_total -q", "1 passed in 0.1s")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py`")
+    assert "instead of" not in stored.resolution_summary and stored.fix.command is None
+
+
+def test_a_crash_behind_a_pipe_with_exit_code_0_is_captured(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    crash = (
+        "epoch 0: loading 1200 samples\nTraceback (most recent call last):\n"
+        '  File "train.py", line 41, in <module>\n    logits = model(batch)\n'
+        '  File "src/net/model.py", line 88, in forward\n    return self.head(x.view(-1, 512))\n'
+        "RuntimeError: shape '[-1, 512]' is invalid for input of size 1000"
+    )
+    w = TranscriptWriter(folder_of(claude_dir, project) / "t.jsonl", "masked-1", str(project))
+    w.prompt("train the model")
+    w.bash("python train.py --epochs 1 2>&1 | tail -20", crash)  # `| tail` hides the exit code: 0
+    w.edit("src/net/model.py", "return self.head(x.view(-1, 512))", "return self.head(x.flatten(1))")
+    w.bash("python train.py --epochs 1 2>&1 | tail -20", "epoch 0: loss 0.41\nsaved checkpoint")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "RuntimeError: shape '[-1, 512]' is invalid" in stored.error_signatures[0]
+    assert stored.resolution_summary.startswith("Changed `src/net/model.py`")
+
+
+CART = "class Cart:\n    def total(self, prices):\n        return sum(p.amount for p in prices)\n"
+
+
+def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Reproduce, edit the library, rerun: the exception of the reproduction, fixed by the change to the
+    project's function (not by the script the session wrote)."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "r.jsonl", "repro-1", str(project))
+    w.prompt("Cart.total crashes on plain numbers")
+    w.write("repro.py", "from shop.cart import Cart\nprint(Cart().total([1, 2]))\n")
+    w.bash(
+        "python repro.py",
+        'Traceback (most recent call last):\n  File "repro.py", line 2, in <module>\n'
+        '  File "src/shop/cart.py", line 3, in total\n    return sum(p.amount for p in prices)\n'
+        "AttributeError: 'int' object has no attribute 'amount'",
+        exit_code=1,
+    )
+    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
+    path = f"{project}/src/shop/cart.py"
+    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
+    w.tool(
+        "Edit",
+        {"file_path": path, "old_string": old, "new_string": new},
+        f"The file {path} has been updated.",
+        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
+                "structuredPatch": patch},
+    )  # fmt: skip
+    w.bash("python repro.py", "3")  # the reproduction, run again
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "AttributeError: 'int' object has no attribute 'amount'" in stored.error_signatures[0]
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+
+
+def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: Path) -> None:
+    """The tool's failure is a run of its own, and a later success of the tool with another path shows it
+    fixed (whether that is kept is the episode model's call)."""
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    w = TranscriptWriter(tmp_path / "g.jsonl", "grep-1", str(project))
+    w.prompt("where is checkout defined?")
+    w.tool_error(
+        "Grep", {"pattern": "def checkout", "path": f"{project}/lib"},
+        f"<tool_use_error>Path does not exist: {project}/lib</tool_use_error>",
+    )  # fmt: skip
+    w.tool("Grep", {"pattern": "def checkout", "path": f"{project}/src"}, "Found 1 file\nsrc/shop/cart.py")
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    assert episode.failed.tool == "Grep" and episode.missing == [f"{project}/lib"]
+    assert episode.command_change == f"`Grep path={project}/src` instead of `Grep path={project}/lib`"
+    assert episode.features["path_tool"] == 1.0

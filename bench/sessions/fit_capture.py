@@ -12,8 +12,9 @@
    itself chosen end to end (`choose_target`): the learnings stored from sessions left out of the fit must
    reach STORED_PRECISION.
 
-Only labels with `half: tune` are read, of both labellers where a session has two (each is a training
-example of its own, so the fit sits between their verdicts). Logistic regression with an L2 penalty (`bench/logistic.py`;
+Only labels of the tuning PROJECTS are read (split.json `projects`: whole projects are tuned on or held
+out), of every labeller where a session has several (each is a training example of its own, so the fit
+sits between their verdicts). Logistic regression with an L2 penalty (`bench/logistic.py`;
 the engine evaluates the weights in pure Python).
 
 The penalty and both thresholds come from cross-validation inside the tuning half: FOLDS folds by session
@@ -150,7 +151,7 @@ def episode_fit(tune: list[L.Label], stamp: str) -> tuple[dict, list[dict[str, f
             ids = {L.suffix(e["id"]) for e in ep.errors}
             match = label.episode_for(ids)
             rows.append(ep.features)
-            ys.append(1.0 if match and match.get("useful") else 0.0)
+            ys.append(1.0 if match and L.worth_keeping(match) else 0.0)
             groups.append(label.session)
     names, w, b, y, points, l2, losses = fit_rows(rows, ys, groups)
     note = f"{stamp}: {len(tune)} tuning sessions, {len(y)} resolved errors, {int(y.sum())} useful"
@@ -230,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=model.WEIGHTS)
     args = ap.parse_args(argv)
-    tune = L.load(("tune-all",))  # every labeller of the tuning half: their disagreement is in the fit
+    # every labeller of the tuning projects' sessions (their disagreement is in the fit); the held-out
+    # projects' labels are never read here
+    tune = L.load_for_fit(("tune",))
     if not tune:
         print("no tuning labels with transcripts (bench/sessions/fetch.py, labels/)", file=sys.stderr)
         return 1

@@ -198,6 +198,19 @@ def recurrences(labels: list[Label]) -> dict[tuple[str, str], list[tuple[str, st
     return {key: sorted(rows) for key, rows in seen.items() if len({session for _, session, _ in rows}) > 1}
 
 
+def worth_keeping(episode: dict[str, Any]) -> bool:
+    """A labelled fix recall should store: `useful`, and not `transient` (a fix to code the session itself
+    wrote earlier, or a compile error in the middle of its own refactor; older labels have no such field)."""
+    return bool(episode.get("useful")) and transient(episode) is not True
+
+
+def load_for_fit(halves: tuple[str, ...] = ("tune",)) -> list[Label]:
+    """What the fitting script reads: the labels of the projects in `halves`, of every labeller where a
+    session has several (the second labeller's copies too: each is an example of its own)."""
+    second = [lb for lb in load(("tune-second",)) if project_half(lb.corpus) in halves]
+    return load_projects(halves) + second
+
+
 def suffix(tool_use_id: str) -> str:
     return tool_use_id[-8:]
 

@@ -235,6 +235,15 @@ def same_check(failure: Command, later: Command, *, probes: bool = False) -> boo
     )
 
 
+def runs_test(failure: Command, later: Command, test_id: str) -> bool:
+    """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
+    `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""
+    want, have = failure.main, later.main
+    if want is None or have is None or not (want.family == have.family or (_tests(want) and _tests(have))):
+        return False
+    return any(_covers(t, test_id) for t in have.targets)
+
+
 _CREATORS = frozenset({"git clone", "mkdir", "touch", "cp", "mv", "ln", "wget", "curl", "tar", "unzip",
                        "git worktree", "python -m venv", "virtualenv", "npm init", "cargo new", "git init"})  # fmt: skip
 
@@ -278,6 +287,8 @@ def _same_path(a: str, b: str) -> bool:
 def _covers(outer: str, inner: str) -> bool:
     outer = outer.rstrip("/").removeprefix("./")
     inner = inner.removeprefix("./")
+    if outer.endswith("..."):  # go's `./...`, `./pkg/...`: every package below
+        return inner.startswith(outer[:-3].rstrip("/"))
     return (
         inner == outer
         or inner.startswith(outer + "/")
@@ -353,7 +364,7 @@ ALREADY_THERE = " (the shell was already there)"
 def change(before: Command, after: Command) -> str | None:
     """How `after` differs from `before` when the difference is the fix (another program version, flags,
     arguments, working folder); None when they are the same command."""
-    if before.text == after.text:
+    if before.text == after.text or not_a_fix(before, after) in ("output", "narrowed"):
         return None
     if _real(before) == _real(after):  # the same checks: the folder or the setup around them changed
         if after.cwd and after.cwd != before.cwd:
@@ -369,18 +380,140 @@ def change(before: Command, after: Command) -> str | None:
         return None
     moved = before.cwd != after.cwd
     shown_after, shown_before = _shown(after, moved), _shown(before, moved)
-    if shown_after != shown_before:
+    if shown_after != shown_before and not shown_after.endswith("…"):
         return f"`{shown_after}` instead of `{shown_before}`"
-    # the same last check: the difference is in another segment (`hk x && git commit` -> `mise x hk -- hk x
-    # && git commit`), which is what to show
-    gone = [c.key for c in before.checks if not c.setup and c.key not in {x.key for x in after.checks}]
-    new = [c.key for c in after.checks if not c.setup and c.key not in {x.key for x in before.checks}]
-    if gone and new:
-        return f"`{_cut(new[0])}` instead of `{_cut(gone[0])}`"
-    if new:
-        return f"ran it after `{_cut('; '.join(new))}`"
-    if gone:
-        return f"ran it without `{_cut('; '.join(gone))}`"
+    if shown_after == shown_before:
+        # the same last check: the difference is in another segment (`hk x && git commit` -> `mise x hk -- hk x
+        # && git commit`), which is what to show
+        gone = [c.key for c in before.checks if not c.setup and c.key not in {x.key for x in after.checks}]
+        new = [c.key for c in after.checks if not c.setup and c.key not in {x.key for x in before.checks}]
+        if gone and new:
+            return f"`{_cut(new[0])}` instead of `{_cut(gone[0])}`"
+        if new:
+            return f"ran it after `{_cut('; '.join(new))}`"
+        if gone:
+            return f"ran it without `{_cut('; '.join(gone))}`"
+    # the shortened texts hide the change: the whole lines when short, else the words that differ
+    full_before, full_after = before.text.replace("`", "'"), after.text.replace("`", "'")
+    if max(len(full_before), len(full_after)) <= SHOWN_MAX:
+        return f"`{full_after}` instead of `{full_before}`"
+    shown_before, shown_after = differing(full_before, full_after)
+    return f"`{shown_after}` instead of `{shown_before}`"
+
+
+SHOWN_MAX = 140
+
+
+def differing(before: str, after: str, context: int = 2) -> tuple[str, str]:
+    """The words of two command lines that differ, with up to `context` words around them, `…` where words
+    were left out (what a summary shows when the shortened commands look alike)."""
+    import difflib
+
+    a, b = before.split(), after.split()
+    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return before, after
+
+    def window(words: list[str], start: int, end: int) -> str:
+        lo, hi = max(0, start - context), min(len(words), end + context)
+        text = ("… " if lo else "") + " ".join(words[lo:hi]) + (" …" if hi < len(words) else "")
+        return _cut(text, SHOWN_MAX)
+
+    return window(a, ops[0][1], ops[-1][2]), window(b, ops[0][3], ops[-1][4])
+
+
+# options that change only what a run prints, never what it checks (pytest, unittest, go test, cargo, jest...)
+_OUTPUT_FLAGS = frozenset(
+    {
+        "-v", "-vv", "-vvv", "-q", "-qq", "-s", "--verbose", "--quiet", "--no-header", "--no-summary",
+        "--capture=no", "--color", "--no-color", "--disable-warnings", "-rA", "-ra", "-rf", "-rs", "-rfE",
+        "--showlocals", "-l", "--durations", "--nocapture", "--show-output", "--reporter", "--silent",
+        "--full-trace", "--no-cov", "--tb", "-p", "--colors", "-W",
+    }
+)  # fmt: skip
+_OUTPUT_VALUE_FLAGS = frozenset({"--tb", "--durations", "--reporter", "--color", "-p", "-W"})
+_SHORT_OUTPUT = frozenset("vqsl")
+# options that narrow what a test run checks (fewer tests run, or it stops at the first failure)
+_NARROWING = frozenset(
+    {"-k", "-x", "--exitfirst", "--lf", "--last-failed", "--ff", "--maxfail", "-m", "--deselect", "-run",
+     "--run", "-t", "--testNamePattern", "--bail", "--only", "--filter", "--exact", "--sw", "--stepwise"}
+)  # fmt: skip
+_NARROWING_VALUE = frozenset({"-k", "--maxfail", "-m", "--deselect", "-run", "--run", "-t", "--testNamePattern",
+                              "--filter"})  # fmt: skip
+
+
+def _words(key: str) -> list[str]:
+    try:
+        return shlex.split(key)
+    except ValueError:
+        return key.split()
+
+
+def _selection(check: Check) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A check's words without output-only options, and the narrowing options it has (`-xvs` stops at the
+    first failure: `-x`)."""
+    words = _words(check.key)
+    kept: list[str] = []
+    narrowing: set[str] = set()
+    skip = False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in _OUTPUT_FLAGS:
+            skip = name in _OUTPUT_VALUE_FLAGS and "=" not in word and i + 1 < len(words)
+            continue
+        if re.fullmatch(r"-[a-zA-Z]{2,6}", word) and set(word[1:]) <= _SHORT_OUTPUT | {"x"}:
+            if "x" in word:
+                narrowing.add("-x")
+            continue
+        if name in _NARROWING:
+            narrowing.add(name)
+            skip = name in _NARROWING_VALUE and "=" not in word and i + 1 < len(words)
+            continue
+        kept.append(word)
+    return tuple(kept), frozenset(narrowing)
+
+
+def not_a_fix(before: Command, after: Command) -> str | None:
+    """Why `after`, run after `before` failed, says nothing about a fix: "rerun" (the same checks), "output"
+    (only what it prints changed: `-v`/`-q`/`-s`/`--tb=`, `2>&1`, `| head -N` / `| tail -N`), "narrowed" (a
+    narrower test selection: `-k`, one test id, `-x`, fewer targets). None when the change may be the fix."""
+    a, b = before.main, after.main
+    if a is None or b is None or before.cwd != after.cwd:
+        return None
+    if _real(before)[:-1] != _real(after)[:-1] or _setup(before) != _setup(after):
+        return None  # another step ran with it (`mv a b && cmd`, `pip install x && cmd`, `cd dir && cmd`)
+    if a.key == b.key:
+        return "rerun"
+    if a.family != b.family:
+        return None
+    (words_a, narrow_a), (words_b, narrow_b) = _selection(a), _selection(b)
+    if words_a == words_b:
+        return "narrowed" if narrow_b - narrow_a else "output"
+    if not (narrow_b - narrow_a or b.targets != a.targets):
+        return None
+    if not _tests(b):
+        return None
+    # the same targets named from another folder (`pytest testbed/t.py` -> `pytest t.py`): a folder fix
+    if (
+        len(a.targets) == len(b.targets)
+        and all(_same_path(x, y) for x, y in zip(a.targets, b.targets, strict=True))
+        and a.targets != b.targets
+    ):
+        return None
+    # fewer or narrower targets, every one inside what the failing run checked
+    inside = bool(b.targets) and all(
+        any(_covers(o, t) and not _same_path(o, t) or o == t for o in a.targets) for t in b.targets
+    )
+    inside = inside or bool(not a.targets and b.targets)
+    rest_a = [w for w in words_a if w not in a.targets]
+    rest_b = [w for w in words_b if w not in b.targets]
+    if inside and rest_a == rest_b:
+        return "narrowed"
+    if narrow_b - narrow_a and rest_a == rest_b and a.targets == b.targets:
+        return "narrowed"
     return None
 
 
@@ -392,7 +525,11 @@ def _cut(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _shown(cmd: Command, with_folder: bool = False, limit: int = 160) -> str:
+def _setup(cmd: Command) -> tuple[str, ...]:
+    return tuple(c.key for c in cmd.checks if c.setup)
+
+
+def _shown(cmd: Command, with_folder: bool = False, limit: int = SHOWN_MAX) -> str:
     main = cmd.main
     text = main.key if main else cmd.text
     if with_folder and cmd.cwd:

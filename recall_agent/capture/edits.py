@@ -12,6 +12,7 @@ so a file edited twice counts once, and a file edited back to what it was counts
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,38 @@ def change_of(tool: str, tool_input: dict[str, Any], details: dict[str, Any], pa
     if not symbols and original:
         symbols = _symbols_at(original, _line_of(original, old), added)
     return FileChange(path, symbols=symbols, old=old, new=new, edits=1)
+
+
+def written_lines(tool: str, tool_input: dict[str, Any]) -> list[str]:
+    """The lines an Edit / MultiEdit / Write call put into a file that were not there before, from its input
+    alone (no result needed): the session's own code, which a later fix may change again. Lines too short
+    to tell code apart (`}`, `)`, `else:`) are left out."""
+    if tool == "Write":
+        added = str(tool_input.get("content") or "").splitlines()
+        gone: set[str] = set()
+    else:
+        edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+        edits = [e for e in edits or [] if isinstance(e, dict)]
+        added = [ln for e in edits for ln in str(e.get("new_string") or "").splitlines()]
+        gone = {ln.strip() for e in edits for ln in str(e.get("old_string") or "").splitlines()}
+    return [ln for ln in added if len(ln.strip()) >= 8 and ln.strip() not in gone]
+
+
+# a test file, by its path (`tests/x.py`, `test_x.py`, `x_test.go`, `x.spec.ts`, `conftest.py`)
+TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?/|test_[^/]+$|[^/]+_test\.\w+$|[^/]+\.(?:test|spec)\.\w+$|conftest\.py$)"
+)
+
+
+def line_mark(line: str) -> int:
+    """A line of code's identity, whitespace folded, hashed small (kept in the session state)."""
+    return zlib.crc32(" ".join(line.split()).encode("utf-8", "replace"))
+
+
+def replaced_lines(change: FileChange) -> list[str]:
+    """The lines a fix took out or changed (its first old text's lines that its last new text has not)."""
+    new = {ln.strip() for ln in change.new.splitlines()}
+    return [ln for ln in change.old.splitlines() if len(ln.strip()) >= 8 and ln.strip() not in new]
 
 
 def fold(earlier: FileChange, later: FileChange) -> FileChange:

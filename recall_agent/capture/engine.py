@@ -24,12 +24,13 @@ redacted before they are kept (`Stream.to_state`); a learning is redacted when i
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from recall_agent.capture import commands, edits, model, output
-from recall_agent.capture.transcript import Call, Prompt, Result, Said, Step
+from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
 from recall_agent.redact import redact
 
 OUTPUT_MAX = 12_000  # characters of a run's output kept (head and tail)
@@ -38,6 +39,8 @@ MAX_ERRORS = 20  # texts kept per open error (repeats that differ)
 MAX_EDITS = 400  # edits kept while groups are open
 MAX_BACKGROUND = 20_000
 MAX_SAID = 30
+MAX_STEPS = 3
+MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
@@ -80,6 +83,9 @@ class Episode:
     created_by: str | None = None  # the command that created the missing path
     inside: str | None = None  # the missing path began with the folder the shell was already in
     by_failing_run: bool = False  # the run that showed it fixed failed otherwise (the next failing test)
+    steps: list[str] = field(default_factory=list)  # commands run in between (`go mod tidy`, `mv a b`)
+    other_check: bool = False  # resolved by another script or test run after source edits (a reproduction)
+    own_code: float = 0.0  # the share of the lines the fix changed that the session itself wrote earlier
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
@@ -97,6 +103,7 @@ class Stream:
     said: list[dict[str, Any]] = field(default_factory=list)
     background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
     created: list[str] = field(default_factory=list)
+    written: dict[int, None] = field(default_factory=dict)  # lines the session's edits wrote (folded)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
@@ -126,6 +133,7 @@ class Stream:
             "said": self.said,
             "background": list(self.background),
             "created": self.created,
+            "written": list(self.written),
         }
 
     @classmethod
@@ -135,9 +143,10 @@ class Stream:
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
-        marks = data.get("background")
-        if isinstance(marks, list):
-            st.background = dict.fromkeys(m for m in marks if isinstance(m, int))
+        for name in ("background", "written"):
+            marks = data.get(name)
+            if isinstance(marks, list):
+                setattr(st, name, dict.fromkeys(m for m in marks if isinstance(m, int)))
         return st
 
 
@@ -228,6 +237,9 @@ class Engine:
             if not res.is_error:
                 self._edit(st, call, res)
             return
+        if call.name in PATH_TOOLS and not res.interrupted:
+            self._path_tool(st, call, res)
+            return
         if call.name in _TOOL_USAGE or res.interrupted:
             return
         run = _run(call, res, st.seq)
@@ -246,6 +258,24 @@ class Engine:
             self._failed(st, run, background)
         else:
             self._passed(st, run)
+
+    def _path_tool(self, st: Stream, call: Call, res: Result) -> None:
+        """Read, Glob, Grep, LS: a path that does not exist is a failure of the tool (its other errors are
+        about using it); a later success of the same tool may show it fixed (another path)."""
+        path = str(call.input.get("path") or call.input.get("file_path") or "")
+        failed = res.is_error and bool(res.text) and "does not exist" in (res.text or "")[:300]
+        if not failed and not any(str((e.get("last") or {}).get("tool")) == call.name for e in st.open):
+            return
+        command = commands.tool_command(call.name, {"path": path or "."})
+        text = res.text or ""
+        if failed and path and path not in text:
+            text = f"{text.rstrip('.')}: {path}"
+        run = Run(call.id, call.name, command, text, res.is_error, st.seq, res.ts)
+        if failed:
+            self._failed(st, run, st.background.keys())
+        else:
+            self._resolve_matching(st, run, failing_folds=None)
+            self._trim(st)
 
     def _agent_learned(self, st: Stream, run: Run, res: Result) -> bool:
         """`recall learn` (or the MCP tool) run by the agent: what it records supersedes this turn's
@@ -277,20 +307,30 @@ class Engine:
         missing = output.missing_paths(errs or lines)
         check = run.command.main or (run.command.checks[-1] if missing and run.command.checks else None)
         tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
-        parts = (
-            [(output.test_identity(t), "\n".join(output.test_section(lines, t))) for t in tests]
+        parts: list[tuple[list[int], str, str | None]] = (
+            [(output.test_identity(t), "\n".join(output.test_section(lines, t)), t) for t in tests]
             if len(tests) > 1
-            else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text)]
+            else [(output.identity(errs) or [output.fold(run.text[-400:])], run.text, None)]
         )
-        failing = {f for folds, _ in parts for f in folds}
+        failing = {f for folds, _, _ in parts for f in folds}
+        # the code ran and raised (not a script that failed to load: an import or syntax error is no
+        # reproduction of anything)
+        raised = any(output.is_exception_line(ln) and not _LOADING.search(ln) for ln in errs)
         self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
-        for folds, text in parts:
-            self._open(st, run, folds, text or run.text, missing, test=len(tests) > 1)
+        for folds, text, test in parts:
+            self._open(st, run, folds, text or run.text, missing, test=test, raised=raised)
 
     def _open(
-        self, st: Stream, run: Run, folds: list[int], text: str, missing: list[str], test: bool = False
+        self,
+        st: Stream,
+        run: Run,
+        folds: list[int],
+        text: str,
+        missing: list[str],
+        test: str | None = None,
+        raised: bool = False,
     ) -> None:
         entry = {"id": run.id, "text": text, "ts": run.ts}
         inside = next((m for m in missing if commands.inside(st.shell, m)), None)
@@ -306,6 +346,7 @@ class Engine:
                     folds=sorted(set(err["folds"]) | set(folds)), last_seq=run.seq, last=_run_state(run)
                 )
                 err["missing"] = sorted(set(err.get("missing") or []) | set(missing))
+                err["raised"] = raised
                 return
         st.open.append(
             {
@@ -315,7 +356,8 @@ class Engine:
                 "missing": missing,
                 "last_seq": run.seq,
                 "last": _run_state(run),
-                "test": test,  # one failing test of a run that reported several
+                "test": test or False,  # one failing test (its id) of a run that reported several
+                "raised": raised,  # its last failure printed an exception line (not background)
                 # the missing path begins with the folder the shell is already in (`testbed/x` from testbed)
                 "inside": st.shell[-1] if inside else None,
             }
@@ -332,6 +374,7 @@ class Engine:
         if not st.open:
             return
         self._resolve_matching(st, run, failing_folds=None)
+        self._reproduced(st, run)
         if st.open and not run.command.probe:
             st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
             del st.runs[:-MAX_EDITS]
@@ -347,7 +390,7 @@ class Engine:
         for err in st.open:
             if failing_folds is not None and not complete and err.get("test"):
                 still.append(err)
-            elif self._resolves(err, run, failing_folds):
+            elif self._resolves(err, run, failing_folds) and not _narrowed_only(st, err, run, failing_folds):
                 self._resolve(st, err, run, by_failing_run=failing_folds is not None)
             else:
                 still.append(err)
@@ -366,6 +409,9 @@ class Engine:
         same = commands.same_check(failure, run.command) or (
             bool(err.get("missing")) and commands.same_check(failure, run.command, probes=True)
         )
+        test = err.get("test")
+        if not same and isinstance(test, str) and tool == "Bash":  # that test, run on its own
+            same = commands.runs_test(failure, run.command, test)
         if failing_folds is not None:
             return same and not (set(err["folds"]) & failing_folds)
         if same:
@@ -374,7 +420,41 @@ class Engine:
             return True
         return bool(err.get("missing")) and commands.creates(run.command, err["missing"])
 
-    def _resolve(self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool) -> None:
+    def _reproduced(self, st: Stream, run: Run) -> None:
+        """Reproduce, edit, rerun: an exception a script or snippet raised (`python repro.py`, `python -c`),
+        then edits to the project's own source files, then another script, snippet or test run that passes. The newest such error is resolved
+        by the edits (the episode model weighs that the run that passed is another check)."""
+        if not _runs_code(run.command):
+            return
+        for err in reversed(st.open):
+            tool = str((err.get("last") or {}).get("tool") or "Bash")
+            failure = commands.parse(err["command"])
+            main = failure.main
+            # a script or snippet reproduced it (a test run's failure needs those tests to pass again)
+            if (
+                tool != "Bash"
+                or err.get("missing")
+                or main is None
+                or main.program not in commands.INTERPRETERS
+            ):
+                continue
+            if not err.get("raised"):
+                continue
+            since = int(err["last_seq"])
+            changed = [
+                edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq
+            ]
+            if any(
+                not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path)
+                for c in changed
+            ):
+                st.open.remove(err)
+                self._resolve(st, err, run, by_failing_run=False, other_check=True)
+            return  # only the newest error a script raised
+
+    def _resolve(
+        self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool, other_check: bool = False
+    ) -> None:
         self.resolved += 1
         self.resolved_ids.extend(e["id"] for e in err["errors"])
         self.verdicts.setdefault(str(err["last"]["id"]), "helped")
@@ -393,6 +473,7 @@ class Engine:
         changes = _fold_changes([e for e in st.edits if since < e["seq"] < run.seq])
         installs = [r["command"] for r in st.runs if since < r["seq"] < run.seq and r.get("installs")]
         others = [r for r in st.runs if since < r["seq"] < run.seq]
+        steps = [r["command"] for r in others if not r.get("installs") and _a_step(r["command"], failed, run)]
         episode = Episode(
             stream=st.name,
             errors=list(err["errors"]),
@@ -403,12 +484,16 @@ class Engine:
             created_by=created_by,
             inside=err.get("inside"),
             installs=installs,
+            steps=steps[-MAX_STEPS:],
             said=[s["text"] for s in st.said if since <= s["seq"] <= run.seq],
             created=set(st.created),
             background=set(st.background),
             missing=list(err.get("missing") or []),
             by_failing_run=by_failing_run,
+            other_check=other_check,
         )
+        replaced = [edits.line_mark(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
+        episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
         episode.keep = self._episode_model.decide(episode.features)
         st.ready.append(episode)
@@ -423,6 +508,11 @@ class Engine:
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
+        for mark in map(edits.line_mark, edits.written_lines(call.name, call.input)):
+            st.written.pop(mark, None)  # the session's own code: a fix of it later is not knowledge
+            st.written[mark] = None
+        while len(st.written) > MAX_WRITTEN:
+            del st.written[next(iter(st.written))]
         if not st.open:
             return
         change = edits.change_of(call.name, call.input, details, path)
@@ -441,6 +531,20 @@ class Engine:
         st.said = [s for s in st.said if s["seq"] >= oldest]
 
 
+def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
+    """A narrower test selection (`-k`, one test id, `-x`, fewer targets) says nothing of the tests it left
+    out: it shows the error fixed only when something was changed since (it verifies those edits or
+    installs); failing otherwise, it says nothing of this error at all."""
+    tool = str((err.get("last") or {}).get("tool") or "Bash")
+    if tool != "Bash" or commands.not_a_fix(commands.parse(err["command"]), run.command) != "narrowed":
+        return False
+    if failing_folds is not None:
+        return True
+    since = int(err["last_seq"])
+    changed = any(since < e["seq"] < run.seq for e in st.edits)
+    return not changed and not any(since < r["seq"] < run.seq and r.get("installs") for r in st.runs)
+
+
 # ---------------------------------------------------------------------- runs
 
 
@@ -456,6 +560,33 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     else:
         command = commands.tool_command(call.name, call.input)
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _a_step(command: str, failed: Run, passed: Run) -> bool:
+    """A command run between a failure and its fix that may be part of the fix (`go mod tidy`, `mv a b`,
+    `npm run build`): not a test or script run, not another run of the check itself."""
+    cmd = commands.parse(command)
+    main = cmd.main
+    if main is None or main.program in commands.INTERPRETERS or _is_test(main):
+        return False
+    return not commands.same_check(failed.command, cmd) and not commands.same_check(cmd, passed.command)
+
+
+_LOADING = re.compile(r"\bNo module named\b|\b(?:SyntaxError|IndentationError|TabError)\b")
+
+
+def _runs_code(command: commands.Command) -> bool:
+    """A run of a script, a snippet (`python -c`) or tests: what reproduces a bug and shows it fixed."""
+    main = command.main
+    return (
+        main is not None
+        and not command.installs
+        and (main.program in commands.INTERPRETERS or _is_test(main))
+    )
+
+
+def _is_test(check: commands.Check) -> bool:
+    return check.program in _TEST_PROGRAMS or check.family in _TEST_FAMILIES
 
 
 def _seal(item: dict[str, Any], key: str) -> None:
@@ -512,6 +643,11 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     # the path that is missing is one the agent wrote itself (run from the wrong folder): its own slip
     own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
     return {
+        "fix_own_code": ep.own_code,
+        "fix_only_own_code": float(ep.own_code >= 0.99),
+        "error_in_created_file": float(_deepest_file(last) in {c.rsplit("/", 1)[-1] for c in created}),
+        "path_tool": float(ep.failed.tool in PATH_TOOLS),
+        "resolved_by_other_check": float(ep.other_check),
         "fix_project_edit": float(bool(project)),
         "fix_scratch_edit": float(bool(scratch)),
         "fix_only_scratch": float(bool(scratch) and not project),
@@ -521,7 +657,11 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "resolved_by_failing_run": float(ep.by_failing_run),
         "fix_install": float(bool(ep.installs)),
         "fix_nothing": float(
-            not ep.changes and ep.command_change is None and not ep.installs and not other_runs
+            not ep.changes
+            and ep.command_change is None
+            and not ep.installs
+            and not other_runs
+            and ep.created_by is None
         ),
         "fix_other_runs": float(other_runs and not ep.changes),
         "runs_created_script": float(runs_created),
@@ -547,6 +687,17 @@ _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "
 _TEST_FAMILIES = frozenset({"npm test", "yarn test", "pnpm test", "go test", "cargo test", "make test",
                             "python runtests.py", "python tests/runtests.py", "bun test", "mvn test",
                             "gradle test", "dotnet test", "rake test", "bundle exec"})  # fmt: skip
+
+
+_FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
+
+
+def _deepest_file(text: str) -> str | None:
+    """The file of the last frame or `path:line` an error names (where it failed), by name."""
+    found = None
+    for m in _FRAME.finditer(text[-6000:]):
+        found = (m.group(1) or m.group(2)).rsplit("/", 1)[-1]
+    return found
 
 
 def _same_file(target: str, created: set[str]) -> bool:

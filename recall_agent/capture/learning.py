@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from recall_agent.capture import SOURCE_PREFIX, commands, edits, output
+from recall_agent.capture import FIX_LINE_MAX, SOURCE_PREFIX, commands, edits, output
 from recall_agent.capture.commands import ALREADY_THERE
 from recall_agent.capture.engine import Episode
 
@@ -74,9 +74,6 @@ _CI_FILES = re.compile(
     r"(?:^|/)(?:\.github/workflows/|\.gitlab-ci\.yml|Jenkinsfile|\.circleci/|azure-pipelines)"
 )
 _MIGRATION_FILES = re.compile(r"(?:^|/)(?:migrations?|alembic|db/migrate)/")
-_TEST_FILES = re.compile(
-    r"(?:^|/)(?:tests?/|test_[^/]+$|[^/]+_test\.\w+$|[^/]+\.(?:test|spec)\.\w+$|conftest\.py$)"
-)
 # the agent's words that explain a cause, and the ones that only narrate
 _CAUSE = re.compile(
     r"(?i)\b(?:because|due to|root cause|the (?:issue|problem|bug|error) (?:is|was)|caus(?:e|es|ed|ing)|"
@@ -215,6 +212,7 @@ def summarize(episode: Episode, files: list[str]) -> str:
     verified = _shown(episode.passed.command)
     source = "edits" if episode.changes else "commands"
     rows.append(f"{SOURCE_PREFIX}{source}; `{verified}` passed after it.")
+    rows[0] = rows[0] if len(rows[0]) <= FIX_LINE_MAX else rows[0][: FIX_LINE_MAX - 1] + "…"
     return "\n".join(r if len(r) <= SUMMARY_LINE_MAX else r[: SUMMARY_LINE_MAX - 1] + "…" for r in rows)
 
 
@@ -246,7 +244,18 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
         )
     elif episode.command_change and not episode.changes:
         parts.append(f"Fixed by the command: {episode.command_change}.")
+    if episode.steps and not episode.changes and not episode.created_by:
+        ran = " then ".join(f"`{_cut(s)}`" for s in episode.steps)
+        parts.append(f"Ran {ran} before it.")
+    if parts and fix_kind(episode) == "environment":
+        return "Environment: " + " ".join(parts)
     return " ".join(parts)
+
+
+def fix_kind(episode: Episode) -> str:
+    """`project` when the fix changed the project's files, else `environment` (the machine and its tools:
+    an install, another command or interpreter, a folder, a step run before the check)."""
+    return "project" if episode.changes else "environment"
 
 
 def _subject_words(episode: Episode, files: list[str]) -> set[str]:
@@ -301,7 +310,7 @@ def packages_of(installs: list[str]) -> list[str]:
 
 
 def _evidence(episode: Episode, files: list[str], redact: Any, branch: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"source": "transcript"}
+    out: dict[str, Any] = {"source": "transcript", "kind": fix_kind(episode)}
     if branch:
         out["branch"] = redact(branch)[:250]
     if episode.changes:
@@ -321,6 +330,10 @@ def _evidence(episode: Episode, files: list[str], redact: Any, branch: str | Non
     packages = packages_of(episode.installs)
     if packages:
         out["packages"] = [_package(p) for p in packages[:20]]
+    # what ran before the check: an install that names no package (`npm install`), `go mod tidy`, `mv a b`
+    steps = [*([] if packages else episode.installs[-2:]), *episode.steps] if not episode.changes else []
+    if steps:
+        out["steps"] = [redact(c)[:1000] for c in steps[:5]]
     if episode.inside and not episode.changes:
         out["folder"] = {"path": redact(episode.inside)[:1000], "cause": "shell_inside"}
     elif episode.created_by and episode.missing:
@@ -408,7 +421,7 @@ def task_type(branch: str | None, files: list[str], command: str) -> str:
             return "ci_fix"
         if all(_DEP_FILES.search(f) for f in files):
             return "dependency"
-        if all(_TEST_FILES.search(f) for f in files):
+        if all(edits.TEST_FILE.search(f) for f in files):
             return "test"
     if re.match(
         r"^\s*(?:pip|uv|poetry|npm|yarn|pnpm|cargo|bundle|go)\s+(?:install|add|sync|get|update)\b", command

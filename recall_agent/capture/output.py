@@ -34,6 +34,8 @@ _TOOL_ERROR = re.compile(
     r"|^\s*--- FAIL: "  # go test
     r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
     r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
+    r"|(?i:\((?:y/n|yes/no)\)|\[y/n\])\s*[:?]?\s*$"  # a prompt waiting for an answer that never comes
+    r"|(?i:loss\b[^\n]{0,40}?\bnan\b|\bnan (?:loss|values? (?:in|encountered)))"  # training diverged
 )
 _RULES = ("===", "___", "---")
 _FAIL_WORDS = re.compile(
@@ -59,6 +61,7 @@ _MISSING = [
     re.compile(r"file or directory not found: (\S{1,300})|ERROR: file not found: (\S{1,300})"),
     re.compile(r"no matches found: (\S{1,300})"),  # zsh glob
     re.compile(r"cannot access '([^']{1,300})': No such file"),  # GNU ls
+    re.compile(r"(?:Path|File|Directory) does not exist: (\S{1,300})"),  # Claude Code's Read/Glob/Grep
 ]
 
 MAX_LINES = 400  # lines of one output looked at (its head and its tail)

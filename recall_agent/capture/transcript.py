@@ -42,6 +42,10 @@ MAX_LINE = 64 * 1024 * 1024
 # their successes resolve nothing (see recall_agent.hooks.events)
 _QUIET_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"})
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# quiet tools that look at a path: a path that does not exist is a failure the capture rules keep (and a
+# later success of the tool may show it fixed), so their errors are parsed and their successes announced
+PATH_TOOLS = frozenset({"Read", "Glob", "Grep", "LS"})
+_MISSING_PATH = re.compile(r"(?:Path|File|Directory) does not exist")
 _RESULT_IDS = re.compile(rb'"tool_use_id":\s*"([^"\\]{1,200})"')
 _IS_ERROR = re.compile(rb'"is_error":\s*true')
 _CONVERSATION = (b'{"type":"user"', b'{"type":"assistant"')
@@ -190,8 +194,10 @@ class Transcript:
             return None
         names = {c.name for c in calls if c}
         if names <= _QUIET_TOOLS:
+            if names & PATH_TOOLS and _IS_ERROR.search(line):
+                return None  # a path that does not exist: parsed (a short line)
             self._answered.update(ids)
-            return []
+            return [Result(call=c, is_error=False) for c in calls if c and c.name in PATH_TOOLS]
         if names <= _FILE_TOOLS and not _IS_ERROR.search(line) and len(ids) == 1 and calls[0]:
             self._answered.update(ids)
             return [Result(call=calls[0], is_error=False, raw=line)]
@@ -288,7 +294,10 @@ class Transcript:
         self._answered.add(call.id)
         text = result_text(block.get("content"))
         interrupted = isinstance(response, dict) and response.get("interrupted") is True
-        if text.lstrip().startswith(_NOT_TOOL_OUTPUT) or "<tool_use_error>" in text[:200]:
+        missing_path = call.name in PATH_TOOLS and _MISSING_PATH.search(text[:300]) is not None
+        if missing_path:
+            text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "").strip()
+        elif text.lstrip().startswith(_NOT_TOOL_OUTPUT) or "<tool_use_error>" in text[:200]:
             return None
         return Result(
             call=call,

@@ -14,11 +14,11 @@ import json
 import os
 from typing import Any
 
-from recall_agent.capture import SOURCE_PREFIX
+from recall_agent.capture import FIX_LINE_MAX, SOURCE_PREFIX
 
 DEFAULT_MIN_SIMILARITY = 0.85
 DEFAULT_MAX_INJECT = 2
-SUMMARY_MAX = 360
+SUMMARY_MAX = FIX_LINE_MAX
 
 
 def min_similarity() -> float:
@@ -126,8 +126,7 @@ def format_context(matches: list[dict[str, Any]]) -> str:
 def _line(m: dict[str, Any]) -> str:
     from recall_agent.safety import render, trust
 
-    rows = str(m.get("resolution_summary", "")).splitlines()
-    summary = render.inline(" ".join(r for r in rows if not r.startswith(SOURCE_PREFIX)), SUMMARY_MAX)
+    summary = render.inline(_shown_summary(str(m.get("resolution_summary", ""))), SUMMARY_MAX)
     facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]
     files = [render.inline(f, 200) for f in m.get("file_paths_touched") or []][:3]
     if files:
@@ -152,6 +151,21 @@ def _line(m: dict[str, Any]) -> str:
         facts.append("today" if age == 0 else f"{age}d ago")
     facts.append(f"id {render.inline(str(m.get('learning_id'))[:8])}")
     return f"{summary} ({'; '.join(facts)})"
+
+
+def _shown_summary(resolution: str) -> str:
+    """A resolution in at most SUMMARY_MAX characters: its first line (the fix) first and whole as far as
+    it fits, then what follows it (the cause) in the room left; never the line saying where it came from."""
+    rows = [" ".join(r.split()) for r in resolution.splitlines() if r.strip()]
+    rows = [r for r in rows if not r.startswith(SOURCE_PREFIX)]
+    if not rows:
+        return ""
+    first = rows[0] if len(rows[0]) <= SUMMARY_MAX else rows[0][: SUMMARY_MAX - 1].rstrip() + "…"
+    rest = " ".join(rows[1:])
+    room = SUMMARY_MAX - len(first) - 1
+    if rest and room >= 20:
+        first += " " + (rest if len(rest) <= room else rest[: room - 1].rstrip() + "…")
+    return first
 
 
 def server_base() -> str | None:

@@ -382,23 +382,32 @@ def change(before: Command, after: Command) -> str | None:
     shown_after, shown_before = _shown(after, moved), _shown(before, moved)
     if shown_after != shown_before and not shown_after.endswith("…"):
         return f"`{shown_after}` instead of `{shown_before}`"
-    if shown_after == shown_before:
-        # the same last check: the difference is in another segment (`hk x && git commit` -> `mise x hk -- hk x
-        # && git commit`), which is what to show
-        gone = [c.key for c in before.checks if not c.setup and c.key not in {x.key for x in after.checks}]
-        new = [c.key for c in after.checks if not c.setup and c.key not in {x.key for x in before.checks}]
-        if gone and new:
-            return f"`{_cut(new[0])}` instead of `{_cut(gone[0])}`"
-        if new:
-            return f"ran it after `{_cut('; '.join(new))}`"
-        if gone:
-            return f"ran it without `{_cut('; '.join(gone))}`"
-    # the shortened texts hide the change: the whole lines when short, else the words that differ
+    # the shortened texts hide the change: the whole lines when short, else the segment that changed (`hk x &&
+    # git commit` -> `mise x hk -- hk x && git commit`), else the words that differ
     full_before, full_after = before.text.replace("`", "'"), after.text.replace("`", "'")
     if max(len(full_before), len(full_after)) <= SHOWN_MAX:
         return f"`{full_after}` instead of `{full_before}`"
+    if shown_after == shown_before:
+        segment = _changed_segment(before, after)
+        if segment:
+            return segment
     shown_before, shown_after = differing(full_before, full_after)
     return f"`{shown_after}` instead of `{shown_before}`"
+
+
+def _changed_segment(before: Command, after: Command) -> str | None:
+    """The same last check: the difference is in another segment, said when it fits whole."""
+    gone = [c.key for c in before.checks if not c.setup and c.key not in {x.key for x in after.checks}]
+    new = [c.key for c in after.checks if not c.setup and c.key not in {x.key for x in before.checks}]
+    if any(len(k) > SHOWN_MAX for k in gone + new):
+        return None
+    if gone and new:
+        return f"`{new[0]}` instead of `{gone[0]}`"
+    if new:
+        return f"ran it after `{_cut('; '.join(new))}`"
+    if gone:
+        return f"ran it without `{_cut('; '.join(gone))}`"
+    return None
 
 
 SHOWN_MAX = 140

@@ -64,6 +64,10 @@ class WireModel(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
+Provenance = Literal["captured", "agent", "person", "imported", "legacy"]
+Review = Literal["none", "pending", "approved"]
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -135,6 +139,11 @@ class LearningMatch(WireModel):
     hurt_count: int = Field(default=0, ge=0)
     last_useful_at: datetime | None = None
     state: Literal["active", "hurting", "dormant"] = "active"
+    # recall extras (recall_agent/safety/trust.py): provenance, the token that posted it, review, quarantine
+    provenance: Provenance = "legacy"
+    author: str | None = None
+    review: Review = "none"
+    quarantine: list[str] | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -247,6 +256,12 @@ class Learning(WireModel):
     hurt_count: int = Field(default=0, ge=0, le=COUNTER_MAX)
     last_shown_at: datetime | None = None
     last_useful_at: datetime | None = None
+    # recall extensions (recall_agent/safety/trust.py): where it came from, who posted it, its review and its
+    # quarantine reasons; every writer sets them itself (a posted body's claims are replaced by the server's)
+    provenance: Provenance | None = None
+    author: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
+    review: Review = "none"
+    quarantine: list[Annotated[str, Field(max_length=200)]] | None = Field(default=None, max_length=20)
 
     @field_validator("resolution_summary")
     @classmethod

@@ -21,6 +21,7 @@ from hooks_fixtures import (
 )
 
 from recall_agent import session as session_state
+from recall_agent.safety import render
 
 PYTEST = "cd {project} && python -m pytest tests/test_app.py -q"
 
@@ -130,11 +131,13 @@ def test_next_sessions_get_the_learning_once_per_error_and_feedback_moves_confid
     command = "python -m pytest -q"  # a different command meeting the same error
     context = injected_context(second.bash_fails(command, ERROR_TEXT.replace("db:5432", "db:6543")))
     assert context is not None
-    assert context.startswith("recall: a prior fix for this error")
+    frame, header, *_ = context.splitlines()
+    assert frame == render.FRAME  # framed once as notes to check, not instructions (recall_agent/safety)
+    assert header.startswith("recall: a prior fix for this error")
     assert "requests-oauthlib" in context
     assert str(learning.id)[:8] in context
     assert "ticket ABC-123" in context and "src/app/client.py" in context
-    assert len(context.splitlines()) <= 3
+    assert len(context.splitlines()) <= 4
 
     # the same error again in the same session: not injected twice, and the learning did not help (judged
     # when the turn ends, from the transcript)
@@ -354,7 +357,7 @@ def test_retrieval_over_http_injects_server_matches(project: Path, isolated_reca
             s.bash_fails("python -c 'import boto3'", "ImportError: cannot import name 'DEFAULT_CIPHERS'")
         )
     assert context is not None and "Pinned urllib3<2" in context and "3d ago" in context
-    assert "6c1de8b7f002"[:8] not in context and len(context.splitlines()) == 2  # below threshold: dropped
+    assert "6c1de8b7f002"[:8] not in context and len(context.splitlines()) == 3  # below threshold: dropped
     request = json.loads(received[0][2])
     assert request["match_type"] == "error_signature" and request["repo"] == "shop-api"
     assert received[0][1]["Authorization"] == "Bearer t0k"

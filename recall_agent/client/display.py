@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_agent.client.fanout import BackendOutcome
+from recall_agent.safety import render, trust
 
 TEMPLATES = Path(__file__).parent / "templates"
 SEPARATOR = "\n\n---\n\n"
@@ -61,8 +62,7 @@ def _render(name: str, **values: Any) -> str:
 
 
 def one_line(text: object, limit: int = REASON_MAX) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return render.inline(text, limit)
 
 
 def _age(days: object) -> str:
@@ -82,23 +82,47 @@ def _text(value: object, default: str) -> str:
     return str(value).strip() if isinstance(value, str | int | float) and str(value).strip() else default
 
 
+RESOLUTION_SHOWN = 2000  # the stored limit (protocol.RESOLUTION_MAX); a longer one from a server is cut
+FIELD_SHOWN = 300
+
+
 def learning_view(match: dict) -> dict:
+    """A match's fields as the Markdown answer shows them: stored text rendered by `safety.render` (it
+    cannot close or open the client's framing), the trust line when it is not an ordinary capture."""
     files = match.get("file_paths_touched")
     return {
         "similarity": _percent(match.get("similarity")),
-        "match_type": _text(match.get("match_type"), "unknown"),
+        "match_type": render.inline(_text(match.get("match_type"), "unknown"), 40),
         "age": _age(match.get("age_days")),
-        "repo": _text(match.get("repo"), "unknown"),
-        "ticket": _text(match.get("ticket_id"), ""),
-        "task_type": _text(match.get("task_type"), "unknown"),
-        "resolution": _text(match.get("resolution_summary"), "(no resolution recorded)"),
-        "files": [f.strip() for f in files if isinstance(f, str) and f.strip()]
+        "repo": render.inline(_text(match.get("repo"), "unknown"), FIELD_SHOWN),
+        "ticket": render.inline(_text(match.get("ticket_id"), ""), 64),
+        "task_type": render.inline(_text(match.get("task_type"), "unknown"), 64),
+        "resolution": render.clean(
+            _text(match.get("resolution_summary"), "(no resolution recorded)"), RESOLUTION_SHOWN
+        ),
+        "files": [render.inline(f.strip(), FIELD_SHOWN) for f in files if isinstance(f, str) and f.strip()][
+            :50
+        ]
         if isinstance(files, list)
         else [],
         "why": why_line(match.get("why")),
         "check": check_line(match.get("check")),
         "lifecycle": lifecycle_line(match),
+        "trust": trust_line(match),
     }
+
+
+def trust_line(match: dict) -> str:
+    """Tier, quarantine reasons and provenance, unless it is an ordinary capture injected automatically:
+    "not injected: quarantined (pipes a download into a shell) · unverified · agent's note, posted by ci"."""
+    tier = trust.tier(match)
+    if (
+        tier == "trusted"
+        and match.get("provenance") in ("captured", "legacy", None)
+        and not match.get("author")
+    ):
+        return ""
+    return render.inline(trust.label(match), FIELD_SHOWN)
 
 
 def check_line(check: object) -> str:
@@ -132,6 +156,7 @@ def why_line(why: object) -> str:
     if isinstance(template, str) and template.strip():
         line = one_line(template)
         parts.append("`" + (line if len(line) <= 120 else line[:119] + "…").replace("`", "'") + "`")
+    parts = [render.inline(p, FIELD_SHOWN) for p in parts]
     subjects = [s for s in why.get("subjects") or [] if isinstance(s, str) and s.strip()][:3]
     if subjects:
         parts.append("about " + ", ".join(f"'{s}'" for s in subjects))
@@ -174,6 +199,7 @@ def _learning_blocks(outcome: BackendOutcome, max_results: int) -> tuple[list[st
     if not matches:
         return [_status("empty", LEARNINGS)], 0
     blocks = [_render("learning.md.j2", n=i, m=learning_view(m)) for i, m in enumerate(matches, 1)]
+    blocks[0] = f"{render.FRAME}\n\n{blocks[0]}"  # framed once, in front of the first stored text
     return blocks, len(blocks)
 
 
@@ -258,11 +284,43 @@ def render_json(scope: str, outcomes: dict[str, BackendOutcome], context: dict |
         document["context"] = context
     for name in ("learnings", "federation"):
         outcome = outcomes.get(name)
+        response = outcome.response if outcome else None
+        if name == "learnings" and isinstance(response, dict) and isinstance(response.get("matches"), list):
+            document["note"] = render.FRAME
+            response = {
+                **response,
+                "matches": [safe_match(m) for m in response["matches"] if isinstance(m, dict)],
+            }
         document[name] = {
             "queried": outcome is not None and outcome.payload is not None,
             "transport": outcome.transport if outcome else None,
             "payload": outcome.payload if outcome else None,
-            "response": outcome.response if outcome else None,
+            "response": response,
             "failure": outcome.failure if outcome else None,
         }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+_MATCH_TEXT = ("resolution_summary", "repo", "ticket_id", "task_type", "author")
+
+
+def safe_match(match: dict) -> dict:
+    """A match as the JSON answer carries it: stored text rendered by `safety.render` (capped), and what
+    recall decided of it: `trust` (safety/trust.py's tier), whether the hooks would inject it by themselves,
+    and the quarantine reasons."""
+    out = dict(match)
+    for key in _MATCH_TEXT:
+        if isinstance(out.get(key), str):
+            limit = RESOLUTION_SHOWN if key == "resolution_summary" else FIELD_SHOWN
+            out[key] = render.clean(out[key], limit)
+    for key in ("error_signatures", "file_paths_touched"):
+        if isinstance(out.get(key), list):
+            out[key] = [render.clean(v, 4000) for v in out[key][:50] if isinstance(v, str)]
+    if isinstance(out.get("why"), dict):
+        out["why"] = {
+            k: render.clean(v, FIELD_SHOWN) if isinstance(v, str) else v for k, v in out["why"].items()
+        }
+    out["trust"] = trust.tier(match)
+    out["injected_automatically"] = out["trust"] in trust.AUTO
+    out["quarantine"] = [render.inline(r, 200) for r in trust.quarantine_of(match)]
+    return out

@@ -88,7 +88,9 @@ NOT_INJECTED_CHECKS = frozenset({"stale", "elsewhere"})
 
 def select(matches: list[dict[str, Any]], shown: set[str]) -> list[dict[str, Any]]:
     """Matches worth injecting: error matches over the threshold, not yet shown for this error, neither
-    hurting nor dormant, and neither stale in this checkout nor about the other case of the error."""
+    hurting nor dormant, neither stale in this checkout nor about the other case of the error, and
+    trusted to be injected automatically (`safety.trust`: not quarantined, not unverified, not awaiting
+    review)."""
     floor = min_similarity()
     picked = []
     for m in matches:
@@ -103,33 +105,48 @@ def select(matches: list[dict[str, Any]], shown: set[str]) -> list[dict[str, Any
         if float(m.get("similarity") or 0.0) < floor:
             continue
         picked.append(m)
-    return picked[: max_inject()]
+    if not picked:
+        return []
+    from recall_agent.safety import trust  # only with something to inject: the common path stays light
+
+    return [m for m in picked if trust.injectable(m)][: max_inject()]
 
 
 def format_context(matches: list[dict[str, Any]]) -> str:
-    """A header line and one line per learning; short enough never to crowd the context window."""
+    """The framing line, a header line and one line per learning (`safety.injection_block`); short enough
+    never to crowd the context window. Stored text goes through `safety.render.inline`."""
+    from recall_agent.safety import injection_block
+
     noun = "a prior fix" if len(matches) == 1 else f"{len(matches)} prior fixes"
-    lines = [f"recall: {noun} for this error (from learnings of earlier sessions):"]
-    for m in matches:
-        rows = str(m.get("resolution_summary", "")).splitlines()
-        summary = " ".join(" ".join(r for r in rows if not r.startswith(SOURCE_PREFIX)).split())
-        if len(summary) > SUMMARY_MAX:
-            summary = summary[: SUMMARY_MAX - 1].rstrip() + "…"
-        facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]
-        files = [str(f) for f in m.get("file_paths_touched") or []][:3]
-        if files:
-            facts.append("files: " + ", ".join(files))
-        if m.get("ticket_id"):
-            facts.append(f"ticket {m['ticket_id']}")
-        check = m.get("check") or {}
-        if check.get("verdict") == "applied":
-            facts.append(f"already applied here: {check.get('reason')}")
-        age = m.get("age_days")
-        if isinstance(age, int):
-            facts.append("today" if age == 0 else f"{age}d ago")
-        facts.append(f"id {str(m.get('learning_id'))[:8]}")
-        lines.append(f"- {summary} ({'; '.join(facts)})")
-    return "\n".join(lines)
+    return injection_block(
+        matches, f"recall: {noun} for this error (from learnings of earlier sessions):", _line
+    )
+
+
+def _line(m: dict[str, Any]) -> str:
+    from recall_agent.safety import render, trust
+
+    rows = str(m.get("resolution_summary", "")).splitlines()
+    summary = render.inline(" ".join(r for r in rows if not r.startswith(SOURCE_PREFIX)), SUMMARY_MAX)
+    facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]
+    files = [render.inline(f, 200) for f in m.get("file_paths_touched") or []][:3]
+    if files:
+        facts.append("files: " + ", ".join(files))
+    if m.get("ticket_id"):
+        facts.append(f"ticket {render.inline(m['ticket_id'], 64)}")
+    check = m.get("check") or {}
+    if check.get("verdict") == "applied":
+        facts.append(f"already applied here: {render.inline(check.get('reason'), 300)}")
+    origin = trust.origin_word(m)
+    if origin and m.get("provenance") not in ("captured", "legacy", None):
+        facts.append(render.inline(origin, 80))  # captured ones read as before: the header says it
+    if m.get("review") == "approved":
+        facts.append("approved in review")
+    age = m.get("age_days")
+    if isinstance(age, int):
+        facts.append("today" if age == 0 else f"{age}d ago")
+    facts.append(f"id {render.inline(str(m.get('learning_id'))[:8])}")
+    return f"{summary} ({'; '.join(facts)})"
 
 
 def server_base() -> str | None:

@@ -235,6 +235,8 @@ def _import_jsonl(path: str, home: str | None) -> int:
                     data = json.loads(line)
                     if not isinstance(data, dict):
                         raise Refused("expected a JSON object")
+                    # the person importing vouches for the file; its trust claims are not taken over
+                    data.update(provenance="imported", author=None, review="none", quarantine=None)
                     _, was_merged = store.add(build_learning(data))
                 except json.JSONDecodeError as exc:
                     failed += 1

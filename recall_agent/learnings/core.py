@@ -67,6 +67,10 @@ class LearningRow(NamedTuple):
     hurt_count: int = 0
     last_shown_at: datetime | None = None
     last_useful_at: datetime | None = None
+    provenance: str = "legacy"
+    author: str | None = None
+    review: str = "none"
+    quarantine: list[str] | None = None
 
 
 class MergeState(NamedTuple):
@@ -288,6 +292,14 @@ class StoreCore(Curation, ABC):
         )
         self._insert_signatures(conn, lid, fresh, start=state.next_position)
         self._insert_files(conn, lid, added)
+        if new.provenance in ("captured", "person") or (
+            new.fix and new.fix.source == "transcript" and new.fix.verified_by
+        ):
+            # an agent's note that a passing run (or a person) now confirms with the same fix
+            conn.execute(
+                self._q("UPDATE learnings SET provenance = ? WHERE id = ? AND provenance = 'agent'"),
+                (new.provenance or "captured", lid),
+            )
 
     # ------------------------------------------------------------------ reading
 

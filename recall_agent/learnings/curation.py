@@ -18,7 +18,7 @@ from uuid import UUID
 
 from recall_agent import selfcheck
 from recall_agent.learnings import lifecycle
-from recall_agent.learnings.records import parse_id, resolution_key, signature_rows
+from recall_agent.learnings.records import parse_id, quarantine_reasons, resolution_key, signature_rows
 from recall_agent.learnings.types import StoredLearning
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ SORTS = {
     "most-used": "(shown_count + access_count) DESC, created_at DESC, id DESC",
     "most-hurt": "hurt_count DESC, created_at DESC, id DESC",
 }
-STATUSES = ("active", "never-used", "hurting", "dormant", "helped")
+STATUSES = ("active", "never-used", "hurting", "dormant", "helped", "quarantined", "unverified", "pending")
 PAGE_MAX = 200
 SEARCH_COUNT_MAX = 10_000  # a text search counts its matches up to this many
 # "hurting" and "dormant" as SQL over a learnings row (the rules of lifecycle.py)
@@ -38,6 +38,10 @@ HURTING_SQL = (
     f"(hurt_count >= {lifecycle.HURT_MIN} AND 3 * (helped_count + 1) < helped_count + hurt_count + 2)"
 )
 NEVER_USED_SQL = "(shown_count = 0 AND access_count = 0)"
+# the trust tiers of safety/trust.py as SQL (a stored quarantine is a JSON list; '[]' when clean)
+QUARANTINED_SQL = "(review <> 'approved' AND quarantine IS NOT NULL AND CAST(quarantine AS TEXT) <> '[]')"
+PENDING_SQL = "(review = 'pending')"
+UNVERIFIED_SQL = "(review <> 'approved' AND provenance = 'agent' AND helped_count = 0)"
 
 
 def _dormant_sql() -> str:
@@ -190,6 +194,9 @@ class Curation:
             "dormant": (dormant, cutoff),
             "active": (f"NOT {HURTING_SQL} AND NOT {dormant}" if cutoff else f"NOT {HURTING_SQL}", cutoff),
             "helped": ("helped_count > 0", []),
+            "quarantined": (QUARANTINED_SQL, []),
+            "unverified": (UNVERIFIED_SQL, []),
+            "pending": (PENDING_SQL, []),
         }[status]
 
     def review(
@@ -336,15 +343,36 @@ class Curation:
             if not found:
                 return None
             old = found[0].learning
+            reasons = quarantine_reasons(text, old.fix)  # the new text is judged again
             conn.execute(
                 self._q(
-                    "UPDATE learnings SET resolution_summary = ?, resolution_key = ?, updated_at = ? WHERE id = ?"
+                    "UPDATE learnings SET resolution_summary = ?, resolution_key = ?, quarantine = ?, updated_at = ?"
+                    " WHERE id = ?"
                 ),
-                (text, resolution_key(text), self._ts(datetime.now(UTC)), lid),
+                (text, resolution_key(text), self._jparam(reasons), self._ts(datetime.now(UTC)), lid),
             )
+            old.quarantine = reasons
             self._event(conn, lid, old.repo, actor, "edit",
                         {"resolution_summary": old.resolution_summary}, {"resolution_summary": text})  # fmt: skip
         old.resolution_summary = text
+        return old
+
+    def approve(self, learning_id: UUID | str, actor: str) -> StoredLearning | None:
+        """A person vouches for a learning: injected automatically from now on, quarantined, unverified or
+        posted for review as it was (safety/trust.py). Recorded with who and when; None when unknown."""
+        lid = self._key(parse_id(learning_id))
+        with self._writing("approve a learning", changes="data") as conn:
+            found = self._load(conn, [lid])
+            if not found:
+                return None
+            old = found[0].learning
+            conn.execute(
+                self._q("UPDATE learnings SET review = 'approved', updated_at = ? WHERE id = ?"),
+                (self._ts(datetime.now(UTC)), lid),
+            )
+            before = {"review": old.review, "provenance": old.provenance, "quarantine": old.quarantine}
+            self._event(conn, lid, old.repo, actor, "approve", before, {"review": "approved"})
+        old.review = "approved"
         return old
 
     def forget(self, learning_id: UUID | str, actor: str) -> StoredLearning | None:

@@ -36,7 +36,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
-from recall_agent.learnings.records import dedupe, parse_id, path_basename, resolution_key, signature_rows
+from recall_agent.learnings.records import (
+    dedupe,
+    parse_id,
+    path_basename,
+    quarantine_reasons,
+    resolution_key,
+    safety_columns,
+    signature_rows,
+)
 from recall_agent.learnings.types import SignatureRow, StoreError
 from recall_agent.models import Learning
 
@@ -131,6 +139,20 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX learning_events_learning ON learning_events (learning_id, id);
     CREATE INDEX learning_events_repo ON learning_events (md5(repo), id);
+    """,
+    # 6 (provenance and quarantine): where each learning came from, who posted it, its review and its
+    # quarantine reasons (safety/trust.py); stored ones get the provenance their fix evidence says (none:
+    # legacy). The quarantine decision of stored learnings is made in Python after the migrations (migrate()).
+    """
+    ALTER TABLE learnings ADD COLUMN IF NOT EXISTS provenance text NOT NULL DEFAULT 'legacy',
+        ADD COLUMN IF NOT EXISTS author text,
+        ADD COLUMN IF NOT EXISTS review text NOT NULL DEFAULT 'none',
+        ADD COLUMN IF NOT EXISTS quarantine jsonb;
+    UPDATE learnings SET provenance = CASE fix->>'source'
+        WHEN 'transcript' THEN CASE WHEN fix->>'verified_by' IS NULL THEN 'agent' ELSE 'captured' END
+        WHEN 'agent' THEN 'agent' WHEN 'manual' THEN 'person' ELSE 'legacy' END;
+    CREATE INDEX IF NOT EXISTS learnings_review ON learnings (review, provenance);
+    CREATE INDEX IF NOT EXISTS learnings_unchecked ON learnings (id) WHERE quarantine IS NULL;
     """,
 ]
 TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
@@ -269,7 +291,8 @@ class PgStore(StoreCore):
                 with cur.copy(
                     "COPY learnings (id, session_id, repo, file_paths_touched, resolution_summary, resolution_key,"
                     " ticket_id, task_type, confidence, access_count, last_accessed_at, created_at, updated_at,"
-                    " fix, shown_count, helped_count, hurt_count, last_shown_at, last_useful_at) FROM STDIN"
+                    " fix, shown_count, helped_count, hurt_count, last_shown_at, last_useful_at, provenance,"
+                    " author, review, quarantine) FROM STDIN"
                 ) as copy:
                     for item in learnings:
                         copy.write_row(_learning_row(item, now))
@@ -413,8 +436,9 @@ class PgStore(StoreCore):
         conn.execute(
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
-            " created_at, updated_at, fix, shown_count, helped_count, hurt_count, last_shown_at, last_useful_at)"
-            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            " created_at, updated_at, fix, shown_count, helped_count, hurt_count, last_shown_at, last_useful_at,"
+            " provenance, author, review, quarantine)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             _learning_row(learning, _now()),
         )
 
@@ -448,12 +472,13 @@ class PgStore(StoreCore):
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
             " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
-            " last_shown_at, last_useful_at FROM learnings WHERE id = ANY(%s)",
+            " last_shown_at, last_useful_at, provenance, author, review, quarantine FROM learnings WHERE id = ANY(%s)",
             (ids,),
         ):
             yield LearningRow(
                 r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
-                int(r[12]), int(r[13]), int(r[14]), r[15], r[16],
+                int(r[12]), int(r[13]), int(r[14]), r[15], r[16], r[17], r[18], r[19],
+                None if r[20] is None else list(r[20]),
             )  # fmt: skip
 
     def _signature_rows(
@@ -585,7 +610,24 @@ def migrate(conn: psycopg.Connection) -> int:
         for version in range(current + 1, len(MIGRATIONS) + 1):
             conn.execute(MIGRATIONS[version - 1])
             conn.execute("INSERT INTO recall_schema (version, applied_at) VALUES (%s, now())", (version,))
+        _check_unchecked(conn)
     return len(MIGRATIONS)
+
+
+def _check_unchecked(conn: psycopg.Connection, batch: int = 1000) -> None:
+    """The quarantine decision for learnings stored before it existed (a partial index finds them: a
+    no-op once done)."""
+    while True:
+        rows = conn.execute(
+            "SELECT id, resolution_summary, fix FROM learnings WHERE quarantine IS NULL LIMIT %s", (batch,)
+        ).fetchall()
+        if not rows:
+            return
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE learnings SET quarantine = %s WHERE id = %s",
+                [(Jsonb(quarantine_reasons(text, fix)), lid) for lid, text, fix in rows],
+            )
 
 
 # ---------------------------------------------------------------------- internals
@@ -639,4 +681,10 @@ def _learning_row(learning: Learning, now: datetime) -> tuple[Any, ...]:
         learning.hurt_count,
         _aware(learning.last_shown_at),
         _aware(learning.last_useful_at),
+        *_safety(learning),
     )
+
+
+def _safety(learning: Learning) -> tuple[str, str | None, str, Jsonb]:
+    provenance, author, review, reasons = safety_columns(learning)
+    return provenance, author, review, Jsonb(reasons)

@@ -3,11 +3,15 @@ definition, so the two stores merge, match and read back identically."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.types import SignatureRow
 from recall_agent.protocol import RESOLUTION_MAX, TaskType
+
+if TYPE_CHECKING:
+    from recall_agent.models import Learning
 
 
 def resolution_key(text: str) -> str:
@@ -54,6 +58,30 @@ def dedupe(items: list[str]) -> list[str]:
 
 def path_basename(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def safety_columns(learning: Learning) -> tuple[str, str | None, str, list[str]]:
+    """(provenance, author, review, quarantine reasons) as a store writes them for a new learning
+    (`recall_agent/safety/trust.py`): the provenance the writer set, else the one its fix evidence implies;
+    `pending` kept (a server that asks for review), never `approved` (only a person's approval, in the
+    store, sets that); the quarantine decided now, whatever the learning claims."""
+    from recall_agent.safety import quarantine, trust
+
+    fix = learning.fix
+    provenance = learning.provenance or trust.provenance_of(
+        fix.source if fix else None, fix.verified_by if fix else None
+    )
+    evidence = fix.model_dump(mode="json") if fix else None
+    reasons = quarantine.assess(*quarantine.texts_of(learning.resolution_summary, evidence)).reasons
+    review = "pending" if learning.review == "pending" else "none"
+    return provenance, learning.author, review, list(reasons)
+
+
+def quarantine_reasons(resolution: str, fix: dict[str, Any] | None) -> list[str]:
+    """The quarantine decision for stored values (an edit, a backfill of learnings stored before it)."""
+    from recall_agent.safety import quarantine
+
+    return list(quarantine.assess(*quarantine.texts_of(resolution, fix)).reasons)
 
 
 def clean_resolution(text: object, limit: int = RESOLUTION_MAX) -> str:

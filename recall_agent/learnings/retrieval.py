@@ -342,6 +342,10 @@ def _to_match(s: Scored, repo: str, now: datetime) -> Match:
         state=lifecycle.state(
             learning.created_at, learning.last_useful_at, learning.helped_count, learning.hurt_count, now
         ),
+        provenance=learning.provenance,
+        author=learning.author,
+        review=learning.review,
+        quarantine=learning.quarantine,
     )
 
 

@@ -4,7 +4,9 @@ stale or hurting, and fix, forget or merge them. Every change is recorded (who, 
 
     recall review [list] [--search TEXT] [--repo R] [--type T] [--older-than DAYS] [--newer-than DAYS]
                   [--never-used | --hurting | --dormant | --active | --helped | --stale] [--sort S] [--json]
+    recall review [--quarantined | --unverified | --pending]   (not injected until approved)
     recall review show ID            recall review edit ID --resolution TEXT
+    recall review approve ID... --yes
     recall review forget ID... --yes recall review merge KEEP OTHER... --yes
     recall review dedupe [--apply]   recall review history [ID] [--export FILE]
     recall stats [--repo R] [--json]
@@ -28,8 +30,9 @@ from recall_agent import selfcheck
 from recall_agent.learnings import lifecycle
 from recall_agent.learnings.curation import SORTS, ReviewFilter
 from recall_agent.learnings.types import StoredLearning, StoreError
+from recall_agent.safety import render, trust
 
-ACTIONS = ("list", "show", "edit", "forget", "merge", "dedupe", "history")
+ACTIONS = ("list", "show", "edit", "approve", "forget", "merge", "dedupe", "history")
 STALE_SCAN_MAX = 5000  # learnings checked against the checkout for --stale
 
 
@@ -78,6 +81,9 @@ def _parser(action: str) -> argparse.ArgumentParser:
             ("active", "neither hurting nor dormant"),
             ("helped", "helped at least once"),
             ("stale", "cited files or functions gone or rewritten in this checkout"),
+            ("quarantined", "instruction-like or dangerous text: not injected until approved"),
+            ("unverified", "an agent's note no passing run confirmed: not injected until approved"),
+            ("pending", "posted to a server that asks for review: not injected until approved"),
         ):
             status.add_argument(f"--{flag}", dest="status", action="store_const", const=flag, help=helptext)
         p.add_argument("--sort", choices=list(SORTS), default="newest")
@@ -92,6 +98,11 @@ def _parser(action: str) -> argparse.ArgumentParser:
             )
         else:
             p.add_argument("--json", action="store_true")
+    elif action == "approve":
+        p.add_argument("ids", nargs="+", metavar="ID")
+        p.add_argument(
+            "--yes", action="store_true", help="do it (without --yes, only say what would be approved)"
+        )
     elif action == "forget":
         p.add_argument("ids", nargs="+", metavar="ID")
         p.add_argument("--yes", action="store_true", help="do it (without --yes, only say what would go)")
@@ -116,6 +127,7 @@ _DESCRIPTIONS = {
     "list": "List and filter the learnings of the local store (newest first).",
     "show": "Show one learning: error, resolution, files, evidence, counts, its check here, its history.",
     "edit": "Replace a learning's resolution (redacted; recorded with who and when).",
+    "approve": "Vouch for learnings: quarantined, unverified or posted ones are injected automatically from now on.",
     "forget": "Delete learnings (what they were stays in the change record).",
     "merge": "Merge duplicates into one learning: every error signature kept, counts summed.",
     "dedupe": "Find learnings of one repository that share an error fingerprint (the same cause).",
@@ -195,23 +207,34 @@ def _age(when: datetime, now: datetime) -> str:
 
 
 def _first(text: str, limit: int) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in render.visible(text).splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _tier(row: StoredLearning) -> str:
+    return trust.tier(_trust_fields(row))
+
+
+def _trust_fields(row: StoredLearning) -> dict[str, Any]:
+    return trust.fields_of(row)
 
 
 def _row_line(row: StoredLearning, now: datetime) -> str:
     state = lifecycle.state(row.created_at, row.last_useful_at, row.helped_count, row.hurt_count, now)
     error = _first((row.error_signatures or [""])[0], 60)
     counts = f"shown {row.shown_count} helped {row.helped_count} hurt {row.hurt_count}"
+    tier = _tier(row)
     return (
-        f"{str(row.id)[:8]}  {row.repo[:20]:20}  {_age(row.created_at, now):>6}  {counts}  {state:8}  "
-        f"{error}  =>  {_first(row.resolution_summary, 60)}"
+        f"{str(row.id)[:8]}  {render.visible(row.repo)[:20]:20}  {_age(row.created_at, now):>6}  {counts}  {state:8}  "
+        f"{'' if tier == 'trusted' else tier + '  '}{error}  =>  {_first(row.resolution_summary, 60)}"
     )
 
 
 def _row_json(row: StoredLearning, now: datetime) -> dict[str, Any]:
     data = row.to_model().model_dump(mode="json")
     data["state"] = lifecycle.state(row.created_at, row.last_useful_at, row.helped_count, row.hurt_count, now)
+    data["trust"] = _tier(row)
+    data["quarantine"] = trust.quarantine_of(_trust_fields(row))
     return data
 
 
@@ -248,13 +271,14 @@ def _details(row: StoredLearning, now: datetime, verdict: selfcheck.Check, histo
         f"listed by /recall {row.access_count}; last useful: "
         + (f"{row.last_useful_at:%Y-%m-%d}" if row.last_useful_at else "never"),
         f"state:       {state}",
+        f"trust:       {trust.label(_trust_fields(row)) or _tier(row)}",
     ]
     if verdict.verdict != "unchecked":
         lines.append(f"here:        {verdict.label}" + (f": {verdict.reason}" if verdict.reason else ""))
     lines.append("errors:")
     lines += [f"  - {_first(sig, 200)}" for sig in row.error_signatures]
     lines.append("resolution:")
-    lines += [f"  {ln}" for ln in row.resolution_summary.splitlines()]
+    lines += [f"  {ln}" for ln in render.visible(row.resolution_summary).splitlines()]
     if row.file_paths_touched:
         lines.append("files:       " + ", ".join(row.file_paths_touched))
     if row.fix:
@@ -274,6 +298,20 @@ def _edit(store: Any, args: argparse.Namespace) -> int:
     row = _find(store, args.id)
     store.edit_resolution(row.id, text, actor())
     print(f"edited {row.id}")
+    return 0
+
+
+def _approve(store: Any, args: argparse.Namespace) -> int:
+    rows = [_find(store, i) for i in args.ids]
+    if not args.yes:
+        for row in rows:
+            print(f"would approve {row.id}  {_tier(row)}  {_first(row.resolution_summary, 70)}")
+        return _fail(
+            "review", "nothing approved: add --yes to approve these (they will be injected automatically)"
+        )
+    for row in rows:
+        store.approve(row.id, actor())
+        print(f"approved {row.id}")
     return 0
 
 
@@ -340,6 +378,7 @@ _RUN = {
     "list": _list,
     "show": _show,
     "edit": _edit,
+    "approve": _approve,
     "forget": _forget,
     "merge": _merge,
     "dedupe": _dedupe,

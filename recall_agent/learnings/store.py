@@ -31,14 +31,16 @@ from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreC
 from recall_agent.learnings.records import (  # noqa: F401  (resolution_key: public here too)
     parse_id,
     path_basename,
+    quarantine_reasons,
     resolution_key,
+    safety_columns,
 )
 from recall_agent.learnings.types import Candidate, SignatureRow, StoreError
 
 if TYPE_CHECKING:  # the in-process read path (the CLI, the hooks) never imports pydantic
     from recall_agent.models import Learning
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_HEADER = b"SQLite format 3\x00"
 # meta keys of the cache generations (core.py), and which of them each kind of write bumps; a store
 # without them (written by an older recall) reads as 0
@@ -157,11 +159,45 @@ def _migrate_to_3(conn: sqlite3.Connection) -> None:
     _run_script(conn, _LIFECYCLE_V3)
 
 
+_PROVENANCE_COLUMNS = {
+    "provenance": "TEXT NOT NULL DEFAULT 'legacy'",
+    "author": "TEXT",
+    "review": "TEXT NOT NULL DEFAULT 'none'",
+    "quarantine": "TEXT",
+}
+_PROVENANCE_SQL = """
+UPDATE learnings SET provenance = CASE json_extract(fix, '$.source')
+    WHEN 'transcript' THEN CASE WHEN json_extract(fix, '$.verified_by') IS NULL THEN 'agent' ELSE 'captured' END
+    WHEN 'agent' THEN 'agent' WHEN 'manual' THEN 'person' ELSE 'legacy' END
+    WHERE provenance = 'legacy';
+CREATE INDEX IF NOT EXISTS learnings_review ON learnings(review, provenance);
+"""
+
+
+def _migrate_provenance_and_quarantine(conn: sqlite3.Connection) -> None:
+    """Where each learning came from, who posted it, its review and its quarantine reasons
+    (safety/trust.py, safety/quarantine.py). Stored learnings get the provenance their fix evidence says
+    (none: `legacy`, injected as before) and the quarantine decision, made here once."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(learnings)")}
+    for name, kind in _PROVENANCE_COLUMNS.items():  # idempotent: a column already there is kept
+        if name not in have:
+            conn.execute(f"ALTER TABLE learnings ADD COLUMN {name} {kind}")
+    _run_script(conn, _PROVENANCE_SQL)
+    rows = conn.execute(
+        "SELECT id, resolution_summary, fix FROM learnings WHERE quarantine IS NULL"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE learnings SET quarantine = ? WHERE id = ?",
+        [(json.dumps(quarantine_reasons(text, _json(fix))), lid) for lid, text, fix in rows],
+    )
+
+
 # MIGRATIONS[n] upgrades a database at schema version n-1 to version n (append only; never edit old ones).
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_to_1,
     2: _migrate_to_2,
     3: _migrate_to_3,
+    4: _migrate_provenance_and_quarantine,
 }
 
 
@@ -403,7 +439,8 @@ class LearningStore(StoreCore):
             "INSERT INTO learnings (id, session_id, repo, file_paths_touched, resolution_summary,"
             " resolution_key, ticket_id, task_type, confidence, access_count, last_accessed_at,"
             " created_at, updated_at, fix, shown_count, helped_count, hurt_count, last_shown_at,"
-            " last_useful_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " last_useful_at, provenance, author, review, quarantine)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 str(learning.id),
                 learning.session_id,
@@ -424,6 +461,7 @@ class LearningStore(StoreCore):
                 learning.hurt_count,
                 _iso(learning.last_shown_at),
                 _iso(learning.last_useful_at),
+                *_safety(learning),
             ),
         )
 
@@ -449,13 +487,14 @@ class LearningStore(StoreCore):
         for r in conn.execute(
             "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
             " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
-            f" last_shown_at, last_useful_at FROM learnings WHERE id IN ({_marks(ids)})",
+            " last_shown_at, last_useful_at, provenance, author, review, quarantine"
+            f" FROM learnings WHERE id IN ({_marks(ids)})",
             ids,
         ):
             yield LearningRow(
                 UUID(r[0]), r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]),
                 _parse_dt(r[9]), _parse_dt(r[10]), _json(r[11]), int(r[12]), int(r[13]), int(r[14]),
-                _parse_dt(r[15]), _parse_dt(r[16]),
+                _parse_dt(r[15]), _parse_dt(r[16]), r[17], r[18], r[19], _json(r[20]),
             )  # fmt: skip
 
     def _signature_rows(self, conn: sqlite3.Connection, ids: list[str]) -> Iterator[tuple[str, SignatureRow]]:
@@ -521,6 +560,11 @@ class LearningStore(StoreCore):
     def _ids_by_task(self, conn: sqlite3.Connection, repo: str, task_type: str, limit: int) -> list[str]:
         sql = "SELECT id FROM learnings WHERE repo = ? AND task_type = ? ORDER BY created_at DESC LIMIT ?"
         return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
+
+
+def _safety(learning: Learning) -> tuple[str, str | None, str, str]:
+    provenance, author, review, reasons = safety_columns(learning)
+    return provenance, author, review, json.dumps(reasons)
 
 
 def _marks(values: Sequence[object]) -> str:

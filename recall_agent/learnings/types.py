@@ -56,6 +56,10 @@ class StoredLearning:
     hurt_count: int = 0
     last_shown_at: datetime | None = None
     last_useful_at: datetime | None = None
+    provenance: str = "legacy"  # safety/trust.py
+    author: str | None = None
+    review: str = "none"
+    quarantine: list[str] | None = None  # reasons; None: not checked yet
 
     def to_model(self) -> Learning:
         """The wire model (for export and the write paths; costs the pydantic import)."""

@@ -99,6 +99,10 @@ class Match:
     hurt_count: int = 0
     last_useful_at: datetime | None = None
     state: str = "active"  # lifecycle.py: active | hurting | dormant
+    provenance: str = "legacy"  # safety/trust.py
+    author: str | None = None
+    review: str = "none"
+    quarantine: list[str] | None = None
 
     @property
     def score(self) -> float:
@@ -127,6 +131,10 @@ class Match:
             "hurt_count": self.hurt_count,
             "last_useful_at": None if self.last_useful_at is None else iso_datetime(self.last_useful_at),
             "state": self.state,
+            "provenance": self.provenance,
+            "author": self.author,
+            "review": self.review,
+            "quarantine": None if self.quarantine is None else list(self.quarantine),
             "score": self.combined_score,
         }
 

@@ -38,6 +38,7 @@ class Settings:
     max_body: int = MAX_BODY
     body_timeout: float = BODY_TIMEOUT
     host: str = "127.0.0.1"  # the bound address: on loopback, /mcp accepts only loopback Host headers
+    review_posted: bool = False  # --review-posted: a posted learning is injected nowhere until approved
 
 
 class LearningPaste(Learning):
@@ -70,22 +71,26 @@ def visible_matches(result: RetrievalResponse, principal: Principal) -> Retrieva
     return result.only([m for m in result.matches if principal.may_see_repo(m.repo)])
 
 
-def _decisive_learning(body: Learning) -> Learning:
+def _decisive_learning(body: Learning, author: str | None, review: bool) -> Learning:
     """The wire Learning of a pasted one: long error signatures cut to their decisive part."""
     from recall_agent.learnings.extract import decisive
 
     data = body.model_dump()
     # a posted learning's lifecycle starts here, whatever the body claims (the counts are the server's)
     data.update(shown_count=0, helped_count=0, hurt_count=0, last_shown_at=None, last_useful_at=None)
+    # and so does its trust (safety/trust.py): attributed to the token that posted it, provenance from its
+    # fix evidence, awaiting review when the server asks for it, the quarantine decided by the store
+    data.update(provenance=None, author=author, review="pending" if review else "none", quarantine=None)
     data["error_signatures"] = [
         s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
     ]
     return Learning.model_validate(data)
 
 
-def stored_form(body: Learning) -> Learning:
-    """What is stored of a posted learning: its decisive error text, every field redacted."""
-    return _redacted(_decisive_learning(body))
+def stored_form(body: Learning, principal: Principal | None = None, review: bool = False) -> Learning:
+    """What is stored of a posted learning: its decisive error text, every field redacted, attributed to
+    the token that posted it (`principal`), awaiting review when `review`."""
+    return _redacted(_decisive_learning(body, principal.name if principal else None, review))
 
 
 def _redacted(learning: Learning) -> Learning:

@@ -203,7 +203,9 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not write repo '{body.repo}'")
         try:
-            learning = await anyio.to_thread.run_sync(stored_form, body)  # CPU work off the event loop
+            learning = await anyio.to_thread.run_sync(  # CPU work off the event loop
+                stored_form, body, principal, settings.review_posted
+            )
             learning_id, merged = await backend.add(learning)
         except ValueError as exc:  # the store refuses an id that names a different learning
             raise HTTPException(409, str(exc)) from exc

@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
         default=1,
         help="server processes sharing the port (default 1; ranking is CPU-bound: use one per core)",
     )
+    p.add_argument(
+        "--review-posted",
+        action="store_true",
+        help="a learning posted with a token is injected nowhere until a person approves it (/ui/, "
+        "recall review approve); /recall still lists it, marked",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -185,6 +191,7 @@ def _serve_workers(args: argparse.Namespace, principals: list) -> int:
             "body_timeout": args.body_timeout,
             "log_level": args.log_level,
             "host": args.host,
+            "review_posted": args.review_posted,
         }
     )
     log.info("starting", extra={"fields": {**_start_fields(args, principals), "workers": args.workers}})
@@ -224,6 +231,7 @@ def worker_app() -> Any:
         max_body=config["max_body"],
         body_timeout=config["body_timeout"],
         host=config["host"],
+        review_posted=bool(config.get("review_posted")),
     )
     return create_app(settings)
 
@@ -236,6 +244,7 @@ def _start_fields(args: argparse.Namespace, principals: list, store: str | None 
         "auth": "bearer" if principals else "none (loopback)",
         "tokens": [p.name for p in principals],
         "repos": args.repo,
+        "review_posted": args.review_posted,
     }
 
 
@@ -274,6 +283,7 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
         max_body=args.max_body,
         body_timeout=args.body_timeout,
         host=args.host,
+        review_posted=args.review_posted,
     )
     config = _uvicorn_config(create_app(settings), args)
     server = _GracefulServer(config)

@@ -135,6 +135,17 @@ def install(app: FastAPI, settings: Settings) -> None:
         lid = await backend.run(_edit, learning_id, text, visitor, write=True)
         return done(f"{UI}/learnings/{lid}", "Resolution saved.")
 
+    @app.get(f"{UI}/learnings/{{learning_id}}/approve", include_in_schema=False)
+    async def ui_approve_confirm(request: Request, learning_id: str) -> Response:
+        return await html(views.approve_page, page_of(visitor_of(request, "write")), learning_id)
+
+    @app.post(f"{UI}/learnings/{{learning_id}}/approve", include_in_schema=False)
+    async def ui_approve(request: Request, learning_id: str) -> Response:
+        visitor = visitor_of(request, "write")
+        await form_of(request, visitor)
+        lid = await backend.run(_approve, learning_id, visitor, write=True)
+        return done(f"{UI}/learnings/{lid}", "Approved: the hooks inject it from now on.")
+
     @app.get(f"{UI}/learnings/{{learning_id}}/forget", include_in_schema=False)
     async def ui_forget_confirm(request: Request, learning_id: str) -> Response:
         return await html(views.forget_page, page_of(visitor_of(request, "write")), learning_id)
@@ -262,6 +273,12 @@ def _edit(store: Any, learning_id: str, text: str, visitor: Visitor) -> str:
     except ValueError as exc:
         raise Refusal(422, "Not saved", str(exc)) from exc
     store.edit_resolution(row.id, clean, _actor(visitor))
+    return str(row.id)
+
+
+def _approve(store: Any, learning_id: str, visitor: Visitor) -> str:
+    row = views.visible(store, learning_id, visitor.repos())
+    store.approve(row.id, _actor(visitor))
     return str(row.id)
 
 

@@ -16,6 +16,8 @@ from recall_agent.learnings import lifecycle
 from recall_agent.learnings.curation import SORTS, STATUSES, ReviewFilter
 from recall_agent.learnings.types import StoredLearning
 from recall_agent.protocol import TaskType
+from recall_agent.safety import render as safe_render
+from recall_agent.safety import trust
 
 PAGE_SIZE = 50
 TEMPLATES = Path(__file__).with_name("templates")
@@ -40,11 +42,16 @@ def _env() -> Any:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,  # every value from the store is text on the page
+        finalize=_visible,  # and loses its control and invisible characters (bidi overrides, zero-width)
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
     return env
+
+
+def _visible(value: Any) -> Any:
+    return safe_render.visible(value) if isinstance(value, str) else value
 
 
 def render(name: str, **values: Any) -> str:
@@ -172,6 +179,21 @@ def row_view(row: StoredLearning, now: datetime, roots: dict[str, Path]) -> dict
         "never_used": row.shown_count == 0 and row.access_count == 0,
         "check": check.as_dict(),
         "task_type": str(getattr(row.task_type, "value", row.task_type)),
+        **trust_view(row),
+    }
+
+
+def trust_view(row: StoredLearning) -> dict[str, Any]:
+    """Who wrote it and whether the hooks inject it by themselves (safety/trust.py)."""
+    fields = trust.fields_of(row)
+    tier = trust.tier(fields)
+    return {
+        "tier": tier,
+        "provenance": row.provenance,
+        "author": row.author or "",
+        "origin": trust.origin_word(fields),
+        "reasons": trust.quarantine_of(fields),
+        "injected": tier in trust.AUTO,
     }
 
 
@@ -206,6 +228,11 @@ def learning_page(store: Any, page: Page, learning_id: str) -> str:
         history=history,
         dormant_days=lifecycle.dormant_days(),
     )
+
+
+def approve_page(store: Any, page: Page, learning_id: str) -> str:
+    row = visible(store, learning_id, page.repos)
+    return render("confirm.html.j2", page=page, action="approve", rows=[row_view(row, datetime.now(UTC), {})])
 
 
 def forget_page(store: Any, page: Page, learning_id: str) -> str:

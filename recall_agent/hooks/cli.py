@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
-KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart")
+KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart", "UserPromptSubmit")
 _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
 
 HOOK_HELP = """usage: recall hook <Event>

@@ -75,3 +75,113 @@ def test_session_start_says_nothing_without_pitfalls_or_when_off(
     fresh = hook_env(tmp_path / "empty-home")
     proc = _start(project, fresh)
     assert proc.returncode == 0 and proc.stdout == ""
+
+
+SHOP = {
+    "pyproject.toml": "[project]\nname = 'shop'\n",
+    "shop/__init__.py": "",
+    "shop/orders.py": (
+        '"""Orders: placing and cancelling."""\nfrom shop.payments import charge\n\n\n'
+        "def place_order(cart, customer):\n"
+        '    """Place an ordr for the customer\'s cart and charge it."""\n'
+        "    total = sum(item.price for item in cart)\n    charge(customer, total)\n"
+        '    return {"customer": customer, "total": total}\n\n\n'
+        "def cancel_order(order):\n    return dict(order, cancelled=True)\n"
+    ),
+    "shop/payments.py": (
+        '"""Payments through the card gateway."""\n\n\n'
+        'def charge(customer, amount):\n    return {"customer": customer, "amount": amount}\n\n\n'
+        'def refund(customer, amount):\n    return {"customer": customer, "amount": -amount}\n'
+    ),
+    "shop/catalog.py": (
+        '"""Products and prices."""\n\n\nclass Product:\n'
+        "    def __init__(self, name, price):\n        self.name, self.price = name, price\n"
+    ),
+}
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / "shop"
+    for rel, content in SHOP.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(content)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = hook_env(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-m", "recall_agent", "index", str(root)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return root, env
+
+
+def _prompt(root: Path, env: dict[str, str], prompt: str) -> subprocess.CompletedProcess[str]:
+    payload = {"session_id": "s-task", "transcript_path": str(root.parent / "s-task.jsonl"), "cwd": str(root),
+               "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}  # fmt: skip
+    return run_hook("UserPromptSubmit", payload, env)
+
+
+def test_task_prompt_names_the_file_and_symbol(shop: tuple[Path, dict[str, str]]) -> None:
+    root, env = shop
+    proc = _prompt(root, env, "fix the typo in place_order")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    ctx = out["additionalContext"]
+    assert "`shop/orders.py`: `place_order`" in ctx
+    assert ctx.startswith("recall: the notes below")
+    assert len(ctx) // 4 <= 300
+
+
+@pytest.mark.parametrize("prompt", ["thanks", "yes", "continue", "ok go on", "/compact", "thank you!"])
+def test_acknowledgements_and_commands_add_nothing(shop: tuple[Path, dict[str, str]], prompt: str) -> None:
+    root, env = shop
+    proc = _prompt(root, env, prompt)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+
+
+def test_prompt_push_off_and_no_index_say_nothing(tmp_path: Path, shop: tuple[Path, dict[str, str]]) -> None:
+    root, env = shop
+    assert _prompt(root, env | {"RECALL_PUSH_PROMPT": "0"}, "fix the typo in place_order").stdout == ""
+    off = subprocess.run([sys.executable, "-m", "recall_agent", "push", "off", "prompt"], env=env,
+                         capture_output=True, text=True)  # fmt: skip
+    assert off.returncode == 0, off.stderr
+    assert _prompt(root, env, "fix the typo in place_order").stdout == ""
+    doctor = subprocess.run([sys.executable, "-m", "recall_agent", "doctor"], env=env, cwd=root,
+                            capture_output=True, text=True)  # fmt: skip
+    assert "task prompt off" in doctor.stdout
+    fresh = hook_env(tmp_path / "no-index-home")
+    assert _prompt(root, fresh, "fix the typo in place_order").stdout == ""
+
+
+def test_bad_hook_input_exits_zero_silently(shop: tuple[Path, dict[str, str]]) -> None:
+    _, env = shop
+    for raw in (b"", b"not json", b'{"prompt": 5}', b'{"prompt": "fix it", "cwd": "/nonexistent/x"}'):
+        proc = run_hook("UserPromptSubmit", None, env, raw=raw)
+        assert proc.returncode == 0 and proc.stdout == ""
+        proc = run_hook("SessionStart", None, env, raw=raw)
+        assert proc.returncode == 0 and proc.stdout == ""
+
+
+def test_mcp_recall_context_gives_the_same(shop: tuple[Path, dict[str, str]]) -> None:
+    from tests.mcp_fixtures import run, stdio_session, text
+
+    root, env = shop
+    result = run(
+        lambda: stdio_session(root, env={"RECALL_HOME": env["RECALL_HOME"]}),
+        lambda s: s.call_tool("recall_context", {"task": "fix the typo in place_order"}),
+    )
+    assert not result.is_error, text(result)
+    assert "`shop/orders.py`: `place_order`" in text(result)
+    assert result.structured_content["task"] == _prompt_ctx(root, env)
+    quiet = run(
+        lambda: stdio_session(root, env={"RECALL_HOME": env["RECALL_HOME"]}),
+        lambda s: s.call_tool("recall_context", {"task": "thanks"}),
+    )
+    assert text(quiet) == ""
+
+
+def _prompt_ctx(root: Path, env: dict[str, str]) -> str:
+    return json.loads(_prompt(root, env, "fix the typo in place_order").stdout)["hookSpecificOutput"][
+        "additionalContext"
+    ]

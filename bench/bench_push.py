@@ -32,6 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results" / "push_localisation.json"
+SESSIONS_DIR = Path("/work/cache/bench/sessions")
+LABELS_DIR = Path("/work/wt/i33data/bench/sessions")  # labels and the project split (issue-33-data)
+REPLAY_RESULTS = ROOT / "bench" / "results" / "push_sessions.json"
 BENCH_REPO = "jiayuanz3+SWEContextBench"
 SPLITS = ("SWEContextBench Lite", "SWEContextBench Verified")  # Python only; Multilingual is reserved
 REPOS = {  # case prefix -> mirror folder
@@ -41,8 +44,11 @@ REPOS = {  # case prefix -> mirror folder
     "pylint-dev__pylint": "pylint-dev+pylint",
     "mwaskom__seaborn": "mwaskom+seaborn",
     "astropy__astropy": "astropy+astropy",
+    "pydata__xarray": "pydata+xarray",
 }
-FIT_PROJECTS = frozenset({"psf__requests", "pytest-dev__pytest", "pallets__flask"})
+# the project split, made before any tuning: the fit half tunes the confidence model, the rest is held out
+FIT_PROJECTS = frozenset({"psf__requests", "pallets__flask", "pylint-dev__pylint", "pydata__xarray"})
+CODE_SUFFIXES = (".py", ".pyi")
 _DIFF = re.compile(r"^diff --git a/(\S+) b/", re.M)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
@@ -65,6 +71,8 @@ def cases(mirrors: Path, limit: int) -> list[dict]:
                                          capture_output=True, text=True).stdout)  # fmt: skip
         if case["instance_id"] in seen or per_repo.get(prefix, 0) >= limit:
             continue
+        if not any(p.endswith(CODE_SUFFIXES) for p in _DIFF.findall(case["patch"])):
+            continue  # a patch of changelog entries only (some pytest cases): no code file to find
         per_repo[prefix] = per_repo.get(prefix, 0) + 1
         case["split"], case["project"] = split, prefix
         seen[case["instance_id"]] = case
@@ -72,7 +80,11 @@ def cases(mirrors: Path, limit: int) -> list[dict]:
 
 
 def export(git_dir: Path, commit: str, dest: Path) -> None:
-    archive = subprocess.Popen(["git", "--git-dir", str(git_dir), "archive", commit], stdout=subprocess.PIPE)
+    # source and config files only: mirrors may lack large data blobs (astropy's), which the ranking never reads
+    spec = [f":(glob)**/*{suffix}" for suffix in (".py", ".pyi", ".cfg", ".toml")]
+    archive = subprocess.Popen(
+        ["git", "--git-dir", str(git_dir), "archive", commit, "--", *spec], stdout=subprocess.PIPE
+    )
     subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
     archive.wait()
     subprocess.run(["git", "init", "-q", str(dest)], check=True)  # a checkout root for the indexer
@@ -110,7 +122,7 @@ def run_case(case: dict, mirrors: Path, home: Path) -> dict:
     from recall_agent.architecture import graph, indexer
     from recall_agent.push import task
 
-    gold = sorted(set(_DIFF.findall(case["patch"])))
+    gold = sorted(p for p in set(_DIFF.findall(case["patch"])) if p.endswith(CODE_SUFFIXES))
     with tempfile.TemporaryDirectory(prefix="push-") as tmp:
         root = Path(tmp) / case["project"].split("__")[1]
         root.mkdir()
@@ -169,8 +181,21 @@ def main() -> int:
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--limit-per-repo", type=int, default=12)
     ap.add_argument("--report", action="store_true", help="only print the table of the saved rows")
+    ap.add_argument("--replay", action="store_true", help="prevented failures on labelled real sessions")
+    ap.add_argument("--labels", type=Path, default=LABELS_DIR)
     args = ap.parse_args()
+    if args.replay:
+        t0 = time.perf_counter()
+        out = replay(args.labels, SESSIONS_DIR)
+        out["load_average"] = os.getloadavg()
+        out["seconds"] = round(time.perf_counter() - t0)
+        out["command"] = "nice python bench/bench_push.py --replay"
+        REPLAY_RESULTS.write_text(json.dumps(out, indent=1))
+        return 0
     done = {r["instance_id"]: r for r in json.loads(RESULTS.read_text())["rows"]} if RESULTS.exists() else {}
+    done = {k: r for k, r in done.items() if r["gold"] and all(g.endswith(CODE_SUFFIXES) for g in r["gold"])}
+    for r in done.values():
+        r["fit"] = r["project"] in FIT_PROJECTS
     if not args.report:
         home = Path(tempfile.mkdtemp(prefix="push-home-"))
         os.environ["RECALL_HOME"] = str(home)
@@ -204,6 +229,100 @@ def _save(rows: list[dict], table: dict | None = None) -> None:
         data["summary"] = table
         data["load_average"] = os.getloadavg()
     RESULTS.write_text(json.dumps(data, indent=1))
+
+
+# --------------------------------------------------------------------------- prevented failures (replay)
+
+
+def replay(labels_dir: Path, sessions_dir: Path) -> dict:
+    """Per project, sessions in time order: the session-start list from what the store learned of the
+    earlier sessions, scored against the session's labelled failures, then the session captured into the
+    store (the capture engine of `recall import-sessions`). Covered: a recurring failure (its labelled
+    cause met in an earlier session of the project, not transient, not a scratch slip) whose error a listed
+    line carries. Precision: listed lines whose error the session then met."""
+    sys.path.insert(0, str(labels_dir))
+    import labels as L  # noqa: N812 - the labelling module of issue-33-data
+
+    from recall_agent.capture.sessions import SessionFiles
+    from recall_agent.hooks import importer
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+    from recall_agent.push import ledger, pitfalls
+
+    os.environ["RECALL_DORMANT_DAYS"] = "0"  # the sessions are months old: dormancy would retire everything
+    by_half: dict[str, dict] = {}
+    for half in ("tune", "heldout"):
+        rows = L.load_projects(halves=(half,))
+        projects: dict[str, list] = {}
+        for label in rows:
+            projects.setdefault(label.project, []).append(label)
+        tot = {"projects": 0, "sessions": 0, "recurring": 0, "covered": 0, "env_recurring": 0,
+               "env_covered": 0, "lines": 0, "needed_lines": 0, "tokens": []}  # fmt: skip
+        for _project, labels in sorted(projects.items()):
+            labels.sort(key=lambda lb: lb.started)
+            home = Path(tempfile.mkdtemp(prefix="push-replay-"))
+            os.environ["RECALL_HOME"] = str(home)
+            seen_causes: set[str] = set()
+            tot["projects"] += 1
+            for label in labels:
+                db = home / "learnings.db"
+                listed: list = []
+                if db.exists():
+                    with sqlite3.connect(db) as conn:
+                        repos = [r[0] for r in conn.execute("SELECT DISTINCT repo FROM learnings")]
+                    found = sorted(
+                        (p for r in repos for p in pitfalls.collect(db, r, None)), key=lambda p: p.rank
+                    )
+                    text, n = pitfalls.block(found)
+                    listed = found[:n]
+                    if text:
+                        tot["tokens"].append(ledger.tokens(text))
+                tot["sessions"] += 1
+                entries = [*label.episodes, *label.unfixed]
+                needed = set()
+                for e in entries:
+                    c = L.cause(e)
+                    recurring = (
+                        c and c in seen_causes and L.transient(e) is not True and e.get("kind") != "scratch"
+                    )
+                    hit = [i for i, p in enumerate(listed) if L.keyed_on_error([p.error], e)]
+                    needed.update(hit)
+                    if recurring:
+                        tot["recurring"] += 1
+                        tot["covered"] += bool(hit)
+                        if e.get("kind") == "environment" or (e.get("fix") or {}).get("kind") in (
+                            "command",
+                            "install",
+                        ):
+                            tot["env_recurring"] += 1
+                            tot["env_covered"] += bool(hit)
+                tot["lines"] += len(listed)
+                tot["needed_lines"] += len(needed)
+                for e in entries:
+                    c = L.cause(e)
+                    if c:
+                        seen_causes.add(c)
+                path = (
+                    label.path
+                    if getattr(label, "path", None)
+                    else sessions_dir / label.corpus / f"{label.session}.jsonl"
+                )
+                result = importer.read_session(SessionFiles(Path(path)))
+                if result.learnings:
+                    with open_store() as store:
+                        store.add_many([Learning.model_validate(d) for d in result.learnings])
+        toks = sorted(tot.pop("tokens"))
+        tot["tokens_p50"] = toks[len(toks) // 2] if toks else 0
+        tot["tokens_max"] = toks[-1] if toks else 0
+        tot["sessions_with_list"] = len(toks)
+        tot["coverage"] = round(tot["covered"] / tot["recurring"], 3) if tot["recurring"] else None
+        tot["env_coverage"] = (
+            round(tot["env_covered"] / tot["env_recurring"], 3) if tot["env_recurring"] else None
+        )
+        tot["precision"] = round(tot["needed_lines"] / tot["lines"], 3) if tot["lines"] else None
+        by_half[half] = tot
+        print(half, json.dumps(tot), flush=True)
+    return by_half
 
 
 if __name__ == "__main__":

@@ -1,0 +1,55 @@
+"""Fit the UserPromptSubmit confidence model (`recall_agent/push/task_weights.json`) on the fit half of
+bench_push.py's rows (split by project, `bench_push.FIT_PROJECTS`; the held-out projects are never read).
+
+Label: one of the files the hook names (its top MAX_FILES) is a file of the gold patch. Model: L2 logistic
+regression (`bench/logistic.py`) over `push.task.FEATURES`. Threshold: not tuned: the hook answers when a
+right answer is more likely than a wrong one (a wrong code area costs the agent about what a right one
+saves: p >= 0.5).
+
+    python bench/fit_push.py            # after nice python bench/bench_push.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_push import FIT_PROJECTS, RESULTS  # noqa: E402
+from logistic import fit_logistic  # noqa: E402
+
+from recall_agent.push import task  # noqa: E402
+
+L2 = 1.0
+THRESHOLD = 0.5
+
+
+def main() -> int:
+    rows = [r for r in json.loads(RESULTS.read_text())["rows"] if r["project"] in FIT_PROJECTS]
+    x = np.array([r["features"] for r in rows], dtype=float)
+    y = np.array([1.0 if r["rank"] is not None and r["rank"] <= task.MAX_FILES else 0.0 for r in rows])
+    w, b = fit_logistic(x, y, L2)
+    model = {
+        "features": list(task.FEATURES),
+        "weights": [round(float(v), 4) for v in w],
+        "bias": round(b, 4),
+        "threshold": THRESHOLD,
+        "fitted": True,
+        "fit_tasks": len(rows),
+        "fit_positive": int(y.sum()),
+        "fit_projects": sorted(FIT_PROJECTS),
+        "command": "nice python bench/bench_push.py && python bench/fit_push.py",
+    }
+    task.WEIGHTS_FILE.write_text(json.dumps(model, indent=2) + "\n")
+    print(json.dumps(model))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -118,8 +118,14 @@ def response_failed(response: object) -> bool:
 
 
 def nothing_to_do(event: str, payload: dict[str, Any] | None) -> bool:
-    """A PostToolUse that reports no failure: nothing to do (the capture reads successes from the
-    transcript at Stop), answered before the handlers (and redaction, pydantic) are imported."""
+    """Answered before the handlers (and redaction, pydantic) are imported: a PostToolUse that reports no
+    failure (the capture reads successes from the transcript at Stop); a prompt that is not a task ("yes",
+    "thanks", a slash command: `push.prompt.reads_as_task`, standard library only)."""
+    if event == "UserPromptSubmit" and payload is not None:
+        from recall_agent.push.prompt import reads_as_task
+
+        prompt = payload.get("prompt")
+        return not isinstance(prompt, str) or not reads_as_task(prompt)
     return (
         event == "PostToolUse" and payload is not None and not response_failed(payload.get("tool_response"))
     )

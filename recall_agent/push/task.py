@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from recall_agent.push.prompt import reads_as_task  # noqa: F401  (the API: task.reads_as_task)
+
 WEIGHTS_FILE = Path(__file__).with_name("task_weights.json")
 FEATURES = (
     "log_top",  # log(1 + the top file's score)
@@ -36,25 +38,8 @@ MAX_FILES = 3
 MAX_TOKENS = 300
 HEADER = "recall: the code this task is likely about (from the code index; check before relying on it):"
 
-_ACK_WORDS = (
-    "yes y yep yeah ok okay k sure no nope continue go on proceed thanks thank you thx ty great good nice"
-    " cool perfect done lgtm please do it again retry stop wait next right correct fine sounds"
-)
-_ACKS = frozenset(_ACK_WORDS.split(" "))
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # identifiers a prompt names: snake_case, CamelCase, dotted.names, file.ext
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def reads_as_task(prompt: str) -> bool:
-    """A task ("fix the typo in place_order"), not an acknowledgement, a continuation or a slash command."""
-    text = prompt.strip()
-    if not text or text.startswith(("/", "!", "#")) or len(text) > 20_000:
-        return False
-    words = [w.lower() for w in _WORD.findall(text[:2000])]
-    if len(words) < 3:
-        return False
-    return not all(w in _ACKS for w in words)
 
 
 @dataclass

@@ -81,7 +81,7 @@ def cases(mirrors: Path, limit: int) -> list[dict]:
 
 def export(git_dir: Path, commit: str, dest: Path) -> None:
     # source and config files only: mirrors may lack large data blobs (astropy's), which the ranking never reads
-    spec = [f":(glob)**/*{suffix}" for suffix in (".py", ".pyi", ".cfg", ".toml")]
+    spec = [":(glob)**/*.py"]  # every pathspec must match something: Python files only
     archive = subprocess.Popen(
         ["git", "--git-dir", str(git_dir), "archive", commit, "--", *spec], stdout=subprocess.PIPE
     )
@@ -141,6 +141,14 @@ def run_case(case: dict, mirrors: Path, home: Path) -> dict:
         conn.close()
         latency_ms = (time.perf_counter() - t1) * 1000
         bm25 = bm25_rank(root, prompt)
+        # the title alone: as short as what a user types at a prompt
+        title = _title(prompt)
+        conn = task.open_index(root.resolve())
+        assert conn is not None
+        t_ranked, t_row = task.rank(conn, title, limit=10)
+        conn.close()
+        t_files = [p for p, _, _ in t_ranked]
+        t_bm25 = bm25_rank(root, title)
         (graph.store_path(root.resolve(), home)).unlink(missing_ok=True)
     files = [p for p, _, _ in ranked]
     return {
@@ -148,10 +156,22 @@ def run_case(case: dict, mirrors: Path, home: Path) -> dict:
         "fit": case["project"] in FIT_PROJECTS, "gold": gold, "ranked": files[:10], "features": row,
         "confidence": confidence, "rank": rank_of(gold, files), "bm25": bm25[:10],
         "bm25_rank": rank_of(gold, bm25), "latency_ms": round(latency_ms, 1), "index_s": round(index_s, 1),
+        "title": {"text": title, "ranked": t_files[:10], "features": t_row, "rank": rank_of(gold, t_files),
+                  "bm25": t_bm25[:10], "bm25_rank": rank_of(gold, t_bm25)},
     }  # fmt: skip
 
 
+def _title(problem: str) -> str:
+    for raw in problem.splitlines():
+        line = raw.strip().lstrip("#").strip()
+        if len(line.split()) >= 3:
+            return line[:300]
+    return problem.strip()[:300]
+
+
 def summary(rows: list[dict], threshold: float) -> dict:
+    from recall_agent.push import task
+
     def acc(key: str, k: int, part: list[dict]) -> float:
         return (
             round(sum(1 for r in part if r[key] is not None and r[key] <= k) / len(part), 3) if part else 0.0
@@ -162,7 +182,8 @@ def summary(rows: list[dict], threshold: float) -> dict:
         ("fit", [r for r in rows if r["fit"]]),
         ("held_out", [r for r in rows if not r["fit"]]),
     ):
-        answered = [r for r in part if r["confidence"] >= threshold]
+        # the confidence of the weights in use (fit_push.py may have refitted them since the row was made)
+        answered = [r for r in part if task.probability(r["features"]) >= threshold]
         lat = sorted(r["latency_ms"] for r in part)
         out[name] = {
             "tasks": len(part),
@@ -193,7 +214,7 @@ def main() -> int:
         REPLAY_RESULTS.write_text(json.dumps(out, indent=1))
         return 0
     done = {r["instance_id"]: r for r in json.loads(RESULTS.read_text())["rows"]} if RESULTS.exists() else {}
-    done = {k: r for k, r in done.items() if r["gold"] and all(g.endswith(CODE_SUFFIXES) for g in r["gold"])}
+    done = {k: r for k, r in done.items() if r["gold"] and "title" in r}
     for r in done.values():
         r["fit"] = r["project"] in FIT_PROJECTS
     if not args.report:

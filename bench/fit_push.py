@@ -28,15 +28,20 @@ from recall_agent.push import task  # noqa: E402
 
 L2 = 1.0
 THRESHOLD = 0.5
+# scale-free features only: BM25 scores and word counts grow with the text's length, and the labelled
+# prompts (whole issue texts) are far longer than what a user types ("fix the typo in place_order"); a
+# model on log_top learns "long text" rather than "clear answer"
+USED = ("lead", "matched", "named")
 
 
 def main() -> int:
     rows = [r for r in json.loads(RESULTS.read_text())["rows"] if r["project"] in FIT_PROJECTS]
-    x = np.array([r["features"] for r in rows], dtype=float)
+    cols = [task.FEATURES.index(f) for f in USED]
+    x = np.array([[r["features"][i] for i in cols] for r in rows], dtype=float)
     y = np.array([1.0 if r["rank"] is not None and r["rank"] <= task.MAX_FILES else 0.0 for r in rows])
     w, b = fit_logistic(x, y, L2)
     model = {
-        "features": list(task.FEATURES),
+        "features": list(USED),
         "weights": [round(float(v), 4) for v in w],
         "bias": round(b, 4),
         "threshold": THRESHOLD,

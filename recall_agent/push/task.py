@@ -55,8 +55,11 @@ def weights() -> dict:
 
 
 def probability(row: list[float], model: dict | None = None) -> float:
+    """P(one of the named files is in the change) for a ranking's FEATURES row; the model uses the features
+    its weights file lists (a subset of FEATURES, by name)."""
     model = model or weights()
-    z = model["bias"] + sum(w * x for w, x in zip(model["weights"], row, strict=True))
+    values = dict(zip(FEATURES, row, strict=True))
+    z = model["bias"] + sum(w * values[f] for w, f in zip(model["weights"], model["features"], strict=True))
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 

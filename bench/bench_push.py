@@ -204,7 +204,17 @@ def main() -> int:
     ap.add_argument("--report", action="store_true", help="only print the table of the saved rows")
     ap.add_argument("--replay", action="store_true", help="prevented failures on labelled real sessions")
     ap.add_argument("--labels", type=Path, default=LABELS_DIR)
+    ap.add_argument(
+        "--hook-latency",
+        type=Path,
+        metavar="CHECKOUT",
+        help="time the real `recall hook` processes in CHECKOUT (indexed first) and print p50/p95",
+    )
     args = ap.parse_args()
+    if args.hook_latency:
+        out = hook_latency(args.hook_latency)
+        (ROOT / "bench" / "results" / "push_hook_latency.json").write_text(json.dumps(out, indent=1))
+        return 0
     if args.replay:
         t0 = time.perf_counter()
         out = replay(args.labels, SESSIONS_DIR)
@@ -344,6 +354,41 @@ def replay(labels_dir: Path, sessions_dir: Path) -> dict:
         by_half[half] = tot
         print(half, json.dumps(tot), flush=True)
     return by_half
+
+
+def hook_latency(checkout: Path, runs: int = 30) -> dict:
+    """Wall time of real `python -m recall_agent hook <Event>` processes (interpreter start included):
+    a non-task prompt, a task prompt, a session start, in CHECKOUT with its index built first."""
+    home = Path(tempfile.mkdtemp(prefix="push-lat-"))
+    env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "recall_agent", "index", str(checkout)], env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    cases = {
+        "prompt: thanks": ("UserPromptSubmit", {"prompt": "thanks"}),
+        "prompt: task": (
+            "UserPromptSubmit",
+            {"prompt": "fix the error handling when the config file is missing"},
+        ),
+        "session start": ("SessionStart", {"source": "startup"}),
+    }
+    out: dict = {"checkout": str(checkout), "runs": runs}
+    for name, (event, extra) in cases.items():
+        payload = json.dumps({"session_id": "lat", "cwd": str(checkout), "hook_event_name": event, **extra})
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "recall_agent", "hook", event], input=payload.encode(),
+                           env=env, capture_output=True)  # fmt: skip
+            times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        out[name] = {
+            "p50_ms": round(times[len(times) // 2], 1),
+            "p95_ms": round(times[int(0.95 * len(times)) - 1], 1),
+        }
+        print(name, out[name], flush=True)
+    out["load_average"] = os.getloadavg()
+    print("load average", out["load_average"])
+    return out
 
 
 if __name__ == "__main__":

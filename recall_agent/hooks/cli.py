@@ -50,6 +50,10 @@ def hook_main(argv: list[str]) -> int:
         payload = runtime.read_payload()
         if runtime.nothing_to_do(event, payload):
             return None
+        if payload is not None and event in ("SessionStart", "UserPromptSubmit"):
+            from recall_agent.hooks import push  # light: no redaction, no session state
+
+            return push.handle(event, payload)
         from recall_agent.hooks.handlers import handle
 
         return handle(event, payload)

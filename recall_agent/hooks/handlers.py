@@ -33,10 +33,10 @@ def handle(event: str, payload: dict[str, Any] | None) -> dict[str, Any] | None:
     if event in ("Stop", "SessionEnd"):
         on_stop(event, payload)
         return None
-    if event == "SessionStart":
-        return on_session_start(payload)
-    if event == "UserPromptSubmit":
-        return on_prompt(payload)
+    if event in ("SessionStart", "UserPromptSubmit"):
+        from recall_agent.hooks import push
+
+        return push.handle(event, payload)
     runtime.log(event, "unknown hook event; ignored")
     return None
 
@@ -103,44 +103,6 @@ def on_failure(event: str, payload: dict[str, Any], ev: events.ToolEvent) -> dic
             "additionalContext": retrieve.format_context(picked),
         }
     }
-
-
-def _context(event: str, text: str) -> dict[str, Any] | None:
-    if not text:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-
-
-def on_session_start(payload: dict[str, Any]) -> dict[str, Any] | None:
-    """This repository's known pitfalls (`push.pitfalls`), when push at session start is on."""
-    from recall_agent.push import settings
-
-    if not settings.enabled("session_start"):
-        return None
-    from recall_agent.push import service
-
-    cwd = _cwd(payload)
-    text = service.session_start(cwd, record=True)
-    return _context("SessionStart", text)
-
-
-def on_prompt(payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The code area a task prompt is about (`push.task`), when push at task start is on."""
-    prompt = payload.get("prompt")
-    if not isinstance(prompt, str):
-        return None
-    from recall_agent.push import task
-
-    if not task.reads_as_task(prompt):
-        return None  # "yes", "continue", "thanks", a slash command: nothing imported, nothing said
-    from recall_agent.push import settings
-
-    if not settings.enabled("prompt"):
-        return None
-    from recall_agent.push import service
-
-    text = service.task_start(prompt, _cwd(payload), record=True)
-    return _context("UserPromptSubmit", text)
 
 
 def _take_feedback(entries: list[dict[str, Any]]) -> list[str]:

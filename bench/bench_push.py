@@ -356,6 +356,10 @@ def replay(labels_dir: Path, sessions_dir: Path) -> dict:
     return by_half
 
 
+def _pct(xs: list[float], q: float) -> float:
+    return round(xs[max(0, int(q * len(xs)) - 1)], 1)
+
+
 def hook_latency(checkout: Path, runs: int = 30) -> dict:
     """Wall time of real `python -m recall_agent hook <Event>` processes (interpreter start included):
     a non-task prompt, a task prompt, a session start, in CHECKOUT with its index built first."""
@@ -374,17 +378,21 @@ def hook_latency(checkout: Path, runs: int = 30) -> dict:
     out: dict = {"checkout": str(checkout), "runs": runs}
     for name, (event, extra) in cases.items():
         payload = json.dumps({"session_id": "lat", "cwd": str(checkout), "hook_event_name": event, **extra})
-        times = []
+        import resource
+
+        times, cpu = [], []
         for _ in range(runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "recall_agent", "hook", event], input=payload.encode(),
                            env=env, capture_output=True)  # fmt: skip
             times.append((time.perf_counter() - t0) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
         times.sort()
-        out[name] = {
-            "p50_ms": round(times[len(times) // 2], 1),
-            "p95_ms": round(times[int(0.95 * len(times)) - 1], 1),
-        }
+        cpu.sort()
+        out[name] = {"wall_p50_ms": _pct(times, 0.5), "wall_p95_ms": _pct(times, 0.95),
+                     "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p95_ms": _pct(cpu, 0.95)}  # fmt: skip
         print(name, out[name], flush=True)
     out["load_average"] = os.getloadavg()
     print("load average", out["load_average"])

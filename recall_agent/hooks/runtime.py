@@ -24,8 +24,8 @@ DEADLINES = {
     "PostToolUse": 1.6,
     "Stop": 2.5,  # synchronous (an async Stop dies with `claude -p`); runs only when there is a capture
     "SessionEnd": 2.5,
-    "SessionStart": 1.5,  # the pitfalls: one read-only query of the store and a self-check per pitfall
-    "UserPromptSubmit": 1.0,  # the code area: read-only queries of the architecture index (p95 < 0.3 s)
+    "SessionStart": 2.0,  # the pitfalls: one read-only query of the store and a self-check per pitfall (~0.1 s CPU)
+    "UserPromptSubmit": 2.0,  # the code area: read-only index queries (~0.1 s CPU; loaded machines wait longer)
 }
 DEFAULT_DEADLINE = 1.0
 # tests on a loaded machine raise it; keep it below hooks.json's `timeout`

@@ -178,9 +178,12 @@ def summary(rows: list[dict], threshold: float) -> dict:
         )
 
     out = {}
+    titles = [{**r, **r["title"]} for r in rows if "title" in r]  # the title alone as the prompt
     for name, part in (
         ("fit", [r for r in rows if r["fit"]]),
         ("held_out", [r for r in rows if not r["fit"]]),
+        ("fit_titles", [r for r in titles if r["fit"]]),
+        ("held_out_titles", [r for r in titles if not r["fit"]]),
     ):
         # the confidence of the weights in use (fit_push.py may have refitted them since the row was made)
         answered = [r for r in part if task.probability(r["features"]) >= threshold]

@@ -1,7 +1,7 @@
 """Fit the UserPromptSubmit confidence model (`recall_agent/push/task_weights.json`) on the fit half of
 bench_push.py's rows (split by project, `bench_push.FIT_PROJECTS`; the held-out projects are never read).
 
-Label: one of the files the hook names (its top MAX_FILES) is a file of the gold patch. Model: L2 logistic
+Rows: each fit-half task twice, its whole issue text and its title alone. Label: one of the files the hook names (its top MAX_FILES) is a file of the gold patch. Model: L2 logistic
 regression (`bench/logistic.py`) over `push.task.FEATURES`. Threshold: not tuned: the hook answers when a
 right answer is more likely than a wrong one (a wrong code area costs the agent about what a right one
 saves: p >= 0.5).
@@ -35,9 +35,10 @@ USED = ("lead", "matched", "named")
 
 
 def main() -> int:
-    rows = [r for r in json.loads(RESULTS.read_text())["rows"] if r["project"] in FIT_PROJECTS]
-    cols = [task.FEATURES.index(f) for f in USED]
-    x = np.array([[r["features"][i] for i in cols] for r in rows], dtype=float)
+    tasks = [r for r in json.loads(RESULTS.read_text())["rows"] if r["project"] in FIT_PROJECTS]
+    # each task twice: the whole issue text, and its title alone (as short as a typed prompt)
+    rows = tasks + [r["title"] for r in tasks if "title" in r]
+    x = np.array([[task.bounded(r["features"])[f] for f in USED] for r in rows], dtype=float)
     y = np.array([1.0 if r["rank"] is not None and r["rank"] <= task.MAX_FILES else 0.0 for r in rows])
     w, b = fit_logistic(x, y, L2)
     model = {

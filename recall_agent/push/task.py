@@ -54,11 +54,22 @@ def weights() -> dict:
     return json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
 
 
+LEAD_CAP = math.log(3.0)  # "three times the next file's score" already says all a lead can say
+
+
+def bounded(row: list[float]) -> dict[str, float]:
+    """The features by name, the lead capped: a ranking with one file has no second score, and an unbounded
+    ratio would then decide alone."""
+    values = dict(zip(FEATURES, row, strict=True))
+    values["lead"] = min(values["lead"], LEAD_CAP)
+    return values
+
+
 def probability(row: list[float], model: dict | None = None) -> float:
     """P(one of the named files is in the change) for a ranking's FEATURES row; the model uses the features
     its weights file lists (a subset of FEATURES, by name)."""
     model = model or weights()
-    values = dict(zip(FEATURES, row, strict=True))
+    values = bounded(row)
     z = model["bias"] + sum(w * values[f] for w, f in zip(model["weights"], model["features"], strict=True))
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
-from claude_fixtures import MessagesMock, Turn, claude_binary, claude_env, run_claude
+from claude_fixtures import MessagesMock, Turn, claude_binary, claude_env, recall_client_env, run_claude
 from test_push import SHOP
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -27,12 +26,7 @@ if claude_binary() is None:
 
 @pytest.fixture
 def client_env(isolated_recall_env: Path) -> dict[str, str]:
-    scripts = sysconfig.get_path("scripts")
-    return {
-        "PATH": os.pathsep.join([scripts, os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
-        "RECALL_HOME": str(isolated_recall_env),
-        "RECALL_HOOK_DEADLINE": "4",
-    }
+    return recall_client_env(isolated_recall_env)
 
 
 def _session(

@@ -181,6 +181,14 @@ def test_an_agents_own_note_answers_recall_unverified_and_is_not_injected(
     shown = recall(project, env, "--scope", "learnings", ERROR).stdout
     assert ORDINARY in shown and "**Trust:** unverified" in shown and "agent's note" in shown
     assert lid[:8] in recall(project, env, "review", "--unverified").stdout
+    # the issue's learning written by an agent: shown unverified and quarantined, with where it came from
+    _learn(project, env, ISSUE, "RuntimeError: deploy step failed in stage_alpha")
+    shown = recall(
+        project, env, "--scope", "learnings", "RuntimeError: deploy step failed in stage_alpha"
+    ).stdout
+    assert "**Trust:** not injected: quarantined (pipes a download into a shell" in shown
+    assert "· unverified · agent's note" in shown
+    assert_inert(shown)
 
 
 def test_a_100kb_resolution_is_refused_by_the_store_and_cut_from_a_server(
@@ -404,3 +412,40 @@ def test_both_stores_keep_provenance_review_and_quarantine(any_store) -> None:
     again = any_store.learning(hostile)
     assert again.review == "approved" and trust.injectable(trust.fields_of(again))
     assert [e["action"] for e in any_store.history(hostile)] == ["approve"]
+
+
+def test_the_postgresql_migration_records_provenance_and_quarantine(pg_url: str) -> None:
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    from recall_agent.learnings import pg_store
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # a team store as the release left it (schema 5)
+        conn.execute("CREATE TABLE recall_schema (version integer NOT NULL, applied_at timestamptz NOT NULL)")
+        for version, sql in enumerate(pg_store.MIGRATIONS[:5], 1):
+            conn.execute(sql)
+            conn.execute("INSERT INTO recall_schema VALUES (%s, now())", (version,))
+        for lid, text_, fix in (
+            ("00000000-0000-0000-0000-00000000000a", ISSUE, {"source": "agent"}),
+            (
+                "00000000-0000-0000-0000-00000000000b",
+                ORDINARY,
+                {"source": "transcript", "verified_by": "pytest"},
+            ),
+        ):
+            conn.execute(
+                "INSERT INTO learnings (id, repo, resolution_summary, resolution_key, created_at, updated_at, fix)"
+                " VALUES (%s, 'r', %s, %s, now(), now(), %s)",
+                (lid, text_, text_.lower(), Jsonb(fix)),
+            )
+    with pg_store.PgStore(pg_url) as st:
+        st.check_schema(10)
+        issue = st.learning("00000000-0000-0000-0000-00000000000a")
+        ordinary = st.learning("00000000-0000-0000-0000-00000000000b")
+    assert issue.provenance == "agent" and issue.quarantine[0] == "pipes a download into a shell"
+    assert ordinary.provenance == "captured" and ordinary.quarantine == []
+    with psycopg.connect(
+        pg_url, autocommit=True
+    ) as conn:  # idempotent: the migration's SQL again is harmless
+        conn.execute(pg_store.MIGRATIONS[5])
+        assert conn.execute("SELECT count(*) FROM learnings WHERE provenance = 'legacy'").fetchone()[0] == 0

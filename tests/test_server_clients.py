@@ -72,7 +72,8 @@ def check_retrieval_wire(body: dict) -> None:
     for m in body["matches"]:
         assert origin <= set(m), origin - set(m)
         extras = {"score", "confidence", "why", "fix", "shown_count", "helped_count", "hurt_count", "last_useful_at",
-                  "state", "check"}  # fmt: skip
+                  "state", "check", "provenance", "author", "review", "quarantine",  # the server's
+                  "trust", "injected_automatically"}  # the client's decision (docs/client.md)  # fmt: skip
         assert set(m) - origin <= extras  # recall's documented extras only (docs/learnings.md)
         assert str(uuid.UUID(m["learning_id"])) == m["learning_id"]
         assert m["match_type"] in {t.value for t in MatchType}

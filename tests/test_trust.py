@@ -558,7 +558,7 @@ def test_the_same_cd_error_gets_the_fix_of_the_case_the_shell_is_in(
     inside = Session("sess-3", project / "testbed", env)
     context = injected_context(inside.bash_fails("cd testbed && python -m pytest", CD_ERROR))
     assert context is not None
-    lines = context.splitlines()[1:]
+    lines = context.splitlines()[2:]  # after the framing line and the header
     assert "shell was already in `testbed`" in lines[0]
     assert all("already applied here" in ln for ln in lines[1:])  # the clone, if shown: it is done here
 

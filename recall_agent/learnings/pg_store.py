@@ -150,7 +150,8 @@ MIGRATIONS: list[str] = [
         ADD COLUMN IF NOT EXISTS quarantine jsonb;
     UPDATE learnings SET provenance = CASE fix->>'source'
         WHEN 'transcript' THEN CASE WHEN fix->>'verified_by' IS NULL THEN 'agent' ELSE 'captured' END
-        WHEN 'agent' THEN 'agent' WHEN 'manual' THEN 'person' ELSE 'legacy' END;
+        WHEN 'agent' THEN 'agent' WHEN 'manual' THEN 'person' ELSE 'legacy' END
+        WHERE provenance = 'legacy';
     CREATE INDEX IF NOT EXISTS learnings_review ON learnings (review, provenance);
     CREATE INDEX IF NOT EXISTS learnings_unchecked ON learnings (id) WHERE quarantine IS NULL;
     """,

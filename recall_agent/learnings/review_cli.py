@@ -207,7 +207,7 @@ def _age(when: datetime, now: datetime) -> str:
 
 
 def _first(text: str, limit: int) -> str:
-    line = next((ln.strip() for ln in render.visible(text).splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in render.clean(text).splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -278,7 +278,7 @@ def _details(row: StoredLearning, now: datetime, verdict: selfcheck.Check, histo
     lines.append("errors:")
     lines += [f"  - {_first(sig, 200)}" for sig in row.error_signatures]
     lines.append("resolution:")
-    lines += [f"  {ln}" for ln in render.visible(row.resolution_summary).splitlines()]
+    lines += [f"  {ln}" for ln in render.clean(row.resolution_summary).splitlines()]
     if row.file_paths_touched:
         lines.append("files:       " + ", ".join(row.file_paths_touched))
     if row.fix:

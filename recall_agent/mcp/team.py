@@ -151,8 +151,8 @@ class TeamBackend:
             raise ToolError(_invalid(exc)) from None
         try:
             # the route's stored form (decisive error text, every field redacted): CPU work, off the loop
-            stored = await anyio.to_thread.run_sync(
-                stored_form, learning, principal, self.settings.review_posted
+            stored = await anyio.to_thread.run_sync(  # an agent's note (safety/trust.py)
+                stored_form, learning, principal, self.settings.review_posted, "agent"
             )
             learning_id, merged = await self.settings.backend.add(stored)
         except StoreUnavailable as exc:

@@ -118,6 +118,8 @@ def label(item: dict[str, Any]) -> str:
         parts.append("unverified: not injected until a passing run confirms it or a person approves it")
     elif t == "approved":
         parts.append("approved in review")
+    if t == "quarantined" and item.get("review") == "pending":
+        parts.append("awaiting review")
     if t in ("quarantined", "pending") and item.get("provenance") == "agent" and not item.get("helped_count"):
         parts.append("unverified")
     word = origin_word(item)

@@ -71,7 +71,7 @@ def visible_matches(result: RetrievalResponse, principal: Principal) -> Retrieva
     return result.only([m for m in result.matches if principal.may_see_repo(m.repo)])
 
 
-def _decisive_learning(body: Learning, author: str | None, review: bool) -> Learning:
+def _decisive_learning(body: Learning, author: str | None, review: bool, provenance: str | None) -> Learning:
     """The wire Learning of a pasted one: long error signatures cut to their decisive part."""
     from recall_agent.learnings.extract import decisive
 
@@ -80,17 +80,22 @@ def _decisive_learning(body: Learning, author: str | None, review: bool) -> Lear
     data.update(shown_count=0, helped_count=0, hurt_count=0, last_shown_at=None, last_useful_at=None)
     # and so does its trust (safety/trust.py): attributed to the token that posted it, provenance from its
     # fix evidence, awaiting review when the server asks for it, the quarantine decided by the store
-    data.update(provenance=None, author=author, review="pending" if review else "none", quarantine=None)
+    if provenance is None:  # a post without fix evidence is its token's word, like a person's own note
+        provenance = None if body.fix else "person"
+    data.update(provenance=provenance, author=author, review="pending" if review else "none", quarantine=None)
     data["error_signatures"] = [
         s if len(s) <= ERROR_TEXT_MAX else decisive(s, ERROR_TEXT_MAX) for s in body.error_signatures
     ]
     return Learning.model_validate(data)
 
 
-def stored_form(body: Learning, principal: Principal | None = None, review: bool = False) -> Learning:
+def stored_form(
+    body: Learning, principal: Principal | None = None, review: bool = False, provenance: str | None = None
+) -> Learning:
     """What is stored of a posted learning: its decisive error text, every field redacted, attributed to
-    the token that posted it (`principal`), awaiting review when `review`."""
-    return _redacted(_decisive_learning(body, principal.name if principal else None, review))
+    the token that posted it (`principal`), awaiting review when `review`. `provenance`: who wrote it (an
+    agent, for the MCP tool); else what its fix evidence says, and a person's word without evidence."""
+    return _redacted(_decisive_learning(body, principal.name if principal else None, review, provenance))
 
 
 def _redacted(learning: Learning) -> Learning:

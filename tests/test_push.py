@@ -93,6 +93,9 @@ SHOP = {
         'def charge(customer, amount):\n    return {"customer": customer, "amount": amount}\n\n\n'
         'def refund(customer, amount):\n    return {"customer": customer, "amount": -amount}\n'
     ),
+    "tests/test_orders.py": (
+        'from shop.orders import place_order\n\n\ndef test_place_order():\n    assert place_order([], "a")["total"] == 0\n'
+    ),
     "shop/catalog.py": (
         '"""Products and prices."""\n\n\nclass Product:\n'
         "    def __init__(self, name, price):\n        self.name, self.price = name, price\n"
@@ -129,6 +132,7 @@ def test_task_prompt_names_the_file_and_symbol(shop: tuple[Path, dict[str, str]]
     assert out["hookEventName"] == "UserPromptSubmit"
     ctx = out["additionalContext"]
     assert "`shop/orders.py`: `place_order`" in ctx
+    assert "tests to run: `tests/test_orders.py`" in ctx
     assert ctx.startswith("recall: the notes below")
     assert len(ctx) // 4 <= 300
 

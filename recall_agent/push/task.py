@@ -47,6 +47,7 @@ class Area:
     files: list[tuple[str, list[str]]] = field(default_factory=list)  # (path, symbols), best first
     confidence: float = 0.0
     features: list[float] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)  # tests importing the top file (the index's import edges)
 
 
 @cache
@@ -152,13 +153,26 @@ def locate(prompt: str, root: Path) -> Area:
         return Area()
     try:
         ranked, row = rank(conn, prompt)
+        tests = tests_of(conn, ranked[0][0]) if ranked else []
     except sqlite3.Error:
         return Area()
     finally:
         conn.close()
     if not ranked:
         return Area()
-    return Area([(p, s[:3]) for p, s, _ in ranked[:MAX_FILES]], probability(row), row)
+    return Area([(p, s[:3]) for p, s, _ in ranked[:MAX_FILES]], probability(row), row, tests)
+
+
+def tests_of(conn: sqlite3.Connection, path: str, limit: int = 3) -> list[str]:
+    """Test files that import `path` directly (the architecture index's import edges)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT t.path FROM files f JOIN edges e ON e.dst = f.id JOIN files t ON t.id = e.src"
+            " WHERE f.path = ? AND t.is_test = 1 AND t.id != f.id GROUP BY t.path ORDER BY t.path LIMIT ?",
+            (path, limit),
+        )
+    ]
 
 
 def threshold() -> float:
@@ -176,6 +190,8 @@ def block(area: Area, prompt: str) -> str:
     for path, syms in area.files:
         names = ", ".join(f"`{render.inline(s, 80)}`" for s in syms)
         lines.append(f"- `{render.inline(path, 200)}`" + (f": {names}" if names else ""))
+    if area.tests:
+        lines.append("- tests to run: " + ", ".join(f"`{render.inline(t, 200)}`" for t in area.tests))
     body = "\n".join([HEADER, *lines, f"(confidence {area.confidence:.2f})"])
     text = render.frame(body)
     while len(text) // 4 > MAX_TOKENS and len(lines) > 1:

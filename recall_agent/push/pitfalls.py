@@ -65,17 +65,25 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
-def _rows(conn: sqlite3.Connection, repo: str) -> list[dict[str, Any]]:
+def _rows(conn: sqlite3.Connection, repo: str, paths: list[str] | None = None) -> list[dict[str, Any]]:
     have = _columns(conn, "learnings")
     wanted = [
         "id", "session_id", "resolution_summary", "fix", "created_at", "last_useful_at", "helped_count",
         "hurt_count", "confidence", "provenance", "author", "review", "quarantine", "session_count",
     ]  # fmt: skip
     cols = [c for c in wanted if c in have]
-    cur = conn.execute(
-        f"SELECT {', '.join(cols)} FROM learnings WHERE repo = ? ORDER BY created_at DESC LIMIT {MAX_ROWS}",
-        (repo,),
-    )
+    if paths is None:
+        cur = conn.execute(
+            f"SELECT {', '.join(cols)} FROM learnings WHERE repo = ? ORDER BY created_at DESC LIMIT {MAX_ROWS}",
+            (repo,),
+        )
+    else:  # learnings whose fix touched one of `paths`
+        marks = ",".join("?" * len(paths))
+        cur = conn.execute(
+            f"SELECT {', '.join('l.' + c for c in cols)} FROM learnings l WHERE l.repo = ? AND l.id IN"
+            f" (SELECT learning_id FROM files WHERE path IN ({marks})) ORDER BY l.created_at DESC LIMIT 50",
+            (repo, *paths),
+        )
     out = []
     for values in cur:
         row = dict(zip(cols, values, strict=True))
@@ -206,6 +214,44 @@ def _pick(
             )
         )
     return sorted(out, key=lambda p: p.rank)
+
+
+def touching(
+    db: Path, repo: str, paths: list[str], root: Path | None, limit: int = 2
+) -> list[dict[str, Any]]:
+    """Learnings of this repository whose fix touched one of `paths` (a task's files), that may be injected
+    (active, not stale here, trusted), most helped and newest first."""
+    if not db.exists() or not paths:
+        return []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.5)
+    try:
+        rows = _rows(conn, repo, paths[:10])
+    finally:
+        conn.close()
+    from datetime import datetime
+
+    from recall_agent import selfcheck
+    from recall_agent.learnings import lifecycle
+    from recall_agent.safety import trust
+
+    kept = []
+    for m in rows:
+        created = _dt(m.get("created_at"), datetime)
+        if created is None or lifecycle.state(
+            created, _dt(m.get("last_useful_at"), datetime),
+            int(m.get("helped_count") or 0), int(m.get("hurt_count") or 0),
+        ) != "active":  # fmt: skip
+            continue
+        if selfcheck.check(m.get("fix"), root).verdict != "stale" and trust.injectable(m):
+            kept.append(m)
+    kept.sort(key=lambda m: (-int(m.get("helped_count") or 0), _neg(m.get("created_at") or "")))
+    return kept[:limit]
+
+
+def learning_line(item: dict[str, Any]) -> str:
+    from recall_agent.safety import render
+
+    return f"{render.inline(_summary(item), 200)} (id {render.inline(str(item.get('id'))[:8])})"
 
 
 def _dt(value: object, datetime: Any) -> Any:

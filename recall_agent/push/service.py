@@ -34,6 +34,27 @@ def task_start(prompt: str, cwd: str, *, record: bool = False, kind: str = "prom
     here, root, name = _where(cwd)
     area = task.locate(prompt, root or here)
     text = task.block(area, prompt)
+    if text:
+        text = _with_learnings(text, area, name, root or here)
     if text and record:
         ledger.record(kind, text, len(area.files), name)
     return text
+
+
+LEARNINGS_HEADER = "recall: earlier fixes in these files (from learnings of earlier sessions):"
+
+
+def _with_learnings(text: str, area: object, name: str, root: Path) -> str:
+    """The code area's block, followed by up to two trusted learnings whose fix touched its files."""
+    from recall_agent.config import learnings_db
+    from recall_agent.push import ledger, pitfalls
+    from recall_agent.safety import injection_block, render
+
+    paths = [p for p, _ in getattr(area, "files", [])]
+    found = pitfalls.touching(learnings_db(), name, paths, root)
+    if not found:
+        return text
+    block = injection_block(found, LEARNINGS_HEADER, pitfalls.learning_line)
+    extra = block.removeprefix(render.FRAME + "\n")  # one framing line for the whole injection
+    joined = f"{text}\n{extra}" if extra else text
+    return joined if ledger.tokens(joined) <= 300 else text

@@ -164,12 +164,6 @@ def _pick(
     extra: dict[str, set[str]],
     root: Path | None,
 ) -> list[Pitfall]:
-    from datetime import datetime
-
-    from recall_agent import selfcheck
-    from recall_agent.learnings import lifecycle
-    from recall_agent.safety import trust
-
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(group_of[str(r["id"])], []).append(r)
@@ -186,17 +180,7 @@ def _pick(
         env = any(environment_lesson(m.get("fix")) for m in members)
         if n_sessions < 2 and not env:
             continue
-        usable = []
-        for m in members:
-            created = _dt(m.get("created_at"), datetime)
-            if created is None or lifecycle.state(
-                created, _dt(m.get("last_useful_at"), datetime),
-                int(m.get("helped_count") or 0), int(m.get("hurt_count") or 0),
-            ) != "active":  # fmt: skip
-                continue
-            if selfcheck.check(m.get("fix"), root).verdict == "stale" or not trust.injectable(m):
-                continue
-            usable.append(m)
+        usable = [m for m in members if showable(m, root)]
         if not usable:
             continue
         best = max(
@@ -216,6 +200,25 @@ def _pick(
     return sorted(out, key=lambda p: p.rank)
 
 
+def showable(m: dict[str, Any], root: Path | None) -> bool:
+    """May this stored learning be pushed by itself? Active in its lifecycle (neither hurting nor dormant),
+    not stale against the checkout `root` (`selfcheck`), trusted (`safety.trust`: not quarantined, not
+    unverified, not awaiting review)."""
+    from datetime import datetime
+
+    from recall_agent import selfcheck
+    from recall_agent.learnings import lifecycle
+    from recall_agent.safety import trust
+
+    created = _dt(m.get("created_at"), datetime)
+    if created is None or lifecycle.state(
+        created, _dt(m.get("last_useful_at"), datetime),
+        int(m.get("helped_count") or 0), int(m.get("hurt_count") or 0),
+    ) != "active":  # fmt: skip
+        return False
+    return selfcheck.check(m.get("fix"), root).verdict != "stale" and trust.injectable(m)
+
+
 def touching(
     db: Path, repo: str, paths: list[str], root: Path | None, limit: int = 2
 ) -> list[dict[str, Any]]:
@@ -228,22 +231,7 @@ def touching(
         rows = _rows(conn, repo, paths[:10])
     finally:
         conn.close()
-    from datetime import datetime
-
-    from recall_agent import selfcheck
-    from recall_agent.learnings import lifecycle
-    from recall_agent.safety import trust
-
-    kept = []
-    for m in rows:
-        created = _dt(m.get("created_at"), datetime)
-        if created is None or lifecycle.state(
-            created, _dt(m.get("last_useful_at"), datetime),
-            int(m.get("helped_count") or 0), int(m.get("hurt_count") or 0),
-        ) != "active":  # fmt: skip
-            continue
-        if selfcheck.check(m.get("fix"), root).verdict != "stale" and trust.injectable(m):
-            kept.append(m)
+    kept = [m for m in rows if showable(m, root)]
     kept.sort(key=lambda m: (-int(m.get("helped_count") or 0), _neg(m.get("created_at") or "")))
     return kept[:limit]
 

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "import-sessions": "recall_agent.hooks.import_cli:main",  # learn from existing Claude Code sessions (issue 12)
     "catalog": "recall_agent.antipatterns.cli:main",  # validate/browse the antipattern catalog (issue 5)
     "mcp": "recall_agent.mcp.cli:main",  # the tools over MCP stdio (issue 11)
+    "push": "recall_agent.push.cli:main",  # show/switch the context pushed at session and task start (issue 35)
     "doctor": "recall_agent.doctor:main",  # what is installed and working, with fixes (issue 24)
 }
 

@@ -378,6 +378,25 @@ def check_codex(project: Path) -> Check:
 # --------------------------------------------------------------------------- server and index
 
 
+def check_push() -> Check:
+    """Push context (issue 35): which of session start / task start is on, and what it injected so far."""
+    from recall_agent.push import ledger, settings
+
+    names = {"session_start": "session start", "prompt": "task prompt"}
+    totals = ledger.totals()
+    parts = []
+    for kind, name in names.items():
+        on = settings.enabled(kind)
+        where = settings.source(kind)
+        state = "on" if on else f"off ({where})"
+        parts.append(f"{name} {state}: {totals[kind]['count']} injected, {totals[kind]['tokens']} tokens")
+    off = [k for k in names if not settings.enabled(k)]
+    if off:
+        how = "; ".join(f"recall push on {k.replace('_', '-')}" for k in off)
+        return Check("push", "ok", "; ".join(parts), f"to turn it back on: {how}")
+    return Check("push", "ok", "; ".join(parts))
+
+
 def check_server() -> Check:
     urls = {name: os.environ[name] for name in SERVER_VARIABLES if os.environ.get(name)}
     if not urls:
@@ -480,6 +499,7 @@ def run_checks(cwd: Path) -> list[Check]:
         check_codex(project),
         check_server(),
         check_index(cwd),
+        check_push(),
     ]
 
 

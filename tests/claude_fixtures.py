@@ -265,6 +265,20 @@ def claude_binary() -> str | None:
     return shutil.which("claude")
 
 
+def recall_client_env(recall_home: Path) -> dict[str, str]:
+    """What the client gets besides the mock: this checkout's recall first on PATH (no version-manager shim),
+    a hook deadline that a loaded machine cannot turn into a timing test."""
+    import sys
+    import sysconfig
+
+    scripts = sysconfig.get_path("scripts")
+    return {
+        "PATH": os.pathsep.join([scripts, os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+        "RECALL_HOME": str(recall_home),
+        "RECALL_HOOK_DEADLINE": "4",
+    }
+
+
 def claude_env(api: MessagesMock, home: Path, **extra: str) -> dict[str, str]:
     """The client's environment: the mock as its API, a fresh HOME, nothing that calls out."""
     env = {

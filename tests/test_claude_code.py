@@ -18,7 +18,6 @@ import os
 import re
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from claude_fixtures import (
     claude_env,
     fix_script,
     make_checkout,
+    recall_client_env,
     run_claude,
     run_skill_block,
 )
@@ -50,15 +50,8 @@ if claude_binary() is None:
 
 
 @pytest.fixture
-def client_env(tmp_path: Path, isolated_recall_env: Path) -> dict[str, str]:
-    """What the client gets besides the mock: this checkout's recall first on PATH (no version-manager shim),
-    a hook deadline that a loaded machine cannot turn into a timing test."""
-    scripts = sysconfig.get_path("scripts")
-    return {
-        "PATH": os.pathsep.join([scripts, os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
-        "RECALL_HOME": str(isolated_recall_env),
-        "RECALL_HOOK_DEADLINE": "4",
-    }
+def client_env(isolated_recall_env: Path) -> dict[str, str]:
+    return recall_client_env(isolated_recall_env)
 
 
 def _claude(

@@ -65,7 +65,7 @@ def recall_cli(cwd: Path, *argv: str, env: dict[str, str] | None = None) -> str:
 def test_stdio_lists_every_tool_with_described_arguments(repo: Path) -> None:
     tools = run(lambda: stdio_session(repo), lambda s: s.list_tools()).tools
     by_name = {t.name: t for t in tools}
-    assert set(by_name) == {"recall", "recall_learn", "recall_forget", "recall_index"}
+    assert set(by_name) == {"recall", "recall_learn", "recall_forget", "recall_index", "recall_context"}
     recall = by_name["recall"].input_schema["properties"]
     assert list(recall) == ["query", "scope", "repo", "task_type", "max_results"]
     assert recall["scope"]["enum"] == ["learnings", "architecture", "antipatterns", "all"]

@@ -50,7 +50,7 @@ one Markdown answer with sources. Backends are advisory: recall exits 0 even whe
 
 Backends: in-process by default; HTTP when AGENT_LEARNING_RETRIEVAL_URL / KNOWLEDGE_FEDERATION_URL are set.
 Other commands: recall learn | export | forget | review | stats | index | catalog | serve | mcp | hook |
-install | uninstall | import-sessions | doctor (each has --help).
+install | uninstall | import-sessions | push | doctor (each has --help).
 
 examples:
   recall "ImportError: cannot import name 'Foo' from 'bar'"

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
-KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart")
+KNOWN_EVENTS = ("PostToolUseFailure", "PostToolUse", "Stop", "SessionEnd", "SessionStart", "UserPromptSubmit")
 _BY_FOLDED = {e.lower(): e for e in KNOWN_EVENTS}
 
 HOOK_HELP = """usage: recall hook <Event>
@@ -51,6 +51,10 @@ def hook_main(argv: list[str]) -> int:
         payload = runtime.read_payload()
         if runtime.nothing_to_do(event, payload):
             return None
+        if payload is not None and event in ("SessionStart", "UserPromptSubmit"):
+            from recall_agent.hooks import push  # light: no redaction, no session state
+
+            return push.handle(event, payload)
         from recall_agent.hooks.handlers import handle
 
         return handle(event, payload)

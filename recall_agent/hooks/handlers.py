@@ -33,8 +33,10 @@ def handle(event: str, payload: dict[str, Any] | None) -> dict[str, Any] | None:
     if event in ("Stop", "SessionEnd"):
         on_stop(event, payload)
         return None
-    if event == "SessionStart":
-        return None
+    if event in ("SessionStart", "UserPromptSubmit"):
+        from recall_agent.hooks import push
+
+        return push.handle(event, payload)
     runtime.log(event, "unknown hook event; ignored")
     return None
 

@@ -26,6 +26,8 @@ EVENTS: dict[str, tuple[str | None, int]] = {
     "PostToolUseFailure": ("*", 5),
     "Stop": (None, 10),
     "SessionEnd": (None, 10),
+    "SessionStart": (None, 5),  # the repository's known pitfalls (push/pitfalls.py)
+    "UserPromptSubmit": (None, 5),  # the code area of a task prompt (push/task.py)
 }
 ENTRY_SCRIPT = Path(__file__).with_name("recall-hook")
 _OURS = re.compile(

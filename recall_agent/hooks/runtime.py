@@ -24,6 +24,8 @@ DEADLINES = {
     "PostToolUse": 1.6,
     "Stop": 2.5,  # synchronous (an async Stop dies with `claude -p`); runs only when there is a capture
     "SessionEnd": 2.5,
+    "SessionStart": 2.0,  # the pitfalls: one read-only query of the store and a self-check per pitfall (~0.1 s CPU)
+    "UserPromptSubmit": 2.0,  # the code area: read-only index queries (~0.1 s CPU; loaded machines wait longer)
 }
 DEFAULT_DEADLINE = 1.0
 # tests on a loaded machine raise it; keep it below hooks.json's `timeout`
@@ -116,9 +118,15 @@ def response_failed(response: object) -> bool:
 
 
 def nothing_to_do(event: str, payload: dict[str, Any] | None) -> bool:
-    """A PostToolUse that reports no failure: nothing to do (the capture reads successes from the
-    transcript at Stop), answered before the handlers (and redaction, pydantic) are imported. Codex CLI
-    sends a shell call's output alone; its exit code is read from the rollout."""
+    """Answered before the handlers (and redaction, pydantic) are imported: a PostToolUse that reports no
+    failure (the capture reads successes from the transcript at Stop; Codex CLI sends a shell call's output
+    alone, its exit code is read from the rollout); a prompt that is not a task ("yes", "thanks", a slash
+    command: `push.prompt.reads_as_task`, standard library only)."""
+    if event == "UserPromptSubmit" and payload is not None:
+        from recall_agent.push.prompt import reads_as_task
+
+        prompt = payload.get("prompt")
+        return not isinstance(prompt, str) or not reads_as_task(prompt)
     if event != "PostToolUse" or payload is None:
         return False
     response, path = payload.get("tool_response"), payload.get("transcript_path")

@@ -428,11 +428,23 @@ def stats_main(argv: list[str]) -> int:
                 s = store.stats(frozenset({args.repo, _repo_arg(args.repo)}) if args.repo else None)
     except StoreError as exc:
         return _fail("stats", str(exc))
+    from recall_agent.push import ledger
+
+    home = Path(args.home) if args.home else None
+    pushed = ledger.totals(home, args.repo)
     if args.json:
-        print(json.dumps(s.as_dict()))
+        print(json.dumps(s.as_dict() | {"push": pushed}))
         return 0
     print(format_stats(s))
+    print(format_push(pushed))
     return 0
+
+
+def format_push(pushed: dict[str, dict[str, int]]) -> str:
+    """What recall pushed into contexts before anything failed (issue 35): per kind, count and tokens."""
+    names = {"session_start": "session start", "prompt": "task prompt", "mcp": "recall_context (MCP)"}
+    parts = [f"{names[k]} {v['count']} ({v['tokens']} tokens, {v['lines']} lines)" for k, v in pushed.items()]
+    return "pushed      " + "   ".join(parts)
 
 
 def format_stats(s: Any) -> str:

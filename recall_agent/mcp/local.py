@@ -63,6 +63,19 @@ class LocalBackend:
     async def index(self) -> tuple[str, dict[str, Any]]:
         return await anyio.to_thread.run_sync(_index, self.cwd, abandon_on_cancel=True)
 
+    async def context(self, task: str) -> tuple[str, dict[str, Any]]:
+        return await anyio.to_thread.run_sync(_context, self.cwd, task, abandon_on_cancel=True)
+
+
+def _context(cwd: Path, task: str) -> tuple[str, dict[str, Any]]:
+    """The pushed context (`recall_agent.push.service`) for one call: pitfalls, then the task's code area."""
+    from recall_agent.push import ledger, service
+
+    pitfalls = service.session_start(str(cwd))
+    area = service.task_start(task, str(cwd), record=True, kind="mcp") if task.strip() else ""
+    text = "\n\n".join(t for t in (pitfalls, area) if t)
+    return text, {"pitfalls": pitfalls, "task": area, "tokens": ledger.tokens(text)}
+
 
 def _forget(learning_id: str) -> str:
     from recall_agent.learnings.records import parse_id

@@ -3,7 +3,7 @@
 - `recall` — the /recall answer: the seed's Markdown as text content, the `--format json` document as
   structured content.
 - `recall_learn` — store how an error was fixed (the `recall learn` path, redaction included).
-- `recall_forget`, `recall_index` — only in the local server (`recall mcp`): they act on this machine's
+- `recall_forget`, `recall_index`, `recall_context` (known pitfalls + a task's code area) — only in the local server (`recall mcp`): they act on this machine's
   store and this repository's index, which a team server's clients do not own.
 
 A `Backend` answers the tools: `recall_agent.mcp.local` in-process from the working folder (as the CLI),
@@ -324,6 +324,36 @@ def _add_local_tools(server: MCPServer, backend: Backend) -> None:
     async def recall_index() -> CallToolResult:
         text, summary = await backend.index()
         return _text_result(text, summary)
+
+    async def recall_context(
+        task: Annotated[
+            str,
+            Field(
+                description=(
+                    "The task you are starting, in the user's words (e.g. 'fix the typo in place_order'). "
+                    "Leave empty for the repository's known pitfalls only."
+                ),
+                max_length=20_000,
+                strict=True,
+            ),
+        ] = "",
+    ) -> CallToolResult:
+        text, data = await backend.context(task)  # type: ignore[attr-defined]
+        return _text_result(text, data)
+
+    server.add_tool(
+        recall_context,
+        name="recall_context",
+        title="What to know before starting: known pitfalls and the code a task is about",
+        description=(
+            "Call once at the start of a session or task (agents without recall's hooks): this "
+            "repository's known pitfalls from earlier sessions (commands that need flags, the folder to "
+            "run from, the interpreter, installs) and, for a task, the files and symbols it is most likely "
+            "about. The same context recall's SessionStart and UserPromptSubmit hooks inject. Empty text "
+            "when there is nothing worth saying."
+        ),
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
 
     server.add_tool(
         recall_index,

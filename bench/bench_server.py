@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -168,10 +169,33 @@ class Server:
                 time.sleep(0.2)
         raise RuntimeError(f"server did not start; see {log}")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the server process and its descendants (uvicorn's workers) so far."""
+        return sum(_proc_cpu(pid) for pid in _descendants(self.proc.pid))
+
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(30)
         self.log.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in task.read_text().split())
+    return out
+
+
+def _proc_cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 # --------------------------------------------------------------------------- load
@@ -221,10 +245,16 @@ class Connection:
 
 
 async def _load(
-    urls: list[str], queries: list[dict], duration: float, concurrency: int, warmup: list[dict] | None = None
+    urls: list[str],
+    queries: list[dict],
+    duration: float,
+    concurrency: int,
+    warmup: list[dict] | None = None,
+    cpu: object = None,
 ) -> dict:
     """`concurrency` connections for `duration` seconds, spread round-robin over the servers in `urls`
-    (several `recall serve` processes behind a balancer)."""
+    (several `recall serve` processes behind a balancer); `cpu()` is called as the timed load starts and
+    ends (the servers' CPU time)."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     conns = [Connection(urls[k % len(urls)]) for k in range(concurrency)]
@@ -247,10 +277,14 @@ async def _load(
     for k, q in enumerate(warmup or queries[-50:]):
         for j in range(servers):
             await conns[j if servers > 1 else k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
+    if cpu:
+        cpu()  # type: ignore[operator]
     started = time.perf_counter()
     stop_at = started + duration
     await asyncio.gather(*(worker(k) for k in range(concurrency)))
     elapsed = time.perf_counter() - started
+    if cpu:
+        cpu()  # type: ignore[operator]
     for conn in conns:
         await conn.close()
     latencies.sort()
@@ -373,6 +407,35 @@ class PgDatabase:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
+class KeptDatabase:
+    """A named database on the bench's server, kept between runs (`--database`): filled once, reused while it
+    holds `size` learnings (a million takes minutes to fill)."""
+
+    def __init__(self, admin_url: str, name: str) -> None:
+        import psycopg
+
+        self.name = name
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{name}"')
+        self.url = urlunsplit(urlsplit(admin_url)._replace(path="/" + name))
+
+    def holds(self, size: int) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            if not conn.execute("SELECT to_regclass('learnings')").fetchone()[0]:
+                return False
+            return conn.execute("SELECT count(*) FROM learnings").fetchone()[0] == size
+
+    def drop(self) -> None:
+        """Kept: nothing to do."""
+
+
+def open_database(admin_url: str, name: str | None) -> PgDatabase | KeptDatabase:
+    return KeptDatabase(admin_url, name) if name else PgDatabase(admin_url)
+
+
 def start_servers(env: dict[str, str], log: Path, processes: int, workers: int) -> list[Server]:
     """`processes` separate `recall serve` processes (each `--workers workers`) on one store."""
     servers: list[Server] = []
@@ -404,7 +467,12 @@ def run_store(
         urls = [s.url for s in servers]
         warmup = queries[WARMUP_SLICE][: args.warmup] if args.warmup else None
         try:
-            loaded = asyncio.run(_load(urls, queries, args.duration, args.concurrency, warmup))
+            cpu: list[float] = []
+            sample = functools.partial(cpu_of, servers, cpu)
+            loaded = asyncio.run(_load(urls, queries, args.duration, args.concurrency, warmup, cpu=sample))
+            loaded["server_cpu_ms_per_request"] = round(
+                (cpu[1] - cpu[0]) * 1000 / max(1, loaded["requests"]), 2
+            )
             # one connection: the service time of a request, without queueing behind others
             single = asyncio.run(_load(urls[:1], queries[::-1], min(args.duration, 5.0), 1))
         finally:
@@ -421,6 +489,10 @@ def run_store(
         )
     first = by_processes[str(args.processes[0])]
     return {**first, "by_processes": by_processes}
+
+
+def cpu_of(servers: list[Server], into: list[float]) -> None:
+    into.append(sum(s.cpu_seconds() for s in servers))
 
 
 def run_writers(label: str, env: dict[str, str], work: Path, args: argparse.Namespace) -> dict:
@@ -481,7 +553,7 @@ def breakdown(store: object, queries: list[dict], count: int = 2000) -> dict:
             out[label] = {kind: _spread(rows) for kind, rows in per_kind.items()}
     finally:
         del store.session  # type: ignore[attr-defined]
-    ids = [c.learning.id for c in store.candidates_by_terms(["error"], 1000)]  # type: ignore[attr-defined]
+    ids = [c.learning.id for c in store.candidates_by_context(REPO, [], "ci_fix", 1000)]  # type: ignore[attr-defined]
     flushes = []
     for _ in range(5):
         t0 = time.perf_counter()
@@ -590,6 +662,7 @@ def main() -> int:
         help="separate `recall serve` processes on one store, load spread over them; a list runs each"
         " (default 1; e.g. --workers 1 --processes 1,2)",
     )
+    ap.add_argument("--pg", dest="stores", action="store_const", const=["postgresql"], help="PostgreSQL only")
     ap.add_argument(
         "--stores",
         type=lambda t: [x for x in t.split(",") if x],
@@ -608,6 +681,12 @@ def main() -> int:
         default=LEAN_CORE_BASE,
         help=f"commit run side by side as the previous release (default {LEAN_CORE_BASE}; '' skips)",
     )
+    ap.add_argument(
+        "--database",
+        help="PostgreSQL: a database of this name, kept after the run and reused while it holds --size"
+        " learnings (default: a fresh one, dropped)",
+    )
+    ap.add_argument("--release-database", help="the same for the release's store")
     ap.add_argument(
         "--no-save", action="store_true", help="print only; do not write bench/results/server.json"
     )
@@ -684,16 +763,17 @@ def run_sqlite(
 def run_postgresql(
     results: dict, data: list, queries: list[dict], work: Path, release: Path | None, args, pg_admin: str
 ) -> None:
-    db = PgDatabase(pg_admin)
+    db = open_database(pg_admin, args.database)
     try:
-        fill_p = fill_pg(db.url, data)
+        kept = isinstance(db, KeptDatabase) and db.holds(len(data))
+        fill_p = 0.0 if kept else fill_pg(db.url, data)
         from recall_agent.learnings.pg_store import PgStore
 
         with PgStore(db.url) as store:
             parts = breakdown(store, queries[BREAKDOWN_SLICE])
         env = {"RECALL_HOME": str(work / "pg-home"), "RECALL_DATABASE_URL": db.url}
         results["stores"]["postgresql"] = {
-            "fill_s": round(fill_p, 1),
+            "fill_s": round(fill_p, 1) if not kept else f"kept database {args.database}",
             **run_store("pg", env, work, queries, args),
             "breakdown": parts,
         }
@@ -708,9 +788,10 @@ def run_postgresql(
     finally:
         db.drop()
     if release:  # its own database: the release refuses this checkout's newer schema
-        db = PgDatabase(pg_admin)
+        db = open_database(pg_admin, args.release_database)
         try:
-            fill_with(release, db.url, data, work)
+            if not (isinstance(db, KeptDatabase) and db.holds(len(data))):
+                fill_with(release, db.url, data, work)
             env = {"RECALL_HOME": str(work / "release-pg-home"), "RECALL_DATABASE_URL": db.url}
             results["release"]["stores"]["postgresql"] = run_store(
                 "release-pg", {**env, "PYTHONPATH": str(release)}, work, queries, args
@@ -760,9 +841,10 @@ def _print_row(label: str, r: dict, writes: str) -> None:
     non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
     ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
     load = r.get("loadavg_before", ["-"])[0]
+    cpu = r.get("server_cpu_ms_per_request", "-")
     print(
         f"{label:<14} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
-        f"  {'met' if ok else 'MISSED':<7} load {load}{writes}"
+        f"  {'met' if ok else 'MISSED':<7} load {load} server cpu {cpu} ms/req{writes}"
     )
     if one:
         print(

@@ -63,7 +63,9 @@ def keys_of(normalized: str) -> list[Key]:
     """The distinct candidate keys of a normalized signature, most specific kind first."""
     q = feats.Query.from_normalized(normalized)
     out: dict[Key, None] = {}
-    for core in q.cores:
+    # the lines the full-text path searches (features.Query.terms): the cause lines, or every line of a
+    # text without an error line; a shared context line (`+ `: a hint, a summary) is no evidence of one cause
+    for core in q.cores if q.noise else q.cores[: len(q.causes)]:
         if core:
             out[Key("line", _hash("line", core))] = None
     if not q.noise:  # a text without an error line has no message to take a template of

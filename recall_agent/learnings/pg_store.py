@@ -595,7 +595,7 @@ class PgStore(StoreCore):
 
     def candidates_by_keys(self, keys: Sequence[ckeys.Key], limit: int) -> list[Candidate]:
         """Learnings that share a line or a decisive value with the query (up to KEY_READS index entries a
-        key); the template keys (the same kind of message) only when those found fewer than `limit`."""
+        key); the template keys (the same kind of message) only when those found none."""
         if not keys or not self.candidate_keys:
             return []
         with self._reading("search learnings") as conn:
@@ -603,9 +603,10 @@ class PgStore(StoreCore):
             ids: list[UUID] = []
             specific = [k.value for k in keys if k.kind != "template"]
             broad = [k.value for k in keys if k.kind == "template"]
-            for group in (specific, broad):
-                if group and len(ids) < limit:
-                    ids = list(dict.fromkeys(ids + self._ids_by_keys(conn, group, KEY_READS)))
+            if specific:
+                ids = list(dict.fromkeys(self._ids_by_keys(conn, specific, KEY_READS)))
+            if broad and not ids:  # no learning shares a line or a value: the same kind of message, a few
+                ids = list(dict.fromkeys(self._ids_by_keys(conn, broad, KEY_READS)))
             return self._cached_candidates(conn, ids[:limit])
 
     def _ids_by_keys(self, conn: psycopg.Connection, keys: list[int], per_key: int) -> list[UUID]:

@@ -468,8 +468,14 @@ def run_store(
         warmup = queries[WARMUP_SLICE][: args.warmup] if args.warmup else None
         try:
             cpu: list[float] = []
-            sample = functools.partial(cpu_of, servers, cpu)
+            db_cpu: list[float] = []
+            database = env.get("RECALL_DATABASE_URL", "")
+            sample = functools.partial(cpu_of, servers, cpu, database, db_cpu)
             loaded = asyncio.run(_load(urls, queries, args.duration, args.concurrency, warmup, cpu=sample))
+            if db_cpu:  # backends that closed during the load are missed: a floor
+                loaded["postgres_cpu_ms_per_request"] = round(
+                    (db_cpu[1] - db_cpu[0]) * 1000 / max(1, loaded["requests"]), 2
+                )
             loaded["server_cpu_ms_per_request"] = round(
                 (cpu[1] - cpu[0]) * 1000 / max(1, loaded["requests"]), 2
             )
@@ -491,8 +497,28 @@ def run_store(
     return {**first, "by_processes": by_processes}
 
 
-def cpu_of(servers: list[Server], into: list[float]) -> None:
+def cpu_of(servers: list[Server], into: list[float], database_url: str, db_into: list[float]) -> None:
+    """The servers' CPU seconds so far, and (PostgreSQL on this machine) their database backends'."""
     into.append(sum(s.cpu_seconds() for s in servers))
+    if database_url:
+        db_into.append(_backend_cpu(database_url))
+
+
+def _backend_cpu(url: str) -> float:
+    """CPU seconds of the PostgreSQL backends serving recall on `url`'s database (same machine: /proc)."""
+    if not url:
+        return 0.0
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        pids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND application_name = 'recall'"
+            )
+        ]
+    return sum(_proc_cpu(pid) for pid in pids)
 
 
 def run_writers(label: str, env: dict[str, str], work: Path, args: argparse.Namespace) -> dict:
@@ -842,6 +868,8 @@ def _print_row(label: str, r: dict, writes: str) -> None:
     ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
     load = r.get("loadavg_before", ["-"])[0]
     cpu = r.get("server_cpu_ms_per_request", "-")
+    if "postgres_cpu_ms_per_request" in r:
+        cpu = f"{cpu} + postgres {r['postgres_cpu_ms_per_request']}"
     print(
         f"{label:<14} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
         f"  {'met' if ok else 'MISSED':<7} load {load} server cpu {cpu} ms/req{writes}"

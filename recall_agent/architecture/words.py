@@ -61,28 +61,56 @@ def identifier_words(source: str) -> str:
     return " ".join(islice(seen, IDENTS_MAX))
 
 
+def _comment_patterns(lang: str) -> list[str]:
+    from recall_agent.architecture.languages import grammar
+
+    language = grammar(lang)
+    patterns = [f"({k}) @doc" for k in _COMMENT_TYPES if language.id_for_node_kind(k, True)]
+    if lang == "python":
+        patterns.append("(expression_statement (string) @doc)")
+    return patterns
+
+
 @cache
 def _comments_query(lang: str) -> Query | None:
     from tree_sitter import Query
 
     from recall_agent.architecture.languages import grammar
 
-    language = grammar(lang)
-    kinds = [k for k in _COMMENT_TYPES if language.id_for_node_kind(k, True)]
-    patterns = [f"({k}) @doc" for k in kinds]
-    if lang == "python":
-        patterns.append("(expression_statement (string) @doc)")
-    return Query(language, "\n".join(patterns)) if patterns else None
+    patterns = _comment_patterns(lang)
+    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
 
 
-def comments(lang: str, source: bytes, root: Node) -> str:
-    """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters."""
+@cache
+def _text_query(lang: str) -> Query | None:
+    """Comments (@doc) and string literals (@s) in one query: one walk of the tree for both."""
+    from tree_sitter import Query
+
+    from recall_agent.architecture import messages
+    from recall_agent.architecture.languages import grammar
+
+    patterns = _comment_patterns(lang) + messages.string_patterns(lang)
+    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
+
+
+def text_captures(lang: str, root: Node) -> dict[str, list]:
+    """A parsed file's comment (@doc) and string (@s) nodes, from one query cursor."""
     from tree_sitter import QueryCursor
 
-    query = _comments_query(lang)
-    if query is None:
-        return ""
-    nodes = QueryCursor(query).captures(root).get("doc", [])
+    query = _text_query(lang)
+    return QueryCursor(query).captures(root) if query is not None else {}
+
+
+def comments(lang: str, source: bytes, root: Node, nodes: list | None = None) -> str:
+    """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters. `nodes`: the
+    file's @doc captures when the caller ran the query already (text_captures)."""
+    from tree_sitter import QueryCursor
+
+    if nodes is None:
+        query = _comments_query(lang)
+        if query is None:
+            return ""
+        nodes = QueryCursor(query).captures(root).get("doc", [])
     out: list[str] = []
     size = 0
     for node in sorted(nodes, key=lambda n: n.start_byte):

@@ -428,6 +428,14 @@ class KeptDatabase:
                 return False
             return conn.execute("SELECT count(*) FROM learnings").fetchone()[0] == size
 
+    def reset(self, admin_url: str) -> None:
+        """Empty it again (a fill that did not finish)."""
+        import psycopg
+
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{self.name}"')
+
     def drop(self) -> None:
         """Kept: nothing to do."""
 
@@ -792,6 +800,8 @@ def run_postgresql(
     db = open_database(pg_admin, args.database)
     try:
         kept = isinstance(db, KeptDatabase) and db.holds(len(data))
+        if isinstance(db, KeptDatabase) and not kept:
+            db.reset(pg_admin)
         fill_p = 0.0 if kept else fill_pg(db.url, data)
         from recall_agent.learnings.pg_store import PgStore
 
@@ -817,6 +827,8 @@ def run_postgresql(
         db = open_database(pg_admin, args.release_database)
         try:
             if not (isinstance(db, KeptDatabase) and db.holds(len(data))):
+                if isinstance(db, KeptDatabase):
+                    db.reset(pg_admin)
                 fill_with(release, db.url, data, work)
             env = {"RECALL_HOME": str(work / "release-pg-home"), "RECALL_DATABASE_URL": db.url}
             results["release"]["stores"]["postgresql"] = run_store(

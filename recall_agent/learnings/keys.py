@@ -61,15 +61,22 @@ def template(line: str) -> tuple[str, list[str]]:
 
 def keys_of(normalized: str) -> list[Key]:
     """The distinct candidate keys of a normalized signature, most specific kind first."""
-    q = feats.Query.from_normalized(normalized)
-    out: dict[Key, None] = {}
+    # the lines features.Query reads (without building one: a bulk load keys a million signatures)
+    lines = [ln for ln in normalized.split("\n") if ln]
+    causes = [ln for ln in lines if not ln.startswith(("at ", sigs.CONTEXT))]
+    noise = bool(causes) and all(c.startswith(sigs.FALLBACK) for c in causes)
     # the lines the full-text path searches (features.Query.terms): the cause lines, or every line of a
     # text without an error line; a shared context line (`+ `: a hint, a summary) is no evidence of one cause
-    for core in q.cores if q.noise else q.cores[: len(q.causes)]:
+    searched = [c.removeprefix(sigs.FALLBACK) for c in causes]
+    if noise:
+        searched += [ln[len(sigs.CONTEXT) :] for ln in lines if ln.startswith(sigs.CONTEXT)]
+    out: dict[Key, None] = {}
+    for line in searched:
+        core = feats._core(line)
         if core:
             out[Key("line", _hash("line", core))] = None
-    if not q.noise:  # a text without an error line has no message to take a template of
-        for line in q.causes:
+    if not noise:  # a text without an error line has no message to take a template of
+        for line in causes:
             shape, slots = template(line)
             if SLOT not in shape:
                 continue  # no value in it: the line key says the same

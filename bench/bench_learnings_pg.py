@@ -7,7 +7,9 @@ ranking over every hit, as before). Each query is ranked at the request's defaul
 R@1, the false-match rate (a learning offered for a query whose cause is not stored) and the share of
 answers identical to SQLite's (same learnings, order and similarities).
 
-    source .ci/services && python bench/bench_learnings_pg.py   # ~2 min; bench/results/learnings-pg.json
+    source .ci/services && python bench/bench_learnings_pg.py   # ~1 min; bench/results/learnings-pg.json
+    # at scale: bench_server.py's own queries on the store it kept (--database), with and without keys
+    python bench/bench_learnings_pg.py --scale-database recall_i39_1m --size 1000000
 """
 
 from __future__ import annotations
@@ -100,14 +102,70 @@ def run_set(job: dict, admin: str) -> dict:
     return out
 
 
+def at_scale(admin: str, database: str, size: int, count: int) -> dict:
+    """bench_server.py's queries on its kept store of `size` learnings: the answers with candidate keys
+    against those without (the unbounded full-text ranking), per query kind."""
+    from bench_server import make_learnings, make_queries
+
+    from recall_agent.learnings import request_of
+    from recall_agent.learnings.pg_store import PgStore
+
+    url = urlunsplit(urlsplit(admin)._replace(path="/" + database))
+    queries = make_queries(make_learnings(size), 20_000)[10_000 : 10_000 + count]
+    kinds = ("stored error again", "new error", "task context")
+    got: dict[bool, list] = {}
+    seconds: dict[bool, float] = {}
+    for keyed in (True, False):
+        with PgStore(url, candidate_keys=keyed) as store:
+            started = time.perf_counter()
+            got[keyed] = [
+                [
+                    (str(m.learning_id), m.similarity)
+                    for m in retrieval.retrieve(store, request_of(q), record_access=False).matches
+                ]
+                for q in queries
+            ]
+            seconds[keyed] = time.perf_counter() - started
+    out: dict = {"database": database, "size": size, "queries": count}
+    for k, kind in enumerate(kinds):
+        idx = [i for i in range(count) if (i % 10 < 5, 5 <= i % 10 < 8, i % 10 >= 8)[k]]
+        out[kind] = {
+            "queries": len(idx),
+            "identical": round(sum(got[True][i] == got[False][i] for i in idx) / max(1, len(idx)), 4),
+            "same_first": round(
+                sum(got[True][i][:1] == got[False][i][:1] for i in idx) / max(1, len(idx)), 4
+            ),
+            "answered_with_keys": round(sum(bool(got[True][i]) for i in idx) / max(1, len(idx)), 4),
+            "answered_without": round(sum(bool(got[False][i]) for i in idx) / max(1, len(idx)), 4),
+        }
+    out["seconds_with_keys"] = round(seconds[True], 1)
+    out["seconds_without"] = round(seconds[False], 1)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument(
+        "--scale-database",
+        help="also compare answers with and without keys on bench_server.py's kept store of this name",
+    )
+    ap.add_argument("--size", type=int, default=1_000_000, help="that store's size (default 1000000)")
+    ap.add_argument("--scale-queries", type=int, default=500, help="queries asked of it (default 500)")
     args = ap.parse_args()
     admin = os.environ.get("RECALL_BENCH_DATABASE_URL") or os.environ.get("RECALL_TEST_DATABASE_URL")
     if not admin:
         print("set RECALL_TEST_DATABASE_URL (source .ci/services)", file=sys.stderr)
         return 2
+    if args.scale_database:
+        scale = at_scale(admin, args.scale_database, args.size, args.scale_queries)
+        print(json.dumps(scale, indent=2))
+        out = args.results.with_name(f"learnings-pg-scale-{args.size}.json")
+        out.write_text(
+            json.dumps({**scale, "loadavg": [round(x, 2) for x in os.getloadavg()]}, indent=2) + "\n"
+        )
+        print(f"saved {out}")
+        return 0
     started = time.time()
     results: dict = {"loadavg_before": [round(x, 2) for x in os.getloadavg()], "sets": {}}
     print(f"{'corpus':<11} {'half':<8} {'store':<19} {'R@1':>6} {'false match':>11} {'= sqlite':>8}")

@@ -350,42 +350,44 @@ def fill_sqlite(home: Path, data: list[tuple[Learning, str, str, str]]) -> float
     return time.perf_counter() - t0
 
 
-def fill_pg(url: str, data: list[tuple[Learning, str, str, str]]) -> float:
-    import psycopg
-
-    from recall_agent.learnings.pg_store import PgStore
-
-    t0 = time.perf_counter()
-    with PgStore(url) as store:
-        for i in range(0, len(data), 5000):
-            store.bulk_load([d[0] for d in data[i : i + 5000]])
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("VACUUM ANALYZE")
-    return time.perf_counter() - t0
-
-
+FILL_PROCESSES = 3  # parallel COPY fillers (each normalizes and keys its share: the fill is CPU-bound)
 FILL_PG = (
     "import sys\n"
-    "import psycopg\n"
     "from recall_agent.learnings.pg_store import PgStore\n"
     "from recall_agent.models import Learning\n"
-    "rows = [Learning.model_validate_json(line) for line in open(sys.argv[2])]\n"
+    "part, parts = int(sys.argv[3]), int(sys.argv[4])\n"
+    "lines = open(sys.argv[2]).read().splitlines()\n"
+    "batches = [lines[i : i + 5000] for i in range(0, len(lines), 5000)][part::parts]\n"
     "with PgStore(sys.argv[1]) as store:\n"
-    "    for i in range(0, len(rows), 5000):\n"
-    "        store.bulk_load(rows[i : i + 5000])\n"
-    "with psycopg.connect(sys.argv[1], autocommit=True) as conn:\n"
-    "    conn.execute('VACUUM ANALYZE')\n"
+    "    for batch in batches:\n"
+    "        store.bulk_load([Learning.model_validate_json(line) for line in batch])\n"
 )
 
 
-def fill_with(release: Path, url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> None:
-    """fill_pg, run by the release's own code (its schema, its bulk path) in a process of its own."""
+def fill_pg(url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> float:
+    t0 = time.perf_counter()
+    fill_with(None, url, data, work)
+    return time.perf_counter() - t0
+
+
+def fill_with(release: Path | None, url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> None:
+    """Bulk-load `data` with FILL_PROCESSES processes of `release`'s own code (None: this checkout; the
+    release has its schema and its bulk path), then VACUUM ANALYZE."""
+    import psycopg
+
     rows = work / "learnings.jsonl"
     if not rows.exists():
         rows.write_text("".join(learning.model_dump_json() + "\n" for learning, *_ in data))
-    env = {**os.environ, "PYTHONPATH": str(release)}
+    env = {**os.environ, "PYTHONPATH": str(release or ROOT)}
     code = FILL_PG.replace("recall_agent.", package_in(release) + ".")
-    subprocess.run([sys.executable, "-c", code, url, str(rows)], env=env, check=True)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, url, str(rows), str(k), str(FILL_PROCESSES)], env=env)
+        for k in range(FILL_PROCESSES)
+    ]
+    if any(p.wait() for p in procs):
+        raise RuntimeError("a fill process failed")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
 
 
 class PgDatabase:
@@ -802,7 +804,7 @@ def run_postgresql(
         kept = isinstance(db, KeptDatabase) and db.holds(len(data))
         if isinstance(db, KeptDatabase) and not kept:
             db.reset(pg_admin)
-        fill_p = 0.0 if kept else fill_pg(db.url, data)
+        fill_p = 0.0 if kept else fill_pg(db.url, data, work)
         from recall_agent.learnings.pg_store import PgStore
 
         with PgStore(db.url) as store:

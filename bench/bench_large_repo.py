@@ -436,6 +436,12 @@ def main() -> int:
         action="store_true",
         help="after the index: only the re-index of one header and the ten answers (no recovery, no cscope)",
     )
+    ap.add_argument(
+        "--results",
+        type=lambda p: Path(p).resolve(),
+        default=RESULTS,
+        help=f"JSON written (default {RESULTS.name})",
+    )
     ap.add_argument("--no-save", action="store_true", help="print only")
     args = ap.parse_args()
 
@@ -484,7 +490,7 @@ def main() -> int:
     if not args.answers_only:
         results["callers"] = callers_vs_cscope(tree, home, args.cache, files)
     print_rest(results)
-    _save(results, RESULTS, args.no_save)
+    _save(results, args.results, args.no_save)
     return 0
 
 

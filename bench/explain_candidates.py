@@ -117,6 +117,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("database", help="the database name on RECALL_TEST_DATABASE_URL's server")
     ap.add_argument("--size", type=int, default=1_000_000, help="the store's size (to rebuild its queries)")
+    ap.add_argument(
+        "--from-store",
+        action="store_true",
+        help="take the stored error from the database instead of regenerating the store's queries (a million"
+        " learnings take minutes to regenerate)",
+    )
     ap.add_argument("--out", type=Path, help="text written (default bench/results/explain-<size>.txt)")
     args = ap.parse_args()
     admin = os.environ.get("RECALL_BENCH_DATABASE_URL") or os.environ.get("RECALL_TEST_DATABASE_URL", "")
@@ -124,13 +130,30 @@ def main() -> int:
         print("set RECALL_TEST_DATABASE_URL (source .ci/services)", file=sys.stderr)
         return 2
     url = urlunsplit(urlsplit(admin)._replace(path="/" + args.database))
-    data = make_learnings(args.size)
-    queries = make_queries(data, 20_000)
-    picked = {
-        "stored error again": queries[10_000],
-        "new error": queries[10_005],
-        "task context": queries[10_008],
-    }
+    if (
+        args.from_store
+    ):  # a stored error of bench-repo as it was recorded; a new error and a context made here
+        with psycopg.connect(url) as conn:
+            text = conn.execute(
+                "SELECT s.text FROM signatures s JOIN learnings l ON l.id = s.learning_id"
+                " WHERE l.repo = 'bench-repo' ORDER BY l.created_at DESC LIMIT 1"
+            ).fetchone()[0]
+        picked = {
+            "stored error again": {"error_text": text, "repo": "bench-repo"},
+            "new error": {"error_text": "KeyError: 'qwertyx_zzkey'", "repo": "bench-repo"},
+            "task context": {
+                "repo": "bench-repo",
+                "file_paths": ["src/pkg/mod_460.py"],
+                "task_type": "bug_fix",
+            },
+        }
+    else:
+        queries = make_queries(make_learnings(args.size), 20_000)
+        picked = {
+            "stored error again": queries[10_000],
+            "new error": queries[10_005],
+            "task context": queries[10_008],
+        }
     lines = [f"{args.size:,} learnings, database {args.database}; load average {os.getloadavg()[0]:.2f}", ""]
     with psycopg.connect(url, autocommit=True) as conn:
         for kind, q in picked.items():

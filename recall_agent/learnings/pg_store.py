@@ -689,8 +689,16 @@ def _fill_signature_keys(conn: psycopg.Connection) -> None:
             )
 
 
+def _version_holding(sql: str) -> int:
+    """The version of the migration whose SQL holds `sql` (found by content: versions get renumbered when
+    branches merge)."""
+    return next(v for v, text in enumerate(MIGRATIONS, start=1) if sql in text)
+
+
 # Python steps of a migration, run after its SQL in the same transaction (by version)
-AFTER_MIGRATION: dict[int, Callable[[psycopg.Connection], None]] = {6: _fill_signature_keys}
+AFTER_MIGRATION: dict[int, Callable[[psycopg.Connection], None]] = {
+    _version_holding("CREATE TABLE IF NOT EXISTS learning_keys"): _fill_signature_keys
+}
 
 
 def migrate(conn: psycopg.Connection) -> int:

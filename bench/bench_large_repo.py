@@ -431,6 +431,17 @@ def main() -> int:
         help="keep the every-core index of an earlier run (brought up to date, not rebuilt) for the other steps",
     )
     ap.add_argument("--release", default="", help="also index with this commit's recall (e.g. 87d8fdf)")
+    ap.add_argument(
+        "--answers-only",
+        action="store_true",
+        help="after the index: only the re-index of one header and the ten answers (no recovery, no cscope)",
+    )
+    ap.add_argument(
+        "--results",
+        type=lambda p: Path(p).resolve(),
+        default=RESULTS,
+        help=f"JSON written (default {RESULTS.name})",
+    )
     ap.add_argument("--no-save", action="store_true", help="print only")
     args = ap.parse_args()
 
@@ -469,12 +480,17 @@ def main() -> int:
                 "index": index_once(tree, homes / "release", None, package_in(rel), str(rel)),
             }
         print_index(f"release {args.release}", results["release"]["index"])
+    _save(
+        results, RESULTS.with_name("large_repo_partial.json"), args.no_save
+    )  # the index, should a later step fail
     results["reindex_one_header"] = reindex_after_edit(tree, home)
-    results["recovery"] = recovery(tree, files)
+    if not args.answers_only:
+        results["recovery"] = recovery(tree, files)
     results["answers"] = answer_latency(tree, home)
-    results["callers"] = callers_vs_cscope(tree, home, args.cache, files)
+    if not args.answers_only:
+        results["callers"] = callers_vs_cscope(tree, home, args.cache, files)
     print_rest(results)
-    _save(results, RESULTS, args.no_save)
+    _save(results, args.results, args.no_save)
     return 0
 
 
@@ -497,18 +513,23 @@ def print_index(label: str, r: dict) -> None:
 def print_rest(results: dict) -> None:
     r = results["reindex_one_header"]
     print(f"re-index after editing include/linux/kref.h: {r['wall_s']} s ({r['parsed']} parsed)")
-    rec = results["recovery"]
-    print(f"\npartial parses, {rec['sample_files']} sampled C files ({rec['sample_lines']:,} lines)")
-    print(f"{'':<9} {'files with errors':>17} {'unread lines':>12} {'definitions':>11} {'calls':>8}")
-    for label in ("raw", "blanked"):
-        t = rec[label]
-        print(
-            f"{label:<9} {t['files_with_errors']:>17} {t['unread_lines']:>12} {t['definitions']:>11} {t['calls']:>8}"
-        )
-    print(f"\n{'question':<42} {'in-process s':>12} {'CLI s':>7}  headline")
+    rec = results.get("recovery")
+    if rec:
+        print(f"\npartial parses, {rec['sample_files']} sampled C files ({rec['sample_lines']:,} lines)")
+        print(f"{'':<9} {'files with errors':>17} {'unread lines':>12} {'definitions':>11} {'calls':>8}")
+        for label in ("raw", "blanked"):
+            t = rec[label]
+            print(
+                f"{label:<9} {t['files_with_errors']:>17} {t['unread_lines']:>12} {t['definitions']:>11} {t['calls']:>8}"
+            )
+    print(f"\n{'question':<42} {'in-process s':>12} {'CLI s':>7} {'load':>5}  headline")
     for a in results["answers"]:
-        print(f"{a['question']:<42} {a['in_process_s']:>12} {a['cli_s']:>7}  {a['headline'][:70]}")
-    c = results["callers"]
+        print(
+            f"{a['question']:<42} {a['in_process_s']:>12} {a['cli_s']:>7} {a['loadavg']:>5}  {a['headline'][:70]}"
+        )
+    c = results.get("callers")
+    if not c:
+        return
     print(f"\n{'callers of':<22} {'cscope':>7} {'recall':>7} {'P':>6} {'R':>6}")
     for row in c["functions"]:
         print(

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -168,10 +169,33 @@ class Server:
                 time.sleep(0.2)
         raise RuntimeError(f"server did not start; see {log}")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the server process and its descendants (uvicorn's workers) so far."""
+        return sum(_proc_cpu(pid) for pid in _descendants(self.proc.pid))
+
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(30)
         self.log.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in task.read_text().split())
+    return out
+
+
+def _proc_cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 # --------------------------------------------------------------------------- load
@@ -221,10 +245,16 @@ class Connection:
 
 
 async def _load(
-    urls: list[str], queries: list[dict], duration: float, concurrency: int, warmup: list[dict] | None = None
+    urls: list[str],
+    queries: list[dict],
+    duration: float,
+    concurrency: int,
+    warmup: list[dict] | None = None,
+    cpu: object = None,
 ) -> dict:
     """`concurrency` connections for `duration` seconds, spread round-robin over the servers in `urls`
-    (several `recall serve` processes behind a balancer)."""
+    (several `recall serve` processes behind a balancer); `cpu()` is called as the timed load starts and
+    ends (the servers' CPU time)."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     conns = [Connection(urls[k % len(urls)]) for k in range(concurrency)]
@@ -247,10 +277,14 @@ async def _load(
     for k, q in enumerate(warmup or queries[-50:]):
         for j in range(servers):
             await conns[j if servers > 1 else k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
+    if cpu:
+        cpu()  # type: ignore[operator]
     started = time.perf_counter()
     stop_at = started + duration
     await asyncio.gather(*(worker(k) for k in range(concurrency)))
     elapsed = time.perf_counter() - started
+    if cpu:
+        cpu()  # type: ignore[operator]
     for conn in conns:
         await conn.close()
     latencies.sort()
@@ -316,42 +350,44 @@ def fill_sqlite(home: Path, data: list[tuple[Learning, str, str, str]]) -> float
     return time.perf_counter() - t0
 
 
-def fill_pg(url: str, data: list[tuple[Learning, str, str, str]]) -> float:
-    import psycopg
-
-    from recall_agent.learnings.pg_store import PgStore
-
-    t0 = time.perf_counter()
-    with PgStore(url) as store:
-        for i in range(0, len(data), 5000):
-            store.bulk_load([d[0] for d in data[i : i + 5000]])
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("VACUUM ANALYZE")
-    return time.perf_counter() - t0
-
-
+FILL_PROCESSES = 3  # parallel COPY fillers (each normalizes and keys its share: the fill is CPU-bound)
 FILL_PG = (
     "import sys\n"
-    "import psycopg\n"
     "from recall_agent.learnings.pg_store import PgStore\n"
     "from recall_agent.models import Learning\n"
-    "rows = [Learning.model_validate_json(line) for line in open(sys.argv[2])]\n"
+    "part, parts = int(sys.argv[3]), int(sys.argv[4])\n"
+    "lines = open(sys.argv[2]).read().splitlines()\n"
+    "batches = [lines[i : i + 5000] for i in range(0, len(lines), 5000)][part::parts]\n"
     "with PgStore(sys.argv[1]) as store:\n"
-    "    for i in range(0, len(rows), 5000):\n"
-    "        store.bulk_load(rows[i : i + 5000])\n"
-    "with psycopg.connect(sys.argv[1], autocommit=True) as conn:\n"
-    "    conn.execute('VACUUM ANALYZE')\n"
+    "    for batch in batches:\n"
+    "        store.bulk_load([Learning.model_validate_json(line) for line in batch])\n"
 )
 
 
-def fill_with(release: Path, url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> None:
-    """fill_pg, run by the release's own code (its schema, its bulk path) in a process of its own."""
+def fill_pg(url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> float:
+    t0 = time.perf_counter()
+    fill_with(None, url, data, work)
+    return time.perf_counter() - t0
+
+
+def fill_with(release: Path | None, url: str, data: list[tuple[Learning, str, str, str]], work: Path) -> None:
+    """Bulk-load `data` with FILL_PROCESSES processes of `release`'s own code (None: this checkout; the
+    release has its schema and its bulk path), then VACUUM ANALYZE."""
+    import psycopg
+
     rows = work / "learnings.jsonl"
     if not rows.exists():
         rows.write_text("".join(learning.model_dump_json() + "\n" for learning, *_ in data))
-    env = {**os.environ, "PYTHONPATH": str(release)}
+    env = {**os.environ, "PYTHONPATH": str(release or ROOT)}
     code = FILL_PG.replace("recall_agent.", package_in(release) + ".")
-    subprocess.run([sys.executable, "-c", code, url, str(rows)], env=env, check=True)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, url, str(rows), str(k), str(FILL_PROCESSES)], env=env)
+        for k in range(FILL_PROCESSES)
+    ]
+    if any(p.wait() for p in procs):
+        raise RuntimeError("a fill process failed")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
 
 
 class PgDatabase:
@@ -371,6 +407,43 @@ class PgDatabase:
 
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+class KeptDatabase:
+    """A named database on the bench's server, kept between runs (`--database`): filled once, reused while it
+    holds `size` learnings (a million takes minutes to fill)."""
+
+    def __init__(self, admin_url: str, name: str) -> None:
+        import psycopg
+
+        self.name = name
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{name}"')
+        self.url = urlunsplit(urlsplit(admin_url)._replace(path="/" + name))
+
+    def holds(self, size: int) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            if not conn.execute("SELECT to_regclass('learnings')").fetchone()[0]:
+                return False
+            return conn.execute("SELECT count(*) FROM learnings").fetchone()[0] == size
+
+    def reset(self, admin_url: str) -> None:
+        """Empty it again (a fill that did not finish)."""
+        import psycopg
+
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{self.name}"')
+
+    def drop(self) -> None:
+        """Kept: nothing to do."""
+
+
+def open_database(admin_url: str, name: str | None) -> PgDatabase | KeptDatabase:
+    return KeptDatabase(admin_url, name) if name else PgDatabase(admin_url)
 
 
 def start_servers(env: dict[str, str], log: Path, processes: int, workers: int) -> list[Server]:
@@ -404,7 +477,18 @@ def run_store(
         urls = [s.url for s in servers]
         warmup = queries[WARMUP_SLICE][: args.warmup] if args.warmup else None
         try:
-            loaded = asyncio.run(_load(urls, queries, args.duration, args.concurrency, warmup))
+            cpu: list[float] = []
+            db_cpu: list[float] = []
+            database = env.get("RECALL_DATABASE_URL", "")
+            sample = functools.partial(cpu_of, servers, cpu, database, db_cpu)
+            loaded = asyncio.run(_load(urls, queries, args.duration, args.concurrency, warmup, cpu=sample))
+            if db_cpu:  # backends that closed during the load are missed: a floor
+                loaded["postgres_cpu_ms_per_request"] = round(
+                    (db_cpu[1] - db_cpu[0]) * 1000 / max(1, loaded["requests"]), 2
+                )
+            loaded["server_cpu_ms_per_request"] = round(
+                (cpu[1] - cpu[0]) * 1000 / max(1, loaded["requests"]), 2
+            )
             # one connection: the service time of a request, without queueing behind others
             single = asyncio.run(_load(urls[:1], queries[::-1], min(args.duration, 5.0), 1))
         finally:
@@ -421,6 +505,30 @@ def run_store(
         )
     first = by_processes[str(args.processes[0])]
     return {**first, "by_processes": by_processes}
+
+
+def cpu_of(servers: list[Server], into: list[float], database_url: str, db_into: list[float]) -> None:
+    """The servers' CPU seconds so far, and (PostgreSQL on this machine) their database backends'."""
+    into.append(sum(s.cpu_seconds() for s in servers))
+    if database_url:
+        db_into.append(_backend_cpu(database_url))
+
+
+def _backend_cpu(url: str) -> float:
+    """CPU seconds of the PostgreSQL backends serving recall on `url`'s database (same machine: /proc)."""
+    if not url:
+        return 0.0
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        pids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND application_name = 'recall'"
+            )
+        ]
+    return sum(_proc_cpu(pid) for pid in pids)
 
 
 def run_writers(label: str, env: dict[str, str], work: Path, args: argparse.Namespace) -> dict:
@@ -481,7 +589,7 @@ def breakdown(store: object, queries: list[dict], count: int = 2000) -> dict:
             out[label] = {kind: _spread(rows) for kind, rows in per_kind.items()}
     finally:
         del store.session  # type: ignore[attr-defined]
-    ids = [c.learning.id for c in store.candidates_by_terms(["error"], 1000)]  # type: ignore[attr-defined]
+    ids = [c.learning.id for c in store.candidates_by_context(REPO, [], "ci_fix", 1000)]  # type: ignore[attr-defined]
     flushes = []
     for _ in range(5):
         t0 = time.perf_counter()
@@ -591,6 +699,7 @@ def main() -> int:
         help="separate `recall serve` processes on one store, load spread over them; a list runs each"
         " (default 1; e.g. --workers 1 --processes 1,2)",
     )
+    ap.add_argument("--pg", dest="stores", action="store_const", const=["postgresql"], help="PostgreSQL only")
     ap.add_argument(
         "--stores",
         type=lambda t: [x for x in t.split(",") if x],
@@ -609,6 +718,12 @@ def main() -> int:
         default=LEAN_CORE_BASE,
         help=f"commit run side by side as the previous release (default {LEAN_CORE_BASE}; '' skips)",
     )
+    ap.add_argument(
+        "--database",
+        help="PostgreSQL: a database of this name, kept after the run and reused while it holds --size"
+        " learnings (default: a fresh one, dropped)",
+    )
+    ap.add_argument("--release-database", help="the same for the release's store")
     ap.add_argument(
         "--no-save", action="store_true", help="print only; do not write bench/results/server.json"
     )
@@ -685,16 +800,19 @@ def run_sqlite(
 def run_postgresql(
     results: dict, data: list, queries: list[dict], work: Path, release: Path | None, args, pg_admin: str
 ) -> None:
-    db = PgDatabase(pg_admin)
+    db = open_database(pg_admin, args.database)
     try:
-        fill_p = fill_pg(db.url, data)
+        kept = isinstance(db, KeptDatabase) and db.holds(len(data))
+        if isinstance(db, KeptDatabase) and not kept:
+            db.reset(pg_admin)
+        fill_p = 0.0 if kept else fill_pg(db.url, data, work)
         from recall_agent.learnings.pg_store import PgStore
 
         with PgStore(db.url) as store:
             parts = breakdown(store, queries[BREAKDOWN_SLICE])
         env = {"RECALL_HOME": str(work / "pg-home"), "RECALL_DATABASE_URL": db.url}
         results["stores"]["postgresql"] = {
-            "fill_s": round(fill_p, 1),
+            "fill_s": round(fill_p, 1) if not kept else f"kept database {args.database}",
             **run_store("pg", env, work, queries, args),
             "breakdown": parts,
         }
@@ -709,9 +827,12 @@ def run_postgresql(
     finally:
         db.drop()
     if release:  # its own database: the release refuses this checkout's newer schema
-        db = PgDatabase(pg_admin)
+        db = open_database(pg_admin, args.release_database)
         try:
-            fill_with(release, db.url, data, work)
+            if not (isinstance(db, KeptDatabase) and db.holds(len(data))):
+                if isinstance(db, KeptDatabase):
+                    db.reset(pg_admin)
+                fill_with(release, db.url, data, work)
             env = {"RECALL_HOME": str(work / "release-pg-home"), "RECALL_DATABASE_URL": db.url}
             results["release"]["stores"]["postgresql"] = run_store(
                 "release-pg", {**env, "PYTHONPATH": str(release)}, work, queries, args
@@ -761,9 +882,12 @@ def _print_row(label: str, r: dict, writes: str) -> None:
     non_ok = sum(v for k, v in r["statuses"].items() if k != "200")
     ok = r["req_per_s"] >= TARGET_RPS and r["p99_ms"] <= TARGET_P99_MS
     load = r.get("loadavg_before", ["-"])[0]
+    cpu = r.get("server_cpu_ms_per_request", "-")
+    if "postgres_cpu_ms_per_request" in r:
+        cpu = f"{cpu} + postgres {r['postgres_cpu_ms_per_request']}"
     print(
         f"{label:<14} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
-        f"  {'met' if ok else 'MISSED':<7} load {load}{writes}"
+        f"  {'met' if ok else 'MISSED':<7} load {load} server cpu {cpu} ms/req{writes}"
     )
     if one:
         print(

@@ -68,5 +68,5 @@ def _open(repo_path: str, text: str):
         store = graph.store_path(root)
         if store.exists():
             return graph.connect(store), root
-    conn, stats = open_index(repo_path, progress=False, summary=False)
+    conn, stats = open_index(repo_path, progress=False, summary=False, trust_fresh=True)
     return conn, stats.root

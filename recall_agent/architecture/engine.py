@@ -103,13 +103,23 @@ def _parse_caveat(conn: sqlite3.Connection, target: q.Target, action: str) -> st
     own = bool(row and "syntax errors" in (row[0] or ""))
     others = unread = lines = 0
     if action in ("blast", "dependents", "callers", "tests"):
-        others, unread = conn.execute(
-            "SELECT count(*), coalesce(sum(unread), 0) FROM files"
-            " WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
-            (target.lang, target.file_id),
-        ).fetchone()
-        if others:
-            lines = conn.execute("SELECT sum(lines) FROM files WHERE lang = ?", (target.lang,)).fetchone()[0]
+        from recall_agent.architecture.indexer import lang_stats
+
+        totals = (lang_stats(conn) or {}).get(target.lang or "")
+        if totals is not None:  # recorded at the last change: no scan of every file per answer
+            others = totals[1] - int(own)
+            unread = totals[2] - (int(row[1]) if own else 0)
+            lines = totals[3]
+        else:
+            others, unread = conn.execute(
+                "SELECT count(*), coalesce(sum(unread), 0) FROM files"
+                " WHERE lang = ? AND id != ? AND note LIKE 'syntax errors%'",
+                (target.lang, target.file_id),
+            ).fetchone()
+            if others:
+                lines = conn.execute(
+                    "SELECT sum(lines) FROM files WHERE lang = ?", (target.lang,)
+                ).fetchone()[0]
     parts = [cap] if (cap := _cap_caveat(conn)) else []
     if own:
         parts.append(f"{target.path} has syntax errors: {row[1]} of its {row[2]} lines were not read")

@@ -95,8 +95,9 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
-    facts.sites = messages.sites(spec.name, source, root, facts.symbols)
-    facts.comments = words.comments(spec.name, source, root)
+    captured = words.text_captures(spec.name, root)  # strings and comments: one walk of the tree
+    facts.sites = messages.sites(spec.name, source, root, facts.symbols, captured.get("s", []))
+    facts.comments = words.comments(spec.name, source, root, captured.get("doc", []))
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
 

@@ -106,6 +106,25 @@ END;
 """
 
 
+# secondary indexes a first build creates after its bulk load (one sort each instead of a B-tree insert per
+# row); `ensure_indexes` puts back any an interrupted build left out
+BULK_INDEXES = tuple(
+    line.rstrip(";")
+    for line in SCHEMA.splitlines()
+    if line.startswith("CREATE INDEX IF NOT EXISTS") and "files_module" not in line
+)
+
+
+def drop_bulk_indexes(conn: sqlite3.Connection) -> None:
+    for sql in BULK_INDEXES:
+        conn.execute("DROP INDEX IF EXISTS " + sql.split()[5])
+
+
+def ensure_indexes(conn: sqlite3.Connection) -> None:
+    for sql in BULK_INDEXES:
+        conn.execute(sql)
+
+
 def store_path(repo_root: Path, home: Path | None = None) -> Path:
     """`$RECALL_HOME/architecture/<repo-name>-<hash of the absolute path>.sqlite`."""
     root = repo_root.resolve()

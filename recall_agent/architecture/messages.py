@@ -106,26 +106,36 @@ class Site:
     parts: list[str] = field(default_factory=list)
 
 
+def string_patterns(lang: str) -> list[str]:
+    """Query patterns capturing the string literals of a language as @s."""
+    from recall_agent.architecture.languages import grammar
+
+    language = grammar(lang)
+    return [f"({k}) @s" for k in STRING_TYPES if language.id_for_node_kind(k, True)]
+
+
 @cache
 def _strings_query(lang: str) -> Query | None:
     from tree_sitter import Query
 
     from recall_agent.architecture.languages import grammar
 
-    language = grammar(lang)
-    kinds = [k for k in STRING_TYPES if language.id_for_node_kind(k, True)]
-    return Query(language, "\n".join(f"({k}) @s" for k in kinds)) if kinds else None
+    patterns = string_patterns(lang)
+    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
 
 
-def sites(lang: str, source: bytes, root: Node, symbols: list) -> list[Site]:
-    """The message sites of a parsed file, in source order (see the module docstring)."""
+def sites(lang: str, source: bytes, root: Node, symbols: list, strings: list | None = None) -> list[Site]:
+    """The message sites of a parsed file, in source order (see the module docstring). `strings`: the
+    file's @s captures when the caller ran the query already (words.text_captures)."""
     from tree_sitter import QueryCursor
 
-    query = _strings_query(lang)
-    if query is None:
-        return []
+    if strings is None:
+        query = _strings_query(lang)
+        if query is None:
+            return []
+        strings = QueryCursor(query).captures(root).get("s", [])
     found: dict[int, Site] = {}
-    for node in sorted(QueryCursor(query).captures(root).get("s", []), key=lambda n: n.start_byte):
+    for node in sorted(strings, key=lambda n: n.start_byte):
         if node.parent is not None and node.parent.type in STRING_TYPES:
             continue  # a string inside a string (Python's concatenation keeps its own node)
         parts = literal_parts(source, node)

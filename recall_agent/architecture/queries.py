@@ -134,6 +134,11 @@ def _by_go_folder(conn, subject: str) -> list[Target]:
     folder = subject.strip("/")
     if not folder or _SUFFIX.search(folder):
         return []
+    from recall_agent.architecture.indexer import lang_stats
+
+    stats = lang_stats(conn)
+    if stats is not None and "go" not in stats:  # no Go file indexed: no scan of every path
+        return []
     rows = conn.execute(
         f"SELECT {_FILE_COLS} FROM files f WHERE f.lang = 'go' AND (f.path LIKE ? ESCAPE '\\'"
         " OR f.path LIKE ? ESCAPE '\\') ORDER BY f.is_test, length(f.path), f.path LIMIT 200",

@@ -8,7 +8,8 @@ server. Every pattern here is linear in its input.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
+from itertools import chain, islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,12 +24,19 @@ IDENTS_MAX = 4_000  # distinct identifier words kept per file
 
 def split_identifier(name: str) -> list[str]:
     """Lower-case words of one identifier (plus the whole identifier when it has several parts)."""
+    return list(_split(name))
+
+
+# a tree's files share most of their identifiers (the kernel: ~350 distinct a file, mostly the same ones), so
+# a parse process splits each once for all its files
+@lru_cache(maxsize=1 << 17)
+def _split(name: str) -> tuple[str, ...]:
     parts = [p.lower() for p in _PART.findall(name)]
     words = [p for p in parts if len(p) > 1 or p.isdigit()]
     whole = name.strip("_$").lower()
     if len(parts) > 1 and whole.isidentifier():
         words.append(whole.replace("_", ""))
-    return words
+    return tuple(words)
 
 
 def text_words(text: str) -> list[str]:
@@ -47,14 +55,20 @@ def path_words(path: str) -> str:
 
 def identifier_words(source: str) -> str:
     """The distinct words of every identifier in a file (each once: how often a local is used says little)."""
-    seen: dict[str, None] = {}
-    # each distinct identifier is split once: a repeat adds no word (files repeat names thousands of times)
-    for ident in dict.fromkeys(_IDENTIFIER.findall(source)):
-        for word in split_identifier(ident):
-            seen.setdefault(word, None)
-            if len(seen) >= IDENTS_MAX:
-                return " ".join(seen)
-    return " ".join(seen)
+    # each distinct identifier is split once (files repeat names thousands of times); the words in order
+    # of first appearance, the first IDENTS_MAX of them
+    seen = dict.fromkeys(chain.from_iterable(map(_split, dict.fromkeys(_IDENTIFIER.findall(source)))))
+    return " ".join(islice(seen, IDENTS_MAX))
+
+
+def _comment_patterns(lang: str) -> list[str]:
+    from recall_agent.architecture.languages import grammar
+
+    language = grammar(lang)
+    patterns = [f"({k}) @doc" for k in _COMMENT_TYPES if language.id_for_node_kind(k, True)]
+    if lang == "python":
+        patterns.append("(expression_statement (string) @doc)")
+    return patterns
 
 
 @cache
@@ -63,22 +77,40 @@ def _comments_query(lang: str) -> Query | None:
 
     from recall_agent.architecture.languages import grammar
 
-    language = grammar(lang)
-    kinds = [k for k in _COMMENT_TYPES if language.id_for_node_kind(k, True)]
-    patterns = [f"({k}) @doc" for k in kinds]
-    if lang == "python":
-        patterns.append("(expression_statement (string) @doc)")
-    return Query(language, "\n".join(patterns)) if patterns else None
+    patterns = _comment_patterns(lang)
+    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
 
 
-def comments(lang: str, source: bytes, root: Node) -> str:
-    """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters."""
+@cache
+def _text_query(lang: str) -> Query | None:
+    """Comments (@doc) and string literals (@s) in one query: one walk of the tree for both."""
+    from tree_sitter import Query
+
+    from recall_agent.architecture import messages
+    from recall_agent.architecture.languages import grammar
+
+    patterns = _comment_patterns(lang) + messages.string_patterns(lang)
+    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
+
+
+def text_captures(lang: str, root: Node) -> dict[str, list]:
+    """A parsed file's comment (@doc) and string (@s) nodes, from one query cursor."""
     from tree_sitter import QueryCursor
 
-    query = _comments_query(lang)
-    if query is None:
-        return ""
-    nodes = QueryCursor(query).captures(root).get("doc", [])
+    query = _text_query(lang)
+    return QueryCursor(query).captures(root) if query is not None else {}
+
+
+def comments(lang: str, source: bytes, root: Node, nodes: list | None = None) -> str:
+    """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters. `nodes`: the
+    file's @doc captures when the caller ran the query already (text_captures)."""
+    from tree_sitter import QueryCursor
+
+    if nodes is None:
+        query = _comments_query(lang)
+        if query is None:
+            return ""
+        nodes = QueryCursor(query).captures(root).get("doc", [])
     out: list[str] = []
     size = 0
     for node in sorted(nodes, key=lambda n: n.start_byte):

@@ -95,6 +95,9 @@ class StoreCore(Consolidation, Curation, ABC):
     """The store API (`add`, `add_many`, `get`, `iter_all`) and `CandidateStore` over an adapter's SQL."""
 
     read_only: bool = False
+    # terms in more signatures than this are not asked of the full-text index (None: no bound); a store that
+    # bounds them finds what such words share by its candidate keys (pg_store.py)
+    max_term_docs: int | None = None
 
     def __init__(self) -> None:
         self._cache_lock = threading.Lock()
@@ -352,13 +355,15 @@ class StoreCore(Consolidation, Curation, ABC):
 
     def _rarest(self, conn: Any, terms: list[str]) -> list[str]:
         """The MAX_QUERY_TERMS terms present in the fewest signatures: they discriminate, and a match on
-        common words would rank half the store. Terms absent from the store are dropped."""
+        common words would rank half the store. Terms absent from the store (or in more than
+        max_term_docs signatures) are dropped."""
         docs = self._doc_counts
         unknown = [t for t in terms if t not in docs]
         if unknown:
             found = self._doc_counts_of(conn, unknown)
             docs.update((t, found.get(t, 0)) for t in unknown)
-        present = [t for t in terms if docs.get(t)]
+        bound = self.max_term_docs
+        present = [t for t in terms if docs.get(t) and (bound is None or docs[t] <= bound)]
         return sorted(present, key=lambda t: (docs[t], t))[:MAX_QUERY_TERMS]
 
     def _cached_ranked(self, conn: Any, terms: list[str], require_all: bool, limit: int) -> list[Any]:

@@ -20,10 +20,10 @@ the database returns. A write is acknowledged only after its transaction committ
 
 from __future__ import annotations
 
-import hashlib
 import logging
+import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +34,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from recall_agent.learnings import keys as ckeys
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.consolidate import MIGRATION
 from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
@@ -46,11 +47,12 @@ from recall_agent.learnings.records import (
     safety_columns,
     signature_rows,
 )
-from recall_agent.learnings.types import SignatureRow, StoreError
+from recall_agent.learnings.types import Candidate, SignatureRow, StoreError
 from recall_agent.models import Learning
 
 log = logging.getLogger("recall_agent.server")
 POOL_MAX = 16
+ENV_POOL = "RECALL_PG_POOL"  # connections per process (default POOL_MAX); the server runs as many store calls at once
 CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
 
 MIGRATIONS: list[str] = [
@@ -190,7 +192,37 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS learnings_review ON learnings (review, provenance);
     CREATE INDEX IF NOT EXISTS learnings_unchecked ON learnings (id) WHERE quarantine IS NULL;
     """,
+    # 8 (issue 39, candidate keys): what candidate generation reads by equality, a handful of index entries
+    # per query (keys.py): a signature's line, slot and template keys; a learning's path and basename keys
+    # under its repository, newest first (index-only for the context query). Filled for stored rows below.
+    """
+    CREATE OR REPLACE FUNCTION recall_key(text) RETURNS bigint IMMUTABLE STRICT PARALLEL SAFE
+        LANGUAGE sql AS $$ SELECT ('x' || left(md5($1), 16))::bit(64)::bigint $$;
+    CREATE TABLE IF NOT EXISTS learning_keys (
+        key bigint NOT NULL,
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        PRIMARY KEY (key, learning_id)
+    );
+    CREATE INDEX IF NOT EXISTS learning_keys_learning ON learning_keys (learning_id);
+    CREATE TABLE IF NOT EXISTS learning_path_keys (
+        repo_key bigint NOT NULL,
+        key bigint NOT NULL,
+        created_at timestamptz NOT NULL,
+        learning_id uuid NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+        PRIMARY KEY (repo_key, key, created_at, learning_id)
+    );
+    CREATE INDEX IF NOT EXISTS learning_path_keys_learning ON learning_path_keys (learning_id);
+    INSERT INTO learning_path_keys (repo_key, key, created_at, learning_id)
+        SELECT recall_key('repo:' || l.repo), k.key, l.created_at, l.id
+        FROM files f JOIN learnings l ON l.id = f.learning_id,
+        LATERAL (VALUES (recall_key('path:' || f.path)), (recall_key('base:' || f.basename))) AS k (key)
+        ON CONFLICT DO NOTHING;
+    """,
 ]
+KEY_READS = 10  # index entries read per candidate key (a common template is read no further)
+# the full-text path asks only terms in at most this many signatures: ranking a common word's hits reads a
+# share of the whole store (a million rows: 400 ms); what such a query shares with stored errors, the keys find
+FT_MAX_DF = 500
 TERM_MAX = 200  # longer tokens are not counted in signature_terms (its primary key is a btree)
 _MIGRATION_LOCK = 0x7265_6361_6C6C  # "recall": one migrator at a time across servers
 _DATA_MIGRATION_LOCK = _MIGRATION_LOCK + 1  # one data migrator (consolidate_causes) at a time
@@ -216,6 +248,14 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def pool_size() -> int:
+    """Connections per process: RECALL_PG_POOL, else POOL_MAX (the server runs no more store calls at once)."""
+    try:
+        return max(1, int(os.environ.get(ENV_POOL, "") or POOL_MAX))
+    except ValueError:
+        raise StoreError(f"{ENV_POOL} must be a whole number of connections") from None
+
+
 def safe_url(url: str) -> str:
     """The URL without its password (for logs, health and error messages)."""
     parts = urlsplit(url)
@@ -228,8 +268,19 @@ def safe_url(url: str) -> str:
 class PgStore(StoreCore):
     """PostgreSQL adapter of StoreCore; thread-safe (a connection pool). Implements CandidateStore."""
 
-    def __init__(self, url: str, *, max_size: int = POOL_MAX, timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_size: int | None = None,
+        timeout: float = CONNECT_TIMEOUT,
+        candidate_keys: bool = True,
+    ) -> None:
         super().__init__()
+        # candidate_keys=False: candidates as before issue 39 (unbounded full-text ranking, no keys), for A/B
+        self.candidate_keys = candidate_keys
+        self.max_term_docs = FT_MAX_DF if candidate_keys else None
+        max_size = max_size or pool_size()
         self.url = url
         self.safe_url = safe_url(url)
         self.read_only = False
@@ -359,6 +410,10 @@ class PgStore(StoreCore):
                         "UPDATE learning_events SET repo = %s WHERE repo = %s AND learning_id = ANY(%s)",
                         (new, old, ids),
                     )
+                    conn.execute(  # the context keys are per repository (keys.py)
+                        "UPDATE learning_path_keys SET repo_key = recall_key('repo:' || %s) WHERE learning_id = ANY(%s)",
+                        (new, ids),
+                    )
                 moved += len(ids)
         return moved
 
@@ -384,9 +439,12 @@ class PgStore(StoreCore):
                         copy.write_row(_learning_row(item, now))
             except psycopg.errors.UniqueViolation as exc:
                 raise ValueError(f"bulk_load: a learning id is already stored ({_first_line(exc)})") from exc
+            keyed: list[tuple[UUID, list[int]]] = []
             with cur.copy("COPY sig_stage FROM STDIN") as copy:
                 for item in learnings:
-                    for i, row in enumerate(signature_rows(item.error_signatures)):
+                    rows = signature_rows(item.error_signatures)
+                    keyed.append((item.id, _signature_keys([row.normalized for row in rows])))
+                    for i, row in enumerate(rows):
                         copy.write_row(
                             (item.id, i, row.text, row.normalized, row.fingerprint, _terms(row.normalized))
                         )
@@ -394,6 +452,18 @@ class PgStore(StoreCore):
                 for item in learnings:
                     for path in dedupe(item.file_paths_touched):
                         copy.write_row((item.id, path, path_basename(path)))
+            with cur.copy("COPY learning_keys (key, learning_id) FROM STDIN") as copy:
+                for lid, keys in keyed:
+                    for key in keys:
+                        copy.write_row((key, lid))
+            with cur.copy(
+                "COPY learning_path_keys (repo_key, key, created_at, learning_id) FROM STDIN"
+            ) as copy:
+                for item in learnings:
+                    paths = dedupe(item.file_paths_touched)
+                    created = _aware(item.created_at) or now
+                    for key in ckeys.path_keys(paths, [path_basename(p) for p in paths]):
+                        copy.write_row((ckeys.repo_key(item.repo), key, created, item.id))
             conn.execute(
                 "INSERT INTO signatures (learning_id, position, text, normalized, fingerprint, tsv)"
                 " SELECT learning_id, position, text, normalized, fingerprint, array_to_tsvector(tokens) FROM sig_stage"
@@ -562,6 +632,11 @@ class PgStore(StoreCore):
                     for i, r in enumerate(rows)
                 ],
             )  # fmt: skip
+        conn.execute(
+            "INSERT INTO learning_keys (key, learning_id) SELECT k, %s FROM unnest(%s::bigint[]) AS k"
+            " ORDER BY k ON CONFLICT DO NOTHING",
+            (lid, _signature_keys(r.normalized for r in rows)),
+        )
 
     def _insert_files(self, conn: psycopg.Connection, lid: UUID, paths: list[str]) -> None:
         if not paths:
@@ -571,6 +646,12 @@ class PgStore(StoreCore):
                 "INSERT INTO files (learning_id, path, basename) VALUES (%s,%s,%s)",
                 [(lid, p, path_basename(p)) for p in paths],
             )
+        conn.execute(
+            "INSERT INTO learning_path_keys (repo_key, key, created_at, learning_id)"
+            " SELECT recall_key('repo:' || l.repo), k, l.created_at, l.id FROM learnings l,"
+            " unnest(%s::bigint[]) AS k WHERE l.id = %s ORDER BY k ON CONFLICT DO NOTHING",
+            (ckeys.path_keys(paths, [path_basename(p) for p in paths]), lid),
+        )
 
     def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
         for r in conn.execute(
@@ -655,12 +736,42 @@ class PgStore(StoreCore):
     def _ids_by_paths(
         self, conn: psycopg.Connection, repo: str, paths: list[str], bases: list[str], limit: int
     ) -> list[UUID]:
-        sql = (
-            "SELECT id FROM learnings WHERE repo = %s AND id IN (SELECT learning_id FROM files WHERE"
-            " (md5(path) = ANY(%s) AND path = ANY(%s)) OR (md5(basename) = ANY(%s) AND basename = ANY(%s)))"
-            " ORDER BY created_at DESC LIMIT %s"
-        )
-        return [r[0] for r in conn.execute(sql, (repo, _md5s(paths), paths, _md5s(bases), bases, limit))]
+        # each key's newest `limit` from the index alone (learning_path_keys), then the newest of their union:
+        # the same learnings as a join of files and learnings ordered by date, reading at most keys x limit
+        # index entries however many learnings share a basename
+        rows = conn.execute(
+            "SELECT k.learning_id FROM unnest(%s::bigint[]) AS u (key) CROSS JOIN LATERAL"
+            " (SELECT learning_id, created_at FROM learning_path_keys WHERE repo_key = %s AND key = u.key"
+            " ORDER BY created_at DESC LIMIT %s) AS k ORDER BY k.created_at DESC, k.learning_id",
+            (ckeys.path_keys(paths, bases), ckeys.repo_key(repo), limit),
+        ).fetchall()
+        return list(dict.fromkeys(r[0] for r in rows))[:limit]
+
+    # ------------------------------------------------------------------ candidate keys (keys.py)
+
+    def candidates_by_keys(self, keys: Sequence[ckeys.Key], limit: int) -> list[Candidate]:
+        """Learnings that share a line or a decisive value with the query (up to KEY_READS index entries a
+        key); the template keys (the same kind of message) only when those found none."""
+        if not keys or not self.candidate_keys:
+            return []
+        with self._reading("search learnings") as conn:
+            self._refresh_caches(conn)
+            ids: list[UUID] = []
+            specific = [k.value for k in keys if k.kind != "template"]
+            broad = [k.value for k in keys if k.kind == "template"]
+            if specific:
+                ids = list(dict.fromkeys(self._ids_by_keys(conn, specific, KEY_READS)))
+            if broad and not ids:  # no learning shares a line or a value: the same kind of message, a few
+                ids = list(dict.fromkeys(self._ids_by_keys(conn, broad, KEY_READS)))
+            return self._cached_candidates(conn, ids[:limit])
+
+    def _ids_by_keys(self, conn: psycopg.Connection, keys: list[int], per_key: int) -> list[UUID]:
+        rows = conn.execute(
+            "SELECT k.learning_id FROM unnest(%s::bigint[]) WITH ORDINALITY AS u (key, n) CROSS JOIN LATERAL"
+            " (SELECT learning_id FROM learning_keys WHERE key = u.key LIMIT %s) AS k ORDER BY u.n",
+            (keys, per_key),
+        ).fetchall()
+        return [r[0] for r in rows]
 
     def _ids_by_task(self, conn: psycopg.Connection, repo: str, task_type: str, limit: int) -> list[UUID]:
         sql = "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s"
@@ -721,6 +832,31 @@ def _first_line(exc: BaseException) -> str:
 # ---------------------------------------------------------------------- schema
 
 
+def _fill_signature_keys(conn: psycopg.Connection) -> None:
+    """Candidate keys of the signatures stored before migration 6 (computed in Python: keys.py)."""
+    with conn.cursor(name="recall_keys_backfill") as read, conn.cursor() as write:
+        read.itersize = 5000
+        read.execute("SELECT learning_id, normalized FROM signatures")
+        while rows := read.fetchmany(5000):
+            pairs = {(k.value, lid) for lid, normalized in rows for k in ckeys.keys_of(normalized)}
+            write.executemany(
+                "INSERT INTO learning_keys (key, learning_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                sorted(pairs, key=lambda p: (p[0], str(p[1]))),
+            )
+
+
+def _version_holding(sql: str) -> int:
+    """The version of the migration whose SQL holds `sql` (found by content: versions get renumbered when
+    branches merge)."""
+    return next(v for v, text in enumerate(MIGRATIONS, start=1) if sql in text)
+
+
+# Python steps of a migration, run after its SQL in the same transaction (by version)
+AFTER_MIGRATION: dict[int, Callable[[psycopg.Connection], None]] = {
+    _version_holding("CREATE TABLE IF NOT EXISTS learning_keys"): _fill_signature_keys
+}
+
+
 def migrate(conn: psycopg.Connection) -> int:
     """Apply pending MIGRATIONS (append-only). Returns the schema version now in place."""
     with conn.transaction():
@@ -736,6 +872,8 @@ def migrate(conn: psycopg.Connection) -> int:
             )
         for version in range(current + 1, len(MIGRATIONS) + 1):
             conn.execute(MIGRATIONS[version - 1])
+            if version in AFTER_MIGRATION:
+                AFTER_MIGRATION[version](conn)
             conn.execute("INSERT INTO recall_schema (version, applied_at) VALUES (%s, now())", (version,))
         _check_unchecked(conn)
     return len(MIGRATIONS)
@@ -770,9 +908,9 @@ def _terms(normalized: str) -> list[str]:
     return sorted({t for t in sigs.tokens(normalized) if len(t) <= TERM_MAX})
 
 
-def _md5s(values: list[str]) -> list[str]:
-    """PostgreSQL's md5() of each value (hex of the UTF-8 bytes), computed here so the index is used."""
-    return [hashlib.md5(v.encode("utf-8")).hexdigest() for v in values]
+def _signature_keys(normalized: Iterable[str]) -> list[int]:
+    """The distinct candidate keys of a learning's signatures (keys.py), sorted (writers lock in one order)."""
+    return sorted({k.value for text in normalized for k in ckeys.keys_of(text)})
 
 
 def _count_terms(conn: psycopg.Connection, normalized_texts: list[str], delta: int) -> None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from recall_agent.learnings import acceptance, lifecycle
+from recall_agent.learnings import acceptance, keys, lifecycle
 from recall_agent.learnings import features as feats
 from recall_agent.learnings.features import Query
 from recall_agent.learnings.types import Candidate, CandidateStore, SignatureRow
@@ -41,6 +41,7 @@ FRESHNESS_RATE = 0.015
 CROSS_REPO_FACTOR = 0.9
 FINGERPRINT_CANDIDATES = 20
 LEXICAL_CANDIDATES = 20
+KEY_CANDIDATES = 20
 CONTEXT_CANDIDATES = 50
 # dense evidence is consulted only for similarities in this band (below: hopeless, above: decided)
 DENSE_BAND = (0.55, 0.97)
@@ -111,9 +112,13 @@ class Scored:
 
 
 def error_candidates(store: CandidateStore, q: Query) -> list[Candidate]:
-    """The candidates of an error query: same fingerprint, then the full-text hits on its terms."""
+    """The candidates of an error query: same fingerprint, then (a store with candidate keys: pg_store.py)
+    the learnings sharing a line, a decisive value or the message template, then the full-text hits on its
+    terms."""
     by_fp = [] if q.noise else store.candidates_by_fingerprint([q.fingerprint], FINGERPRINT_CANDIDATES)
-    return _dedupe(by_fp + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES))
+    by_keys = getattr(store, "candidates_by_keys", None)
+    keyed = by_keys(keys.keys_of(q.normalized), KEY_CANDIDATES) if by_keys is not None else []
+    return _dedupe(by_fp + keyed + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES))
 
 
 def score_error(

@@ -55,8 +55,11 @@ RESULTS = BENCH / "results" / "capture.json"
 RELEASE = "092b9df"  # main before issue 33 (what the issue measured); 32014ad was main before issue 22
 
 
-def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> tuple[list[dict], float]:
-    """Run the real import over these transcripts; the exported learnings and the wall time."""
+def import_learnings(
+    sessions: list[L.Label], pythonpath: Path, work: Path, *, rows: bool = False
+) -> tuple[list[dict], float]:
+    """Run the real import over these transcripts; the exported learnings (with `rows`, the store's rows as
+    they are; else credited to every session that met them, `per_session`) and the wall time."""
     config = work / "claude"
     project = config / "projects" / "-bench-project"
     codex = work / "codex"
@@ -97,7 +100,34 @@ def import_learnings(sessions: list[L.Label], pythonpath: Path, work: Path) -> t
         text=True,
         check=True,
     ).stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()], seconds
+    stored = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return (stored if rows else per_session(stored, home / "learnings.db")), seconds
+
+
+def per_session(stored: list[dict], db: Path) -> list[dict]:
+    """One learning per cause (issue 34) keeps one row for a cause met in several sessions, exported under the
+    first session's id: each other session that met it is credited with the same row, as a copy under its id,
+    so that capture is scored per session as before (what a later agent meeting the error is shown)."""
+    import sqlite3
+
+    if not db.exists():
+        return stored
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT learning_id, session_id FROM learning_sessions").fetchall()
+    except sqlite3.OperationalError:  # a release from before one learning per cause
+        rows = []
+    finally:
+        conn.close()
+    met: dict[str, list[str]] = {}
+    for lid, sid in rows:
+        met.setdefault(str(lid), []).append(str(sid))
+    out: list[dict] = []
+    for lr in stored:
+        out.append(lr)
+        first = str(lr.get("session_id") or "")
+        out += [{**lr, "session_id": sid} for sid in met.get(str(lr.get("id")), []) if sid != first]
+    return out
 
 
 def inprocess_learnings(sessions: list[L.Label]) -> tuple[list[dict], float]:
@@ -461,7 +491,7 @@ def store_rows(pythonpath: Path, work: Path, corpus: str = "swecb") -> dict[str,
     of the `cd testbed` slip with their counts (issue 34: one learning per cause per repository)."""
     cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
     labels = [L.Label(corpus, p.stem, "", {}, p) for p in cached]
-    stored, secs = import_learnings(labels, pythonpath, work)
+    stored, secs = import_learnings(labels, pythonpath, work, rows=True)
     per_cause: dict[tuple[str, str], int] = {}
     for lr in stored:
         sigs = [str(x) for x in lr.get("error_signatures") or []]

@@ -39,11 +39,9 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -147,26 +145,8 @@ def _flatten(content: object) -> str:
     return ""
 
 
-class MessagesMock:
+class MessagesMock(scripted_http.ScriptedAPI):
     """A scripted Messages API on 127.0.0.1 (a context manager; `url` once entered)."""
-
-    def __init__(self, script: Iterable[Turn], fallback: str = "Done.") -> None:
-        self.script = list(script)
-        self.fallback = fallback
-        self.requests: list[Request] = []
-        self.errors: list[str] = []  # exceptions raised by scripted turns
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def main_requests(self) -> list[Request]:
-        return [r for r in self.requests if r.main]
 
     def __enter__(self) -> MessagesMock:
         mock = self
@@ -204,17 +184,12 @@ class MessagesMock:
         self._server = scripted_http.serve(Handler)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        scripted_http.stop(self._server)
-
     def _answer(self, body: dict[str, Any]) -> tuple[bool, list[dict[str, Any]]]:
         tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
         if "Bash" not in tools:
             return False, [{"type": "text", "text": self.fallback}]
-        with self._lock:
-            n = sum(1 for r in self.requests if r.main)
-            turn = self.script[n] if n < len(self.script) else Turn.text(self.fallback)
-        return True, turn.render(body, n)
+        n, turn = self.next_turn()
+        return True, (turn or Turn.text(self.fallback)).render(body, n)
 
 
 def _message(blocks: list[dict[str, Any]]) -> dict[str, Any]:

@@ -28,11 +28,9 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -133,26 +131,10 @@ class Request:
         return "\n".join(reversed(tail))
 
 
-class ResponsesMock:
+class ResponsesMock(scripted_http.ScriptedAPI):
     """A scripted Responses API on 127.0.0.1 (a context manager; `url` once entered)."""
 
-    def __init__(self, script: Iterable[Turn], fallback: str = "Done.") -> None:
-        self.script = list(script)
-        self.fallback = fallback
-        self.requests: list[Request] = []
-        self.errors: list[str] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    @property
-    def main_requests(self) -> list[Request]:
-        return [r for r in self.requests if r.main]
+    URL_PATH = "/v1"
 
     def __enter__(self) -> ResponsesMock:
         mock = self
@@ -182,16 +164,11 @@ class ResponsesMock:
         self._server = scripted_http.serve(Handler)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        scripted_http.stop(self._server)
-
     def _answer(self, body: dict[str, Any]) -> tuple[bool, list[dict[str, Any]]]:
         if not (tool_names(body) & set(SHELL_TOOLS)):
             return False, [_message(self.fallback)]
-        with self._lock:
-            n = sum(1 for r in self.requests if r.main)
-            turn = self.script[n] if n < len(self.script) else Turn.text(self.fallback)
-        return True, turn.render(body, n)
+        n, turn = self.next_turn()
+        return True, (turn or Turn.text(self.fallback)).render(body, n)
 
 
 def _events(items: list[dict[str, Any]]) -> list[bytes]:

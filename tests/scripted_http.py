@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -64,3 +65,38 @@ def stop(server: ThreadingHTTPServer | None) -> None:
     if server is not None:
         server.shutdown()
         server.server_close()
+
+
+class ScriptedAPI:
+    """A scripted model API's state (tests/claude_fixtures.py's Messages API, tests/codex_fixtures.py's
+    Responses API): its turns, the requests it answered, the errors its turns raised, and its server."""
+
+    URL_PATH = ""  # appended to the server's address in `url`
+
+    def __init__(self, script: Iterable[Any], fallback: str = "Done.") -> None:
+        self.script = list(script)
+        self.fallback = fallback
+        self.requests: list[Any] = []
+        self.errors: list[str] = []  # exceptions raised by scripted turns
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}{self.URL_PATH}"
+
+    @property
+    def main_requests(self) -> list[Any]:
+        return [r for r in self.requests if r.main]
+
+    def next_turn(self) -> tuple[int, Any | None]:
+        """The number of main requests answered so far and the scripted turn for the next one (None past
+        the script's end: the fallback answers)."""
+        with self._lock:
+            n = sum(1 for r in self.requests if r.main)
+            return n, self.script[n] if n < len(self.script) else None
+
+    def __exit__(self, *exc: object) -> None:
+        stop(self._server)

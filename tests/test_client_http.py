@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from recall_agent.config import DEFAULT_FEDERATION_PATH, DEFAULT_RETRIEVAL_PATH
+from recall_agent.safety.render import FRAME  # the one framing line (docs/security.md)
 
 pytest_plugins = ["client_fixtures"]
 
@@ -276,7 +277,7 @@ def test_against_the_real_recall_server(client_env, recall_cmd, git_repo: Path, 
         )
         out = proc.stdout.decode()
         assert proc.returncode == 0, proc.stderr
-        assert out.startswith("## Recall Results — scope: all\n\n### [Learnings] Match 1 (")
+        assert out.startswith(f"## Recall Results — scope: all\n\n{FRAME}\n\n### [Learnings] Match 1 (")
         assert "**Source:** agent_learnings | **Repo:** omnibase_infra" in out
         assert f"**Resolution:** {fix}" in out
         assert "### [Architecture] Result 1" in out and "InvoiceTotals" in out

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from recall_agent.config import DEFAULT_RETRIEVAL_PATH
+from recall_agent.safety.render import FRAME  # the one framing line (docs/security.md)
 
 pytest_plugins = ["client_fixtures"]
 
@@ -181,7 +182,7 @@ def test_learn_then_recall_end_to_end(tmp_path: Path, client_env, fake_path, git
     asked = run_block(bash_blocks(render(body, "--scope learnings " + error))[0], git_repo, env)
     assert asked.returncode == 0, asked.stderr
     out = asked.stdout
-    assert out.startswith("## Recall Results — scope: learnings\n\n### [Learnings] Match 1 (")
+    assert out.startswith(f"## Recall Results — scope: learnings\n\n{FRAME}\n\n### [Learnings] Match 1 (")
     assert "**Source:** agent_learnings | **Repo:** omnibase_infra" in out
     assert f"**Resolution:** {fix}" in out
     assert "**Files:** pyproject.toml" in out

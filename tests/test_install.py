@@ -133,6 +133,7 @@ def test_make_install_on_the_externally_managed_system_python(tmp_path: Path) ->
         ".local/share/recall/learnings.db",
         ".local/share/recall/architecture",
         ".local/share/recall/history",
+        ".local/share/recall/repo-ids.json",  # the repositories' identities (recall_agent/repo.py)
     )
     assert all(
         p in (".local", ".local/share") or p.startswith(kept) for p in left - {".local/share/recall"}

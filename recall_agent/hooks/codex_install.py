@@ -120,7 +120,7 @@ def codex_version() -> tuple[int, ...] | None:
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+    m = re.search(r"(?<!\d)(\d+)\.(\d+)\.(\d+)", out[:200])  # linear: starts only where a number does
     return tuple(int(x) for x in m.groups()) if m else None
 
 

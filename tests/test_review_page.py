@@ -55,7 +55,7 @@ def _seed() -> list[Learning]:
     cart = "KeyError: 'currency'\n  File \"shop/cart.py\", line {n}, in total"
     return [
         Learning(repo="shop", error_signatures=[cart.format(n=41)], resolution_summary="Pass the currency into total().",
-                 created_at=now - timedelta(days=3), shown_count=4, helped_count=3, file_paths_touched=["shop/cart.py"],
+                 created_at=now - timedelta(days=3), seen_count=2, shown_count=4, helped_count=3, file_paths_touched=["shop/cart.py"],
                  fix=FixEvidence(source="transcript", files=[{"path": "shop/cart.py", "symbols": ["total"]}])),
         Learning(repo="shop", error_signatures=[cart.format(n=57)], resolution_summary="Default the currency to EUR in total().",
                  created_at=now - timedelta(days=2)),
@@ -275,6 +275,7 @@ def test_a_team_member_reviews_learnings_in_a_real_browser(server: Server, brows
     assert "Point TMPDIR at the build volume (/tmp is 2 GB)." in stored
     assert "Clear /tmp/build before the wheel step." not in stored
     assert "Reinstall everything from scratch." not in stored
+    # both fixes are kept; the merged row shows the one recorded most often (seen twice: consolidate._ranked)
     merged = stored["Pass the currency into total()."]
     assert len(merged.error_signatures) == 2 and "Default the currency to EUR in total()." not in stored
     assert len(stored) == 4

@@ -431,7 +431,7 @@ def stats_main(argv: list[str]) -> int:
     from recall_agent.push import ledger
 
     home = Path(args.home) if args.home else None
-    pushed = ledger.totals(home, args.repo)
+    pushed = ledger.totals(home, {args.repo, _repo_arg(args.repo) or args.repo} if args.repo else None)
     if args.json:
         print(json.dumps(s.as_dict() | {"push": pushed}))
         return 0

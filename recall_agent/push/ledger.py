@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,11 @@ def record(kind: str, text: str, lines: int, repo: str, home: Path | None = None
         pass
 
 
-def totals(home: Path | None = None, repo: str | None = None) -> dict[str, dict[str, int]]:
-    """Per kind: injections, lines and tokens (every kind listed, zeros included)."""
+def totals(home: Path | None = None, repo: str | Collection[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per kind: injections, lines and tokens (every kind listed, zeros included); `repo`: only injections
+    into that repository (any of its names: an identity, a folder's name)."""
     out = {k: {"count": 0, "lines": 0, "tokens": 0} for k in KINDS}
+    repos = {repo} if isinstance(repo, str) else set(repo or ())
     try:
         with open(path(home), encoding="utf-8") as fh:
             for raw in fh:
@@ -52,7 +55,11 @@ def totals(home: Path | None = None, repo: str | None = None) -> dict[str, dict[
                     e: Any = json.loads(raw)
                 except ValueError:
                     continue
-                if not isinstance(e, dict) or e.get("kind") not in out or (repo and e.get("repo") != repo):
+                if (
+                    not isinstance(e, dict)
+                    or e.get("kind") not in out
+                    or (repos and e.get("repo") not in repos)
+                ):
                     continue
                 row = out[e["kind"]]
                 row["count"] += 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,17 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
-def _rows(conn: sqlite3.Connection, repo: str, paths: list[str] | None = None) -> list[dict[str, Any]]:
+def _names(repo: str | Sequence[str]) -> list[str]:
+    """The names a repository's learnings may be filed under (`repo.aliases`: its identity, then its folder's
+    name); one name as given."""
+    return [repo] if isinstance(repo, str) else list(dict.fromkeys(repo))
+
+
+def _rows(
+    conn: sqlite3.Connection, repo: str | Sequence[str], paths: list[str] | None = None
+) -> list[dict[str, Any]]:
+    names = _names(repo)
+    in_names = ",".join("?" * len(names))
     have = _columns(conn, "learnings")
     wanted = [
         "id", "session_id", "resolution_summary", "fix", "created_at", "last_useful_at", "helped_count",
@@ -74,15 +85,16 @@ def _rows(conn: sqlite3.Connection, repo: str, paths: list[str] | None = None) -
     cols = [c for c in wanted if c in have]
     if paths is None:
         cur = conn.execute(
-            f"SELECT {', '.join(cols)} FROM learnings WHERE repo = ? ORDER BY created_at DESC LIMIT {MAX_ROWS}",
-            (repo,),
+            f"SELECT {', '.join(cols)} FROM learnings WHERE repo IN ({in_names})"
+            f" ORDER BY created_at DESC LIMIT {MAX_ROWS}",
+            names,
         )
     else:  # learnings whose fix touched one of `paths`
         marks = ",".join("?" * len(paths))
         cur = conn.execute(
-            f"SELECT {', '.join('l.' + c for c in cols)} FROM learnings l WHERE l.repo = ? AND l.id IN"
+            f"SELECT {', '.join('l.' + c for c in cols)} FROM learnings l WHERE l.repo IN ({in_names}) AND l.id IN"
             f" (SELECT learning_id FROM files WHERE path IN ({marks})) ORDER BY l.created_at DESC LIMIT 50",
-            (repo, *paths),
+            (*names, *paths),
         )
     out = []
     for values in cur:
@@ -140,8 +152,9 @@ def _groups(conn: sqlite3.Connection, ids: list[str]) -> tuple[dict[str, str], d
     return {i: find(i) for i in ids}, first_error
 
 
-def collect(db: Path, repo: str, root: Path | None) -> list[Pitfall]:
-    """The repository's pitfalls, most useful first (module docstring)."""
+def collect(db: Path, repo: str | Sequence[str], root: Path | None) -> list[Pitfall]:
+    """The repository's pitfalls, most useful first (module docstring); `repo`: its name, or every name its
+    learnings may be filed under (`repo.aliases`)."""
     if not db.exists():
         return []
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.5)
@@ -220,7 +233,7 @@ def showable(m: dict[str, Any], root: Path | None) -> bool:
 
 
 def touching(
-    db: Path, repo: str, paths: list[str], root: Path | None, limit: int = 2
+    db: Path, repo: str | Sequence[str], paths: list[str], root: Path | None, limit: int = 2
 ) -> list[dict[str, Any]]:
     """Learnings of this repository whose fix touched one of `paths` (a task's files), that may be injected
     (active, not stale here, trusted), most helped and newest first."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _where(cwd: str) -> tuple[Path, Path | None, str]:
+def _where(cwd: str) -> tuple[Path, Path | None, tuple[str, ...]]:
+    """The folder, its git top level, and the names its repository's learnings are filed under (its
+    identity, as capture files them, then the folder's name of a store written before identities)."""
     from recall_agent import repo
 
     here = Path(cwd)
     root = repo.toplevel(here)
-    return here, root, repo.name(here, root)
+    return here, root, repo.aliases(here, root)
 
 
 def session_start(cwd: str, *, record: bool = False) -> str:
@@ -18,10 +20,10 @@ def session_start(cwd: str, *, record: bool = False) -> str:
     from recall_agent.config import learnings_db
     from recall_agent.push import ledger, pitfalls
 
-    here, root, name = _where(cwd)
-    text, n = pitfalls.block(pitfalls.collect(learnings_db(), name, root or here))
+    here, root, names = _where(cwd)
+    text, n = pitfalls.block(pitfalls.collect(learnings_db(), names, root or here))
     if text and record:
-        ledger.record("session_start", text, n, name)
+        ledger.record("session_start", text, n, names[0])
     return text
 
 
@@ -31,27 +33,27 @@ def task_start(prompt: str, cwd: str, *, record: bool = False, kind: str = "prom
 
     if not task.reads_as_task(prompt):
         return ""
-    here, root, name = _where(cwd)
+    here, root, names = _where(cwd)
     area = task.locate(prompt, root or here)
     text = task.block(area, prompt)
     if text:
-        text = _with_learnings(text, area, name, root or here)
+        text = _with_learnings(text, area, names, root or here)
     if text and record:
-        ledger.record(kind, text, len(area.files), name)
+        ledger.record(kind, text, len(area.files), names[0])
     return text
 
 
 LEARNINGS_HEADER = "recall: earlier fixes in these files (from learnings of earlier sessions):"
 
 
-def _with_learnings(text: str, area: object, name: str, root: Path) -> str:
+def _with_learnings(text: str, area: object, names: tuple[str, ...], root: Path) -> str:
     """The code area's block, followed by up to two trusted learnings whose fix touched its files."""
     from recall_agent.config import learnings_db
     from recall_agent.push import ledger, pitfalls
     from recall_agent.safety import injection_block, render
 
     paths = [p for p, _ in getattr(area, "files", [])]
-    found = pitfalls.touching(learnings_db(), name, paths, root)
+    found = pitfalls.touching(learnings_db(), names, paths, root)
     if not found:
         return text
     block = injection_block(found, LEARNINGS_HEADER, pitfalls.learning_line)

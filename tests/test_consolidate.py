@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
 
+import pytest
+
 from recall_agent.learnings import store as store_mod
 from recall_agent.learnings.store import open_store
 from recall_agent.models import Learning
@@ -103,6 +105,7 @@ def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated
     evidence = {
         "source": "transcript",
         "command": {"before": "pip install yml", "after": "pip install pyyaml"},
+        "verified_by": "python -c 'import yaml'",  # captured with the run that passed: trusted
     }
     rows = [
         {"id": str(uuid4()), "session": "a", "repo": "shop", "fix": "pip install pyyaml", "at": t0,
@@ -114,10 +117,13 @@ def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated
          "errors": [YAML.format(n=12)]},
         {"id": str(uuid4()), "session": "d", "repo": "admin", "fix": "pip install pyyaml", "at": t0,
          "errors": [YAML.format(n=3)]},
+        # an agent's unconfirmed note of the same cause: another trust tier, never merged into a trusted row
+        {"id": str(uuid4()), "session": "e", "repo": "shop", "fix": "pip install pyyaml", "at": t0 + timedelta(days=3),
+         "errors": [YAML.format(n=15)], "evidence": {"source": "agent"}},
     ]  # fmt: skip
     _old_store(isolated_recall_env, rows)
     with open_store(isolated_recall_env) as st:  # opening migrates: schema 4, then consolidate_causes
-        assert st.count() == 2
+        assert st.count() == 3
         shop = st.learning(rows[0]["id"])
         assert shop is not None and st.learning(rows[1]["id"]) is None
         # every distinct error text kept
@@ -139,10 +145,31 @@ def test_the_migration_consolidates_without_losing_a_signature_or_a_fix(isolated
         assert (shop.first_seen_at, shop.last_seen_at) == (t0, t0 + timedelta(days=2))
         assert [e["action"] for e in st.history(shop.id)] == ["merge", "merge"]
         assert st.learning(rows[3]["id"]).seen_count == 1  # another repository: its own learning
+        assert st.learning(rows[4]["id"]).seen_count == 1  # another trust tier: its own learning
     with sqlite3.connect(isolated_recall_env / "learnings.db") as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == store_mod.SCHEMA_VERSION
     with open_store(isolated_recall_env) as st:  # idempotent: opening again changes nothing
-        assert st.count() == 2 and len(st.history(shop.id)) == 2
+        assert st.count() == 3 and len(st.history(shop.id)) == 2
+
+
+def test_the_migration_waits_only_while_a_hook_handles_an_event(
+    isolated_recall_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI, the server and the importer import hook code too: only a running hook's handler (its deadline
+    is for the agent's error) leaves the migrations to the next `recall` command."""
+    from recall_agent.hooks import runtime
+
+    t0 = datetime(2026, 5, 1, tzinfo=UTC)
+    _old_store(isolated_recall_env, [
+        {"id": str(uuid4()), "session": s, "repo": "shop", "fix": "pip install pyyaml", "at": t0,
+         "errors": [YAML.format(n=n)]} for s, n in (("a", 3), ("b", 9))
+    ])  # fmt: skip
+    monkeypatch.setattr(runtime, "_handling", True)
+    with open_store(isolated_recall_env) as st:
+        assert st.count() == 2
+    monkeypatch.setattr(runtime, "_handling", False)
+    with open_store(isolated_recall_env) as st:  # imported, no hook running: migrated
+        assert st.count() == 1
 
 
 def test_both_stores_keep_one_row_per_cause_with_counts_sessions_and_ranked_fixes(store) -> None:  # noqa: F811

@@ -127,6 +127,20 @@ def test_reused_id_for_a_different_learning_is_a_conflict(server: RunningServer)
         (LEARN, b"[1, 2]", 422, "body: expected a JSON object"),
         # found by the fuzzer: a counter past 64 bits overflowed SQLite (a 500)
         (LEARN, json.dumps(learning(access_count=2**64)).encode(), 422, "access_count"),
+        # found by the fuzzer: a nested fix's timestamp or count of the wrong JSON type was read laxly (0 as
+        # a date) and the learning stored; it is a 422 naming the nested field, like a top-level one
+        (
+            LEARN,
+            json.dumps(learning(fixes=[{"resolution_summary": "x", "last_seen_at": 0}])).encode(),
+            422,
+            "fixes[0].last_seen_at: must be a JSON string",
+        ),
+        (
+            LEARN,
+            json.dumps(learning(fixes=[{"resolution_summary": "x", "count": "2"}])).encode(),
+            422,
+            "fixes[0].count: must be a JSON number",
+        ),
         (
             DEFAULT_RETRIEVAL_PATH,
             json.dumps({"repo": "shop", "max_results": 21}).encode(),

@@ -138,8 +138,19 @@ def nothing_to_do(event: str, payload: dict[str, Any] | None) -> bool:
     return not response_failed(response)
 
 
+_handling = False
+
+
+def handling() -> bool:
+    """Whether a hook's handler is running in this process (`run`): work with no deadline of its own (the
+    store's one-time migrations) waits for the next `recall` command. Importing this module says nothing:
+    the CLI and the server import hook code too."""
+    return _handling
+
+
 def run(event: str, work: Callable[[], dict[str, Any] | None]) -> int:
     """Run `work` under the event's deadline; print its JSON output (if any); always return 0."""
+    global _handling
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -149,11 +160,15 @@ def run(event: str, work: Callable[[], dict[str, Any] | None]) -> int:
             box["err"] = exc
 
     thread = threading.Thread(target=target, name=f"recall-hook-{event}", daemon=True)
-    thread.start()
-    thread.join(max(0.05, deadline(event) - elapsed()))
-    if thread.is_alive():
-        log(event, f"deadline: gave up after {elapsed():.2f}s, no output")
-        _exit_now(None)
+    _handling = True
+    try:
+        thread.start()
+        thread.join(max(0.05, deadline(event) - elapsed()))
+        if thread.is_alive():
+            log(event, f"deadline: gave up after {elapsed():.2f}s, no output")
+            _exit_now(None)
+    finally:
+        _handling = False
     if "err" in box:
         exc = box["err"]
         log(event, f"error: {type(exc).__name__}: {exc}")

@@ -305,8 +305,9 @@ class Consolidation:
     # ------------------------------------------------------------------ the data migration
 
     def consolidate_existing(self, actor: str = MIGRATION_ACTOR) -> int:
-        """Migration `consolidate_causes`: merge the learnings of one repository that share a fingerprint
-        (oldest kept). Idempotent (a consolidated store has no such group). Returns how many were merged."""
+        """Migration `consolidate_causes`: merge the learnings of one repository and one trust tier that share
+        a fingerprint (oldest kept); rows of the two tiers stay apart, as at write time (`_same_cause`).
+        Idempotent (a consolidated store has no such group). Returns how many were merged."""
         from recall_agent.learnings.curation import _groups
 
         sql = (
@@ -315,7 +316,11 @@ class Consolidation:
             " GROUP BY s2.fingerprint HAVING count(DISTINCT s2.learning_id) > 1) ORDER BY l.created_at, l.id"
         )
         with self._reading("find learnings of one cause") as conn:  # type: ignore[attr-defined]
-            rows = [(r[0], r[1], r[2], r[3]) for r in conn.execute(sql).fetchall()]
+            found = conn.execute(sql).fetchall()
+            ids = list(dict.fromkeys(self._key(r[2]) for r in found))  # type: ignore[attr-defined]
+            auto = {str(c.learning.id): _injectable_stored(c.learning) for c in self._load(conn, ids)}  # type: ignore[attr-defined]
+        # the tier is part of the group key: one cause's trusted and untrusted copies are two groups
+        rows = [((r[0], auto.get(str(r[2]))), r[1], r[2], r[3]) for r in found]
         merged = 0
         for group in _groups(rows):
             self.merge(group[0], group[1:], actor)  # type: ignore[attr-defined]

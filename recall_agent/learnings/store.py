@@ -815,7 +815,8 @@ def _reidentify_if_needed(store: LearningStore, home: Path) -> bool:
     has run."""
     import sys
 
-    if "recall_agent.hooks.runtime" in sys.modules:
+    runtime = sys.modules.get("recall_agent.hooks.runtime")  # never imported here: the CLI stays light
+    if runtime is not None and runtime.handling():
         return False
     from recall_agent.learnings import reidentify
 

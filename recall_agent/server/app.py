@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 from uuid import UUID
 
 import anyio.to_thread
@@ -51,25 +51,49 @@ _NUMBER = (int, float)
 _STRING = (datetime, datetime | None, UUID, UUID | None)
 
 
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The model inside `Model`, `Model | None` or `list[Model]`, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _nested_model(arg)) is not None:
+            return found
+    return None
+
+
+def _json_type_errors(model: type[BaseModel], data: Any, where: str = "") -> list[str]:
+    """The fields of `data` (and of the models nested in it, `fixes[0].last_seen_at`) whose JSON type is
+    wrong: a number that is not a JSON number, a timestamp or id that is not a JSON string."""
+    if not isinstance(data, dict):
+        return []  # not an object: pydantic's own error names it
+    errors: list[str] = []
+    for name, field in model.model_fields.items():
+        if name not in data:
+            continue
+        value, path = data[name], f"{where}{name}"
+        if field.annotation in _NUMBER:
+            if isinstance(value, bool) or not isinstance(value, _NUMBER):
+                errors.append(f"{path}: must be a JSON number")
+        elif field.annotation in _STRING:
+            if value is not None and not isinstance(value, str):
+                errors.append(f"{path}: must be a JSON string")
+        elif (inner := _nested_model(field.annotation)) is not None:
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    errors += _json_type_errors(inner, item, f"{path}[{i}].")
+            else:
+                errors += _json_type_errors(inner, value, f"{path}.")
+    return errors
+
+
 def _strict_json_types(model: type[BaseModel]) -> Any:
-    """`model`, except that numbers must be JSON numbers and timestamps/ids JSON strings: pydantic's lax
-    mode would read `false` or `"5"` as a number and `0` as a date, and a wrong type must be a 422 that
-    names the field."""
-    numbers = sorted(n for n, f in model.model_fields.items() if f.annotation in _NUMBER)
-    strings = sorted(n for n, f in model.model_fields.items() if f.annotation in _STRING)
+    """`model`, except that numbers must be JSON numbers and timestamps/ids JSON strings, in nested models
+    too: pydantic's lax mode would read `false` or `"5"` as a number and `0` as a date, and a wrong type
+    must be a 422 that names the field."""
 
     def json_types(cls: type, data: Any) -> Any:
-        if isinstance(data, dict):
-            bad = [
-                n
-                for n in numbers
-                if n in data and (isinstance(data[n], bool) or not isinstance(data[n], _NUMBER))
-            ]
-            bad += [n for n in strings if data.get(n) is not None and not isinstance(data[n], str)]
-            if bad:
-                raise ValueError(
-                    "; ".join(f"{n}: must be a JSON {'number' if n in numbers else 'string'}" for n in bad)
-                )
+        if bad := _json_type_errors(model, data):
+            raise ValueError("; ".join(bad))
         return data
 
     strict = create_model(

@@ -260,6 +260,7 @@ def main() -> int:
     if args.replay:
         t0 = time.perf_counter()
         out = replay(args.labels, SESSIONS_DIR)
+        out["thresholds"] = threshold_curve()
         out["load_average"] = os.getloadavg()
         out["seconds"] = round(time.perf_counter() - t0)
         out["command"] = "nice python bench/bench_push.py --replay"
@@ -511,6 +512,26 @@ def django_latency(mirrors: Path, runs: int = 1) -> dict:
     out["load_average"] = os.getloadavg()
     out["command"] = "nice python bench/bench_push.py --django-latency"
     print("load average", out["load_average"])
+    return out
+
+
+def threshold_curve() -> dict:
+    """Both halves' lists at other thresholds of the shipped model (a report for whoever sets it: the
+    threshold itself is fitted on the tuning projects only, bench/fit_pitfalls.py)."""
+    import numpy as np
+    from fit_pitfalls import NO_CAUSES, USED, lists
+
+    from recall_agent.push import pitfalls
+
+    model = json.loads(pitfalls.WEIGHTS_FILE.read_text())
+    if list(model["features"]) != list(USED):
+        return {}
+    sessions = json.loads(REPLAY_ROWS.read_text())["sessions"]
+    w, b = np.array(model["weights"]), float(model["bias"])
+    out = {}
+    for half in ("tune", "heldout"):
+        part = [s for s in sessions if s["half"] == half and s["project"] not in NO_CAUSES]
+        out[half] = {str(t): lists(part, w, b, t) for t in (0.03, 0.05, 0.08, 0.12, 0.2)}
     return out
 
 

@@ -3,8 +3,8 @@
 - `paths`: file paths it names (`astropy/io/fits/card.py`, a traceback's `File ".../site-packages/x/y.py"`),
   deepest traceback frame last;
 - `modules`: dotted names that may be modules (`astropy.io.fits`, `from xarray.core import merge`);
-- `identifiers`: names written as code (with an underscore, a dot or inner capitals, or inside backticks
-  and code blocks);
+- `identifiers`: names written as code (with an underscore or inner capitals, inside backticks and code
+  blocks, or the attribute of a dotted name);
 - `title`: the first line of three words or more (what a person would type at a prompt);
 - `query`: the text's content words for the concept search, short: the title's, the identifiers', then the
   words the text repeats most (a long query matches everything and costs time).
@@ -90,6 +90,10 @@ def identifiers(text: str) -> list[str]:
     for tok in _IDENT.findall(code):
         if len(tok) > 2 and tok not in out and not tok.isupper() and tok not in _NOT_NAMES:
             out.append(tok)
+    for name in modules(text):  # `xr.where`, `Quantity.to_value`: the attribute is a name too
+        leaf = name.rsplit(".", 1)[-1]
+        if len(leaf) > 2 and leaf not in out and leaf not in _NOT_NAMES:
+            out.append(leaf)
     return out[:80]
 
 

@@ -34,7 +34,8 @@ WEIGHTS_FILE = Path(__file__).with_name("task_weights.json")
 CANDIDATE_FEATURES = (
     "concept_rr",  # 1 / rank in the concept search on the prompt's short query (0: not found)
     "concept_rel",  # its score over the top file's
-    "title_rr",  # 1 / rank in the concept search on the prompt's title alone
+    "title_rr",  # 1 / rank in the concept search on the prompt's title alone (its words carried by half)
+    "typed_rr",  # title_rr when the prompt is its title alone (prompt-sized: the title search is the ranking)
     "path",  # the prompt names this file's path (or a traceback frame is in it)
     "last_frame",  # the deepest traceback frame the prompt shows in this repository's files
     "module",  # the prompt names this file's dotted module (or an attribute of it)
@@ -121,14 +122,14 @@ def candidates(conn: sqlite3.Connection, prompt: str) -> list[Candidate]:
         c.x[col["concept_rr"]] = 1.0 / (i + 1)
         c.x[col["concept_rel"]] = h.score / hits[0].score if hits[0].score > 0 else 0.0
         c.symbols = list(h.symbols)
-    head = " ".join(_specific(conn, concepts.terms(cues.title(prompt)), common))
-    if cues.title(prompt) != prompt.strip():
-        for i, h in enumerate(concepts.search(conn, head, limit=CANDIDATES, min_share=0.0) if head else []):
-            at(h.path).x[col["title_rr"]] = 1.0 / (i + 1)
-            found[h.path].symbols = found[h.path].symbols or list(h.symbols)
-    else:
-        for c in found.values():
-            c.x[col["title_rr"]] = c.x[col["concept_rr"]]
+    # the title as typed: every word kept, a file must carry half of them (the concept search's own rule,
+    # right for a prompt-sized text)
+    typed = cues.title(prompt) == prompt.strip()
+    for i, h in enumerate(concepts.search(conn, cues.title(prompt), limit=CANDIDATES)):
+        c = at(h.path)
+        c.x[col["title_rr"]] = 1.0 / (i + 1)
+        c.x[col["typed_rr"]] = c.x[col["title_rr"]] if typed else 0.0
+        c.symbols = c.symbols or list(h.symbols)
     _paths(conn, cues.paths(prompt), cues.frames(prompt), at, col)
     _modules(conn, cues.modules(prompt), at, col)
     _defines(conn, cues.identifiers(prompt), at, col)

@@ -261,6 +261,7 @@ def main() -> int:
         t0 = time.perf_counter()
         out = replay(args.labels, SESSIONS_DIR)
         out["thresholds"] = threshold_curve()
+        out["previous_rule"] = previous_rule()
         out["load_average"] = os.getloadavg()
         out["seconds"] = round(time.perf_counter() - t0)
         out["command"] = "nice python bench/bench_push.py --replay"
@@ -532,6 +533,46 @@ def threshold_curve() -> dict:
     for half in ("tune", "heldout"):
         part = [s for s in sessions if s["half"] == half and s["project"] not in NO_CAUSES]
         out[half] = {str(t): lists(part, w, b, t) for t in (0.03, 0.05, 0.08, 0.12, 0.2)}
+    return out
+
+
+def previous_rule() -> dict:
+    """The rule main had before the fitted list (a cause met in two or more sessions, or an environment
+    lesson; most sessions, then environment lessons, then newest; 5 lines, 300 tokens), applied to the same
+    replay's candidates: the side-by-side of the list that was replaced."""
+    import math
+
+    from fit_pitfalls import _overhead
+
+    from recall_agent.push import pitfalls
+
+    f = {name: i for i, name in enumerate(pitfalls.FEATURES)}
+    out = {}
+    for half in ("tune", "heldout"):
+        shown = needed = env = env_cov = with_list = 0
+        sessions = [s for s in json.loads(REPLAY_ROWS.read_text())["sessions"] if s["half"] == half]
+        for s in sessions:
+            cands = [(i, c["x"]) for i, c in enumerate(s["candidates"])
+                     if round(math.expm1(c["x"][f["log_sessions"]])) >= 2 or c["x"][f["environment"]] > 0]  # fmt: skip
+            cands.sort(
+                key=lambda ic: (-ic[1][f["log_sessions"]], -ic[1][f["environment"]], ic[1][f["log_days"]])
+            )
+            kept, tokens = [], _overhead()
+            for i, _ in cands[: pitfalls.MAX_LINES]:
+                if tokens + s["candidates"][i]["tokens"] > pitfalls.MAX_TOKENS:
+                    break
+                kept.append(i)
+                tokens += s["candidates"][i]["tokens"]
+            shown += len(kept)
+            needed += sum(1 for i in kept if s["candidates"][i]["needed"])
+            with_list += bool(kept)
+            for r in s.get("recurring", []):
+                if r["env"]:
+                    env += 1
+                    env_cov += bool(set(r["covered_by"]) & set(kept))
+        out[half] = {"sessions": len(sessions), "with_list": with_list, "lines": shown, "needed": needed,
+                     "precision": round(needed / shown, 3) if shown else None, "env_recurring": env,
+                     "env_covered": env_cov, "env_coverage": round(env_cov / env, 3) if env else None}  # fmt: skip
     return out
 
 

@@ -542,38 +542,20 @@ def previous_rule() -> dict:
     replay's candidates: the side-by-side of the list that was replaced."""
     import math
 
-    from fit_pitfalls import _overhead
+    from fit_pitfalls import tally
 
     from recall_agent.push import pitfalls
 
     f = {name: i for i, name in enumerate(pitfalls.FEATURES)}
-    out = {}
-    for half in ("tune", "heldout"):
-        shown = needed = env = env_cov = with_list = 0
-        sessions = [s for s in json.loads(REPLAY_ROWS.read_text())["sessions"] if s["half"] == half]
-        for s in sessions:
-            cands = [(i, c["x"]) for i, c in enumerate(s["candidates"])
-                     if round(math.expm1(c["x"][f["log_sessions"]])) >= 2 or c["x"][f["environment"]] > 0]  # fmt: skip
-            cands.sort(
-                key=lambda ic: (-ic[1][f["log_sessions"]], -ic[1][f["environment"]], ic[1][f["log_days"]])
-            )
-            kept, tokens = [], _overhead()
-            for i, _ in cands[: pitfalls.MAX_LINES]:
-                if tokens + s["candidates"][i]["tokens"] > pitfalls.MAX_TOKENS:
-                    break
-                kept.append(i)
-                tokens += s["candidates"][i]["tokens"]
-            shown += len(kept)
-            needed += sum(1 for i in kept if s["candidates"][i]["needed"])
-            with_list += bool(kept)
-            for r in s.get("recurring", []):
-                if r["env"]:
-                    env += 1
-                    env_cov += bool(set(r["covered_by"]) & set(kept))
-        out[half] = {"sessions": len(sessions), "with_list": with_list, "lines": shown, "needed": needed,
-                     "precision": round(needed / shown, 3) if shown else None, "env_recurring": env,
-                     "env_covered": env_cov, "env_coverage": round(env_cov / env, 3) if env else None}  # fmt: skip
-    return out
+
+    def pick(s: dict) -> list[int]:
+        cands = [(i, c["x"]) for i, c in enumerate(s["candidates"])
+                 if round(math.expm1(c["x"][f["log_sessions"]])) >= 2 or c["x"][f["environment"]] > 0]  # fmt: skip
+        cands.sort(key=lambda ic: (-ic[1][f["log_sessions"]], -ic[1][f["environment"]], ic[1][f["log_days"]]))
+        return [i for i, _ in cands]
+
+    sessions = json.loads(REPLAY_ROWS.read_text())["sessions"]
+    return {half: tally([s for s in sessions if s["half"] == half], pick) for half in ("tune", "heldout")}
 
 
 def _pct(xs: list[float], q: float) -> float:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -77,15 +78,23 @@ def _overhead() -> int:
 
 
 def lists(sessions: list[dict], w: np.ndarray, b: float, threshold: float) -> dict:
-    """The lists shown at `threshold` (most likely first, at most MAX_LINES lines and MAX_TOKENS tokens):
+    """The lists shown at `threshold` (most likely first): see `tally`."""
+
+    def pick(s: dict) -> list[int]:
+        probs = [1 / (1 + np.exp(-(np.dot(w, _used(c["x"])) + b))) for c in s["candidates"]]
+        return sorted((i for i, p in enumerate(probs) if p >= threshold), key=lambda i: -probs[i])
+
+    return tally(sessions, pick)
+
+
+def tally(sessions: list[dict], pick: Callable[[dict], list[int]]) -> dict:
+    """Each session's list (the candidates `pick` orders, at most MAX_LINES lines and MAX_TOKENS tokens):
     lines, needed lines, and the recurring (environment) failures a shown line covers."""
     shown = needed = with_list = rec = rec_cov = env = env_cov = 0
     base = _overhead()
     for s in sessions:
-        probs = [1 / (1 + np.exp(-(np.dot(w, _used(c["x"])) + b))) for c in s["candidates"]]
-        order = sorted((i for i, p in enumerate(probs) if p >= threshold), key=lambda i: -probs[i])
         kept, tokens = [], base
-        for i in order[: pitfalls.MAX_LINES]:
+        for i in pick(s)[: pitfalls.MAX_LINES]:
             if tokens + s["candidates"][i]["tokens"] > pitfalls.MAX_TOKENS:
                 break
             kept.append(i)

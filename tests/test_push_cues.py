@@ -5,13 +5,11 @@ definition."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
-from recall_agent.architecture import concepts
+from recall_agent.architecture import concepts, graph
 from recall_agent.push import cues, task
-from tests.hooks_fixtures import hook_env
+from tests.test_push import shop  # noqa: F401  (the indexed shop repository of the hook tests)
 
 ISSUE = """Quantity.to fails on masked input
 
@@ -53,28 +51,8 @@ def test_cues_are_linear_on_a_long_run() -> None:
     assert len(cues.identifiers(text)) <= 80
 
 
-SHOP = {
-    "shop/__init__.py": "",
-    "shop/orders.py": "from shop.payments import charge\n\n\ndef place_order(cart, customer):\n"
-    "    return charge(customer, sum(cart))\n",
-    "shop/payments.py": "def charge(customer, amount):\n    return amount\n\n\ndef refund(customer, amount):\n"
-    "    return -amount\n",
-    "shop/catalog.py": "class Product:\n    pass\n",
-}
-
-
-def test_candidates_carry_each_cue(tmp_path: Path) -> None:
-    root = tmp_path / "shop"
-    for rel, content in SHOP.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(content)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = hook_env(tmp_path / "home")
-    done = subprocess.run([sys.executable, "-m", "recall_agent", "index", str(root)], env=env,
-                          capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    from recall_agent.architecture import graph
-
+def test_candidates_carry_each_cue(shop: tuple[Path, dict[str, str]]) -> None:  # noqa: F811
+    root, env = shop
     conn = sqlite3.connect(graph.store_path(root.resolve(), Path(env["RECALL_HOME"])))
     try:
         found = {

@@ -1,18 +1,19 @@
-"""Push context benchmark (issue 35): task localisation on SWE-bench tasks from the issue text alone.
+"""Push context benchmarks (issue 35).
 
-For each SWE-ContextBench case of its Python splits (Lite and Verified; the Multilingual split and the Full
-split's other languages are reserved and never read) whose repository is fetched under --mirrors, the
-repository is exported at the task's base commit, indexed by `recall index`'s indexer (no history), and
-the issue text goes through the UserPromptSubmit ranking (`push.task.rank`). Measured per task: the rank of
-the gold patch's files among the ranked files (Acc@1, Acc@3 = what the hook names, Acc@5), the model's
-confidence, the ranking's latency; a BM25 ranking of the repository's files (SQLite FTS5 `bm25()` over
-each file's path and text) side by side in the same run.
+Task localisation on SWE-bench tasks from the issue text alone: for each SWE-ContextBench case of its Python
+splits (Lite and Verified; the Multilingual split and the Full split's other languages are reserved and
+never read) whose repository is fetched under --mirrors, the repository's Python files are exported at the
+task's base commit and indexed once (cached under bench/.cache/push-tasks/), and the issue text, then its
+title alone, go through the UserPromptSubmit ranking (`push.task.rank`). Measured per task: the rank of the
+gold patch's files (Acc@1, Acc@3 = what the hook names, Acc@5), the gate's confidence, the ranking's
+latency, every candidate's features (for bench/fit_push.py); a BM25 ranking of the repository's files
+(SQLite FTS5 `bm25()` over each file's path and text) side by side. Split by project (`FIT_PROJECTS`).
 
-Split by project: `FIT_PROJECTS` tune the confidence model (`bench/fit_push.py`), the rest are held out.
-
-    nice python bench/bench_push.py --mirrors /work/.mirror [--limit-per-repo N]
-
-Rows go to bench/results/push_localisation.json (one per task; a rerun skips tasks already there).
+    nice python bench/bench_push.py --prepare             # export and index every task (slow, cached)
+    nice python bench/bench_push.py [--prepared-only]      # rows -> bench/results/push_localisation.json
+    nice python bench/bench_push.py --replay               # prevented failures: bench/results/push_sessions.json
+    nice python bench/bench_push.py --django-latency       # the ranking's p50/p95 on Django's tree
+    python bench/bench_push.py --hook-latency CHECKOUT     # real `recall hook` processes
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ package's own source is preferred over tests, examples, docs and legacy copies (
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -171,8 +172,10 @@ def _match(terms_: list[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms_)
 
 
-def search(conn: sqlite3.Connection, question: str, limit: int = 5) -> list[Hit]:
-    """Files about the question, best first (empty when it has no content words or nothing matches)."""
+def search(conn: sqlite3.Connection, question: str, limit: int = 5, min_share: float = 0.5) -> list[Hit]:
+    """Files about the question, best first (empty when it has no content words or nothing matches); a file
+    must carry at least `min_share` of the question's words (a long text's words are never all in one
+    file: its callers pass less)."""
     wanted = terms(question)
     if not wanted:
         return []
@@ -196,9 +199,11 @@ def search(conn: sqlite3.Connection, question: str, limit: int = 5) -> list[Hit]
         hits.append(Hit(fid, path, total, doc, [name for name, _ in syms[:3]]))
     hits.sort(key=lambda h: (-h.score, h.path))
     hits = hits[: limit * 3]
-    _fill_matched(conn, wanted, hits)
     # a file about the question carries at least half of its words ("make coffee" is not about make_order)
-    need = (len(wanted) + 1) // 2
+    need = math.ceil(len(wanted) * min_share)
+    if not need:
+        return hits[:limit]  # no filter: which words each file carries is not looked up (a query per word)
+    _fill_matched(conn, wanted, hits)
     return [h for h in hits if len(h.matched) >= need][:limit]
 
 

@@ -1,19 +1,18 @@
 """This repository's known pitfalls, for the start of a session.
 
-A pitfall is a cause the store learned in this repository that an agent is likely to meet again:
+A candidate is a cause the store learned in this repository (learnings sharing a signature fingerprint are
+one cause). Left out before anything is scored: learnings the lifecycle retired (hurting, dormant), ones
+that check stale against this checkout (`selfcheck`), and ones the trust tiers do not inject by themselves
+(`safety.trust`: quarantined, unverified, awaiting review).
 
-- **recurring**: its error (same signature fingerprint, across the repository's learnings) was met in two or
-  more sessions. A store with per-learning session counts (`session_count`, the `learning_sessions` table of
-  the consolidated store) counts those too;
-- **an environment lesson**: the fix was not in the code but in how the project is run: a changed command
-  (`git push --set-upstream`, the right interpreter or test runner), a folder, an install (fix evidence
-  `command`, `folder`, `packages`).
-
-Left out: learnings the lifecycle retired (hurting, dormant), ones that check stale against this checkout
-(`selfcheck`), and ones the trust tiers do not inject by themselves (`safety.trust`: quarantined,
-unverified, awaiting review). Most useful first: the most sessions, then environment lessons, then the
-most helped, then the newest. At most MAX_LINES lines and MAX_TOKENS tokens, framed as data by
-`safety.injection_block`; "" when there is nothing.
+Which candidates make the list is a fitted model, not a rule: a logistic over `FEATURES` (how many sessions
+met the cause, how often, the share of the repository's known sessions that met it, whether the lesson is
+about how the project is run rather than its code, how long ago it was last met), weights as data in
+`pitfall_weights.json`, fitted by `bench/fit_pitfalls.py` on the time-ordered replay of the tuning projects'
+labelled sessions (`bench/bench_push.py --replay`): the probability that the next session meets the cause.
+A line is shown when that is at least the fitted threshold, most likely first, at most MAX_LINES lines and
+MAX_TOKENS tokens, framed as data by `safety.injection_block`; "" when nothing qualifies (a short list that
+is read beats a wall that is not).
 
 Standard library only (the SessionStart hook's path); the store is read with one read-only connection.
 """
@@ -21,9 +20,12 @@ Standard library only (the SessionStart hook's path); the store is read with one
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,16 @@ MAX_LINES = 5
 MAX_TOKENS = 300
 MAX_ROWS = 2000  # the repository's newest learnings looked at
 HEADER = "recall: known pitfalls of this repository (met in earlier sessions here):"
+WEIGHTS_FILE = Path(__file__).with_name("pitfall_weights.json")
+FEATURES = (
+    "log_sessions",  # log(1 + sessions that met the cause)
+    "log_seen",  # log(1 + times the cause was met)
+    "rate",  # sessions that met it / the repository's sessions the store knows (those that taught something)
+    "environment",  # the fix was in how the project is run: a changed command, a folder, an install
+    "code_fix",  # the fix edited files
+    "log_days",  # log(1 + days since the cause was last met)
+    "log_gap",  # log(1 + days between the cause's last meeting and the newest thing the store learned here)
+)
 
 
 @dataclass
@@ -40,15 +52,36 @@ class Pitfall:
     environment: bool
     error: str = ""
     members: list[str] = field(default_factory=list)
+    features: list[float] = field(default_factory=list)  # FEATURES, in order
+    probability: float = 0.0  # the fitted model's P(the next session meets this cause)
+    fingerprints: list[str] = field(default_factory=list)  # its members' signature fingerprints
 
     @property
-    def rank(self) -> tuple[int, int, int, str]:
+    def rank(self) -> tuple[float, int, int, str]:
         return (
+            -self.probability,
             -self.sessions,
-            -int(self.environment),
             -int(self.item.get("helped_count") or 0),
             _neg(self.item.get("created_at") or ""),
         )
+
+
+@cache
+def weights() -> dict[str, Any]:
+    return json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+
+
+def probability(row: Sequence[float], model: dict[str, Any] | None = None) -> float:
+    """P(the next session meets the cause) for a FEATURES row; the model uses the features its weights
+    file lists (by name)."""
+    model = model or weights()
+    values = dict(zip(FEATURES, row, strict=True))
+    z = model["bias"] + sum(w * values[f] for w, f in zip(model["weights"], model["features"], strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def threshold() -> float:
+    return float(weights()["threshold"])
 
 
 def _neg(s: str) -> str:
@@ -81,6 +114,7 @@ def _rows(
     wanted = [
         "id", "session_id", "resolution_summary", "fix", "created_at", "last_useful_at", "helped_count",
         "hurt_count", "confidence", "provenance", "author", "review", "quarantine", "session_count",
+        "seen_count", "last_seen_at",
     ]  # fmt: skip
     cols = [c for c in wanted if c in have]
     if paths is None:
@@ -123,8 +157,11 @@ def _sessions_of(conn: sqlite3.Connection, ids: list[str]) -> dict[str, set[str]
     return out
 
 
-def _groups(conn: sqlite3.Connection, ids: list[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """Learnings sharing a signature fingerprint are one cause: (learning id -> group id, first error)."""
+def _groups(
+    conn: sqlite3.Connection, ids: list[str]
+) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
+    """Learnings sharing a signature fingerprint are one cause: (learning id -> group id, first error,
+    learning id -> its fingerprints)."""
     parent = {i: i for i in ids}
 
     def find(x: str) -> str:
@@ -134,6 +171,7 @@ def _groups(conn: sqlite3.Connection, ids: list[str]) -> tuple[dict[str, str], d
         return x
 
     first_error: dict[str, str] = {}
+    fps: dict[str, list[str]] = {}
     by_fp: dict[str, str] = {}
     marks = ",".join("?" * len(ids))
     for lid, fp, text in conn.execute(
@@ -143,18 +181,27 @@ def _groups(conn: sqlite3.Connection, ids: list[str]) -> tuple[dict[str, str], d
     ):
         lid = str(lid)
         first_error.setdefault(lid, str(text))
+        fps.setdefault(lid, []).append(str(fp))
         if fp in by_fp:
             a, b = find(lid), find(by_fp[fp])
             if a != b:
                 parent[a] = b
         else:
             by_fp[fp] = lid
-    return {i: find(i) for i in ids}, first_error
+    return {i: find(i) for i in ids}, first_error, fps
 
 
-def collect(db: Path, repo: str | Sequence[str], root: Path | None) -> list[Pitfall]:
-    """The repository's pitfalls, most useful first (module docstring); `repo`: its name, or every name its
-    learnings may be filed under (`repo.aliases`)."""
+def collect(
+    db: Path,
+    repo: str | Sequence[str],
+    root: Path | None,
+    *,
+    now: datetime | None = None,
+    everything: bool = False,
+) -> list[Pitfall]:
+    """The repository's pitfalls, most likely met first (module docstring): the candidates the fitted model
+    puts at or above its threshold (`everything`: every candidate, scored); `repo`: its name, or every name
+    its learnings may be filed under (`repo.aliases`); `now`: the time the session starts."""
     if not db.exists():
         return []
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.5)
@@ -163,36 +210,61 @@ def collect(db: Path, repo: str | Sequence[str], root: Path | None) -> list[Pitf
         if not rows:
             return []
         ids = [str(r["id"]) for r in rows]
-        group_of, first_error = _groups(conn, ids)
+        group_of, first_error, fps = _groups(conn, ids)
         extra = _sessions_of(conn, ids)
     finally:
         conn.close()
-    return _pick(rows, group_of, first_error, extra, root)
+    found = _candidates(rows, group_of, first_error, fps, extra, root, now or datetime.now(UTC))
+    model = weights() if WEIGHTS_FILE.exists() else None  # not fitted yet (bench/fit_pitfalls.py): none shown
+    for p in found:
+        p.probability = probability(p.features, model) if model else 0.0
+    if not everything:
+        found = [p for p in found if model and p.probability >= float(model["threshold"])]
+    return sorted(found, key=lambda p: p.rank)
 
 
-def _pick(
+def _candidates(
     rows: list[dict[str, Any]],
     group_of: dict[str, str],
     first_error: dict[str, str],
+    fps: dict[str, list[str]],
     extra: dict[str, set[str]],
     root: Path | None,
+    now: datetime,
 ) -> list[Pitfall]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(group_of[str(r["id"])], []).append(r)
+    known: set[str] = set()  # the repository's sessions the store knows of
+    newest = max(
+        (d for r in rows if (d := _dt(r.get("last_seen_at") or r.get("created_at"), datetime))), default=now
+    )
+    for r in rows:
+        if r.get("session_id"):
+            known.add(str(r["session_id"]))
+        known |= extra.get(str(r["id"]), set())
     out: list[Pitfall] = []
     for members in groups.values():
         sessions: set[str] = set()
-        counted = 0
+        counted = seen = 0
+        last = None
         for m in members:
             if m.get("session_id"):
                 sessions.add(str(m["session_id"]))
             sessions |= extra.get(str(m["id"]), set())
             counted += int(m.get("session_count") or 0)
-        n_sessions = max(len(sessions), counted)
+            seen += int(m.get("seen_count") or 1)
+            when = _dt(m.get("last_seen_at") or m.get("created_at"), datetime)
+            last = when if last is None or (when and when > last) else last
+        n_sessions = max(len(sessions), counted, 1)
         env = any(environment_lesson(m.get("fix")) for m in members)
-        if n_sessions < 2 and not env:
-            continue
+        code = any(isinstance(m.get("fix"), dict) and m["fix"].get("files") for m in members)
+        days = max(0.0, (now - last).total_seconds() / 86400) if last else 365.0
+        gap = max(0.0, (newest - last).total_seconds() / 86400) if last else 365.0
+        features = [
+            math.log1p(n_sessions), math.log1p(seen), n_sessions / max(len(known), n_sessions),
+            float(env), float(code), math.log1p(days), math.log1p(gap),
+        ]  # fmt: skip
         usable = [m for m in members if showable(m, root)]
         if not usable:
             continue
@@ -205,20 +277,25 @@ def _pick(
                 m.get("created_at") or "",
             ),
         )
+        member_ids = [str(m["id"]) for m in members]
         out.append(
             Pitfall(
-                best, n_sessions, env, first_error.get(str(best["id"]), ""), [str(m["id"]) for m in members]
-            )
+                best,
+                n_sessions,
+                env,
+                first_error.get(str(best["id"]), ""),
+                member_ids,
+                features,
+                fingerprints=[fp for i in member_ids for fp in fps.get(i, [])],
+            )  # fmt: skip
         )
-    return sorted(out, key=lambda p: p.rank)
+    return out
 
 
 def showable(m: dict[str, Any], root: Path | None) -> bool:
     """May this stored learning be pushed by itself? Active in its lifecycle (neither hurting nor dormant),
     not stale against the checkout `root` (`selfcheck`), trusted (`safety.trust`: not quarantined, not
     unverified, not awaiting review)."""
-    from datetime import datetime
-
     from recall_agent import selfcheck
     from recall_agent.learnings import lifecycle
     from recall_agent.safety import trust
@@ -263,8 +340,6 @@ def _dt(value: object, datetime: Any) -> Any:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        from datetime import UTC
-
         dt = dt.replace(tzinfo=UTC)
     return dt
 

@@ -2,14 +2,19 @@
 
 1. `reads_as_task`: a prompt that is a task, not "yes", "continue", "thanks", a slash command (checked
    before anything is imported or opened).
-2. `locate`: the repository's architecture index (built by `recall index` or an earlier `/recall`; never
-   built here, a prompt must not wait for a parse) answers the prompt with the concept search
-   (`architecture.concepts`: BM25 over paths, definitions, docs, identifiers, plus the best symbol match),
-   and identifiers the prompt names (`place_order`, `orders.py`) are looked up in the symbol index.
-3. `confidence`: a logistic model over a few features of the ranking (`FEATURES`), weights as data in
-   `task_weights.json`, fitted by `bench/fit_push.py` on SWE-bench tasks (SWE-ContextBench's Python Lite /
-   Verified case files: issue text, base commit, gold patch's files). Below its threshold nothing is said:
-   a wrong code area costs the agent more than none.
+2. `candidates`: the repository's architecture index (built by `recall index` or an earlier `/recall`; never
+   built here, a prompt must not wait for a parse) proposes files from several cues of the prompt
+   (`cues`): the concept search (`architecture.concepts`: BM25 over paths, definitions, docs, identifiers)
+   on a short query made of the prompt's title, identifiers and most repeated words, the concept search on
+   the title alone, the files and traceback frames it names, the dotted modules it names, and the
+   definitions of the identifiers it names (the symbol index, weighted by how few files define the name).
+3. `rank`: a logistic model over each candidate's `CANDIDATE_FEATURES` orders them (P(the file is in the
+   change)); weights as data in `task_weights.json` (`rank`), fitted by `bench/fit_push.py` on SWE-bench
+   tasks of the fit projects (SWE-ContextBench's Python Lite / Verified case files: issue text, base commit,
+   gold patch's files).
+4. `confidence`: a second logistic over the ranking (`FEATURES`: the top file's and the runner-up's
+   probabilities) says whether one of the named files is in the change; below its threshold nothing is
+   said: a wrong code area costs the agent more than none.
 
 Standard library only; the index is opened read-only.
 """
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,19 +31,25 @@ from pathlib import Path
 from recall_agent.push.prompt import reads_as_task  # noqa: F401  (the API: task.reads_as_task)
 
 WEIGHTS_FILE = Path(__file__).with_name("task_weights.json")
+CANDIDATE_FEATURES = (
+    "concept_rr",  # 1 / rank in the concept search on the prompt's short query (0: not found)
+    "concept_rel",  # its score over the top file's
+    "title_rr",  # 1 / rank in the concept search on the prompt's title alone (its words carried by half)
+    "typed_rr",  # title_rr when the prompt is its title alone (prompt-sized: the title search is the ranking)
+    "path",  # the prompt names this file's path (or a traceback frame is in it)
+    "last_frame",  # the deepest traceback frame the prompt shows in this repository's files
+    "module",  # the prompt names this file's dotted module (or an attribute of it)
+    "defines",  # the identifiers the prompt names that this file defines, each weighted 1 / files defining it
+    "is_test",  # a test file
+)
 FEATURES = (
-    "log_top",  # log(1 + the top file's score)
-    "lead",  # log(top score / second score)
-    "matched",  # share of the prompt's content words the top file carries
-    "named",  # the prompt names a symbol or file of the top file (an identifier, a path)
-    "log_terms",  # log(1 + the prompt's content words)
+    "top",  # log-odds of the top file's P(in the change)
+    "lead",  # log-odds of the top file minus the runner-up's
 )
 MAX_FILES = 3
 MAX_TOKENS = 300
+CANDIDATES = 20  # per concept search
 HEADER = "recall: the code this task is likely about (from the code index; check before relying on it):"
-
-# identifiers a prompt names: snake_case, CamelCase, dotted.names, file.ext
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass
@@ -50,44 +60,33 @@ class Area:
     tests: list[str] = field(default_factory=list)  # tests importing the top file (the index's import edges)
 
 
+@dataclass
+class Candidate:
+    path: str
+    symbols: list[str]
+    x: list[float]  # CANDIDATE_FEATURES, in order
+    score: float = 0.0  # the ranking model's log-odds
+
+
 @cache
 def weights() -> dict:
     return json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
 
 
-LEAD_CAP = math.log(3.0)  # "three times the next file's score" already says all a lead can say
+def _logit(model: dict, values: dict[str, float]) -> float:
+    return model["bias"] + sum(
+        w * values[f] for w, f in zip(model["weights"], model["features"], strict=True)
+    )
 
 
-def bounded(row: list[float]) -> dict[str, float]:
-    """The features by name, the lead capped: a ranking with one file has no second score, and an unbounded
-    ratio would then decide alone."""
-    values = dict(zip(FEATURES, row, strict=True))
-    values["lead"] = min(values["lead"], LEAD_CAP)
-    return values
-
-
-def probability(row: list[float], model: dict | None = None) -> float:
-    """P(one of the named files is in the change) for a ranking's FEATURES row; the model uses the features
-    its weights file lists (a subset of FEATURES, by name)."""
-    model = model or weights()
-    values = bounded(row)
-    z = model["bias"] + sum(w * values[f] for w, f in zip(model["weights"], model["features"], strict=True))
+def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def _code_like(tok: str) -> bool:
-    inner_caps = any(c.isupper() for c in tok[1:])
-    return "_" in tok or "." in tok or (inner_caps and any(c.islower() for c in tok))
-
-
-def named(prompt: str) -> list[str]:
-    """Identifiers the prompt names as code: with an underscore, a dot or inner capitals."""
-    out: list[str] = []
-    for raw in _IDENT.findall(prompt[:4000]):
-        tok = raw.strip(".")
-        if tok and _code_like(tok) and tok not in out:
-            out.append(tok)
-    return out[:20]
+def probability(row: list[float], model: dict | None = None) -> float:
+    """P(one of the named files is in the change) for a ranking's FEATURES row."""
+    model = model or weights()
+    return _sigmoid(_logit(model, dict(zip(FEATURES, row, strict=True))))
 
 
 def open_index(root: Path) -> sqlite3.Connection | None:
@@ -102,48 +101,135 @@ def open_index(root: Path) -> sqlite3.Connection | None:
     return conn
 
 
+def candidates(conn: sqlite3.Connection, prompt: str) -> list[Candidate]:
+    """Every file a cue of the prompt points at, with its CANDIDATE_FEATURES (module docstring)."""
+    from recall_agent.architecture import concepts
+    from recall_agent.push import cues
+
+    found: dict[str, Candidate] = {}
+
+    def at(path: str) -> Candidate:
+        if path not in found:
+            found[path] = Candidate(path, [], [0.0] * len(CANDIDATE_FEATURES))
+        return found[path]
+
+    col = {f: i for i, f in enumerate(CANDIDATE_FEATURES)}
+    common = _common_cap(conn)
+    short = " ".join(_specific(conn, cues.query(prompt, concepts.terms).split(), common))
+    hits = concepts.search(conn, short, limit=CANDIDATES, min_share=0.0) if short else []
+    for i, h in enumerate(hits):
+        c = at(h.path)
+        c.x[col["concept_rr"]] = 1.0 / (i + 1)
+        c.x[col["concept_rel"]] = h.score / hits[0].score if hits[0].score > 0 else 0.0
+        c.symbols = list(h.symbols)
+    # the title as typed: every word kept, a file must carry half of them (the concept search's own rule,
+    # right for a prompt-sized text)
+    typed = cues.title(prompt) == prompt.strip()
+    for i, h in enumerate(concepts.search(conn, cues.title(prompt), limit=CANDIDATES)):
+        c = at(h.path)
+        c.x[col["title_rr"]] = 1.0 / (i + 1)
+        c.x[col["typed_rr"]] = c.x[col["title_rr"]] if typed else 0.0
+        c.symbols = c.symbols or list(h.symbols)
+    _paths(conn, cues.paths(prompt), cues.frames(prompt), at, col)
+    _modules(conn, cues.modules(prompt), at, col)
+    _defines(conn, cues.identifiers(prompt), at, col)
+    if found:
+        marks = ",".join("?" * len(found))
+        for path, is_test in conn.execute(
+            f"SELECT path, is_test FROM files WHERE path IN ({marks})", list(found)
+        ):
+            found[path].x[col["is_test"]] = float(is_test)
+    return list(found.values())
+
+
+COMMON_SHARE = 0.25  # a word in more than this share of the files says little and costs most of a BM25 query
+
+
+def _common_cap(conn: sqlite3.Connection) -> int:
+    return max(20, int(COMMON_SHARE * conn.execute("SELECT count(*) FROM files").fetchone()[0]))
+
+
+def _specific(conn: sqlite3.Connection, words: list[str], cap: int) -> list[str]:
+    """The words found in fewer than `cap` files (each count stops at `cap`: bounded work per word)."""
+    out = []
+    for w in words:
+        n = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM file_text WHERE file_text MATCH ? LIMIT ?)", (f'"{w}"', cap)
+        ).fetchone()[0]
+        if 0 < n < cap:
+            out.append(w)
+    return out
+
+
+def _suffix_of(conn: sqlite3.Connection, named_path: str) -> list[str]:
+    """Index paths the named path ends with (a traceback's site-packages/pkg/mod.py -> pkg/mod.py), or that
+    end with it (a named pkg/mod.py)."""
+    parts = [p for p in named_path.split("/") if p and p not in (".", "..")]
+    for k in range(min(len(parts), 6), 0, -1):
+        tail = "/".join(parts[-k:])
+        rows = [r[0] for r in conn.execute("SELECT path FROM files WHERE path = ? OR path LIKE ? LIMIT 4",
+                                           (tail, "%/" + tail))]  # fmt: skip
+        if rows and (k >= 2 or len(rows) == 1):
+            return rows
+        if rows:
+            return []  # a bare file name that several folders have says nothing
+    return []
+
+
+def _paths(conn: sqlite3.Connection, named_paths: list[str], frames: list[str], at, col) -> None:  # noqa: ANN001
+    for p in named_paths:
+        for path in _suffix_of(conn, p):
+            at(path).x[col["path"]] = 1.0
+    for p in reversed(frames):  # the deepest frame in this repository's files
+        hit = _suffix_of(conn, p)
+        if hit:
+            at(hit[0]).x[col["last_frame"]] = 1.0
+            break
+
+
+def _modules(conn: sqlite3.Connection, names: list[str], at, col) -> None:  # noqa: ANN001
+    for name in names:
+        parts = name.split(".")
+        for k in range(len(parts), 1, -1):  # the longest prefix that is a module: pkg.mod.Class -> pkg.mod
+            rows = [r[0] for r in conn.execute("SELECT path FROM files WHERE module = ? LIMIT 2",
+                                               (".".join(parts[:k]),))]  # fmt: skip
+            if rows:
+                for path in rows:
+                    at(path).x[col["module"]] = 1.0
+                break
+
+
+def _defines(conn: sqlite3.Connection, names: list[str], at, col) -> None:  # noqa: ANN001
+    for name in names[:40]:
+        leaf = name.rsplit(".", 1)[-1]
+        rows = conn.execute(
+            "SELECT f.path, s.qualname FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ?"
+            " LIMIT 21",
+            (leaf,),
+        ).fetchall()
+        files = {r[0] for r in rows}
+        if not files or len(rows) > 20:
+            continue  # a name defined everywhere (`__init__`, `get`) points nowhere
+        for path, qualname in rows:
+            c = at(path)
+            c.x[col["defines"]] += 1.0 / len(files)
+            if qualname not in c.symbols:
+                c.symbols.insert(0, qualname)
+
+
 def rank(
     conn: sqlite3.Connection, prompt: str, limit: int = 10
 ) -> tuple[list[tuple[str, list[str], float]], list[float]]:
-    """Files for the prompt, best first ((path, symbols, score)), and the feature row of the ranking."""
-    from recall_agent.architecture import concepts
-
-    hits = concepts.search(conn, prompt, limit=limit)
-    wanted = concepts.terms(prompt)
-    scored: dict[str, tuple[list[str], float]] = {h.path: (list(h.symbols), h.score) for h in hits}
-    matched_share = (len(hits[0].matched) / len(wanted)) if hits and wanted else 0.0
-    names = named(prompt)
-    hit_named: dict[str, list[str]] = {}
-    for name in names:
-        leaf = name.rsplit(".", 1)[-1]
-        if "." in name and leaf in ("py", "js", "ts", "go", "rb", "rs", "java"):
-            base = name
-            for (path,) in conn.execute(
-                "SELECT path FROM files WHERE path = ? OR path LIKE ? LIMIT 5", (base, "%/" + base)
-            ):
-                hit_named.setdefault(path, [])
-            continue
-        for row in conn.execute(
-            "SELECT f.path, s.qualname FROM symbols s JOIN files f ON f.id = s.file_id"
-            " WHERE s.name = ? OR s.qualname = ? ORDER BY f.is_test, length(f.path) LIMIT 5",
-            (leaf, name),
-        ):
-            hit_named.setdefault(row[0], []).append(row[1])
-    top_score = hits[0].score if hits else 0.0
-    for path, syms in hit_named.items():  # a named definition leads: the prompt said where
-        old_syms, old_score = scored.get(path, ([], 0.0))
-        scored[path] = (list(dict.fromkeys(syms + old_syms)), max(old_score, top_score) * 1.5 + 1.0)
-    ranked = sorted(((p, s, sc) for p, (s, sc) in scored.items()), key=lambda r: (-r[2], r[0]))
-    second = ranked[1][2] if len(ranked) > 1 else 0.0
-    top = ranked[0][2] if ranked else 0.0
-    row = [
-        math.log1p(max(0.0, top)),
-        math.log((top + 1e-3) / (second + 1e-3)) if ranked else 0.0,
-        1.0 if ranked and ranked[0][0] in hit_named else matched_share,
-        1.0 if ranked and ranked[0][0] in hit_named else 0.0,
-        math.log1p(len(wanted)),
-    ]
-    return ranked, row
+    """Files for the prompt, best first ((path, symbols, log-odds)), and the FEATURES row of the ranking."""
+    model = weights()["rank"]
+    found = candidates(conn, prompt)
+    for c in found:
+        c.score = _logit(model, dict(zip(CANDIDATE_FEATURES, c.x, strict=True)))
+    found.sort(key=lambda c: (-c.score, c.path))
+    ranked = [(c.path, c.symbols[:3], c.score) for c in found[:limit]]
+    top = ranked[0][2] if ranked else -30.0
+    second = ranked[1][2] if len(ranked) > 1 else -30.0
+    return ranked, [top, top - second]
 
 
 def locate(prompt: str, root: Path) -> Area:

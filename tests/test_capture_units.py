@@ -372,3 +372,21 @@ def test_the_hook_shows_the_fix_line_whole_and_first() -> None:
 )
 def test_failures_seen_only_in_the_output(line: str, failed: bool) -> None:
     assert output.is_error_line(line) is failed
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "src/cart.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+        "docs/configuration/general.mdx:198:81 error MD013/line-length Line length [Expected: 80; Actual: 155]",
+        "make: *** No rule to make target 'typecheck'.  Stop.",
+        "make[2]: *** [Makefile:12: build] Error 1",
+        "npm ERR! code ELIFECYCLE",
+        'npm error Missing script: "typecheck"',
+        "Would reformat: src/api/routes.py",
+    ],
+)
+def test_error_lines_of_common_tools(line: str) -> None:
+    """The lines that say what failed in tsc, markdownlint, make, npm and formatter reports are the error
+    (the episode's key and the model's `error_lines` feature), not background text."""
+    assert output.error_lines([line], set()) == [line]

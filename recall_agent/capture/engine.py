@@ -453,7 +453,12 @@ class Engine:
             return  # only the newest error a script raised
 
     def _resolve(
-        self, st: Stream, err: dict[str, Any], run: Run, by_failing_run: bool, other_check: bool = False
+        self,
+        st: Stream,
+        err: dict[str, Any],
+        run: Run,
+        by_failing_run: bool,
+        other_check: bool = False,
     ) -> None:
         self.resolved += 1
         self.resolved_ids.extend(e["id"] for e in err["errors"])
@@ -642,6 +647,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     missing = any("No such file or directory" in ln or "not found" in ln for ln in lines)
     # the path that is missing is one the agent wrote itself (run from the wrong folder): its own slip
     own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
+    passed_main = ep.passed.command.main
     return {
         "fix_own_code": ep.own_code,
         "fix_only_own_code": float(ep.own_code >= 0.99),
@@ -679,6 +685,14 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         ),
         "interpreter": float(bool(main and main.program in commands.INTERPRETERS)),
         "distinct_errors": min(len(ep.errors), 5) / 5,
+        # the run that showed it fixed runs another check than the one that failed (it matched on one part
+        # of a compound line: `go test ./...; echo ok` for `go vet ./...`)
+        "fix_run_other_check": float(
+            bool(main and passed_main and main.family != passed_main.family and ep.command_change is not None)
+        ),
+        "fix_only_tests": float(bool(ep.changes) and all(edits.TEST_FILE.search(c.path) for c in ep.changes)),
+        # nothing in the error says what failed (`FAIL`, `Exit code 1`, a lone bracket)
+        "error_short": float(max((len(ln.strip()) for ln in (errs or lines)), default=0) < 16),
         "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
     }
 

@@ -34,6 +34,11 @@ _TOOL_ERROR = re.compile(
     r"|^\s*--- FAIL: "  # go test
     r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
     r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
+    r"|^[^\s:]+:\d+(?::\d+)?\s+error\s"  # markdownlint and other `path:line:col error RULE` reports
+    r"|\berror TS\d{3,5}:"  # tsc: src/a.ts(12,5): error TS2322:
+    r"|^make(?:\[\d+\])?: \*\*\* "  # make: *** No rule to make target 'x'.  Stop.
+    r"|^\s*npm (?:ERR!|error) "
+    r"|(?i:^would reformat:? )"  # black / ruff format --check
     r"|(?i:\((?:y/n|yes/no)\)|\[y/n\])\s*[:?]?\s*$"  # a prompt waiting for an answer that never comes
     r"|(?i:loss\b[^\n]{0,40}?\bnan\b|\bnan (?:loss|values? (?:in|encountered)))"  # training diverged
 )

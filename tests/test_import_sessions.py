@@ -620,13 +620,6 @@ def _discount_session(w: TranscriptWriter, *, written_by_session: bool) -> None:
     w.say("The discount divided the percentage by 10 instead of 100; fixed in discount().")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the shipped episode model weighs fix_own_code at -0.26; the tuning labels now mark such fixes "
-    "transient (NOTES-transient-tuning.md) and a refit on them rejects this fix (fix_own_code -3.6), but every "
-    "refit tried lost held-out recall (0.40 -> 0.16-0.26 at equal precision; docs/benchmarks.md, issue 33's "
-    "third round), so it is not shipped",
-)
 def test_a_fix_to_code_the_session_wrote_minutes_earlier_is_not_stored(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:

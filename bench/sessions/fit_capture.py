@@ -58,6 +58,14 @@ from recall_agent.capture.transcript import Transcript  # noqa: E402
 # model's own target precision is the one of TARGETS nearest both (choose_target).
 STORED_PRECISION = 0.90
 STORED_RECALL = 0.70  # issue 33's targets on held-out projects
+TRANSIENT_PRECISION = 0.90  # an episode the transient model drops is rarely knowledge
+# What the transient model may weigh: the share of the lines the fix changed that the session itself wrote
+# (the label's definition: the failing code was written earlier in the same session). Not the kind of run
+# or fix (`interpreter`, `test_run`, `fix_project_edit`, `fix_only_tests`): the labelled transient fixes are
+# mostly SWE-ContextBench's source edits under Python, the labelled others mostly interactive projects'
+# commands, so those features learn the corpus, not the authorship (tried: they took the largest weights; a
+# long edit of the project's own code, or any fix of a test file, scored transient).
+TRANSIENT_FEATURES = ("fix_own_code", "fix_only_own_code")
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)
 L2_GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
@@ -197,6 +205,31 @@ def episode_fit(tune: list[L.Label], stamp: str) -> tuple[dict, list[dict[str, f
     return to_model(names, w, b, 0.5, note, l2), points
 
 
+def fit_transient(tune: list[L.Label], stamp: str) -> dict:
+    """The transient model: is a resolved episode a fix to code the session itself wrote earlier (labels'
+    `transient`; episodes whose label lacks the field are left out)? Its threshold: the lowest whose
+    out-of-fold precision reaches TRANSIENT_PRECISION (an episode it calls transient is dropped, so it must
+    rarely be wrong)."""
+    rows, ys, folds, projects = [], [], [], []
+    for label in tune:
+        for ep in replay(label).judged_episodes:
+            match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
+            if match is None or L.transient(match) is None:
+                continue
+            rows.append({k: ep.features.get(k, 0.0) for k in TRANSIENT_FEATURES})
+            ys.append(1.0 if L.transient(match) else 0.0)
+            folds.append(fold_of(label))
+            projects.append(label.project)
+    names, w, b, y, points, chosen, losses = fit_rows(rows, ys, folds, projects)
+    point = pick_threshold(points, TRANSIENT_PRECISION)
+    print(f"transient model: {len(y)} labelled episodes, {int(y.sum())} transient; {_losses(losses)}")
+    print(
+        f"  threshold {point['threshold']:.3f}: out-of-fold P {point['precision']:.3f} R {point['recall']:.3f}"
+    )
+    note = f"{stamp}: {len(tune)} tuning sessions, {len(y)} episodes labelled transient or not, {int(y.sum())} transient"
+    return to_model(names, w, b, point["threshold"], note, chosen)
+
+
 def pick_threshold(points: list[dict[str, float]], target: float) -> dict[str, float]:
     """The highest recall whose out-of-fold precision is at least `target` (else the most precise point)."""
     ok = [p for p in points if p["precision"] >= target and p["tp"] > 0]
@@ -274,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
         help="cross-validation folds inside the tuning projects: sessions (5 folds), or one fold per project "
         "(leave one project out: what a project none of the fit saw gets)",
     )
+    ap.add_argument(
+        "--only-transient",
+        action="store_true",
+        help="fit the transient model alone into --out (the run and episode models there are kept)",
+    )
     args = ap.parse_args(argv)
     global FOLD_BY
     FOLD_BY = args.fold_by
@@ -284,6 +322,17 @@ def main(argv: list[str] | None = None) -> int:
         print("no tuning labels with transcripts (bench/sessions/fetch.py, labels/)", file=sys.stderr)
         return 1
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
+    if args.only_transient:
+        if not args.out.is_file():
+            args.out.write_text(SHIPPED.read_text())
+        weights = json.loads(args.out.read_text())
+        # the engine reads a transient model while the episodes are replayed: one that never says yes
+        weights.setdefault("transient", {"weights": {}, "bias": -60.0, "threshold": 1.0})
+        _write(args.out, weights)
+        model.WEIGHTS = args.out
+        weights["transient"] = fit_transient(tune, stamp)
+        _write(args.out, weights)
+        return 0
     target = choose_target(tune, stamp)
     weights, _ = fit(tune, args.out, target, stamp)
     weights["episode"]["target_precision"] = target

@@ -181,6 +181,7 @@ class Engine:
         self._run_model = model.load("run")
         self._decide_run = decide_run  # fitting replays labelled sessions with the labels' verdicts
         self._episode_model = model.load("episode")
+        self._transient_model = model.load("transient")
 
     def state(self) -> dict[str, Any]:
         return {"streams": {name: st.to_state() for name, st in self.streams.items()}}
@@ -500,7 +501,10 @@ class Engine:
         replaced = [edits.line_mark(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
         episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
-        episode.keep = self._episode_model.decide(episode.features)
+        # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
+        episode.keep = self._episode_model.decide(episode.features) and not self._transient_model.decide(
+            episode.features
+        )
         st.ready.append(episode)
         if self.record:
             self.judged_episodes.append(episode)

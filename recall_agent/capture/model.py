@@ -6,6 +6,8 @@ and what it was fitted on. Evaluating one is a dot product in pure Python (no nu
 
 - `run`: did this tool call fail (the exit flag, and output that shows a crash when the flag says ok)?
 - `episode`: is this failure and what fixed it knowledge worth keeping (not a scratch slip, not a retry)?
+- `transient`: is the fix a correction of code the session itself wrote earlier (labels' `transient`)? Such
+  an episode is not kept, whatever `episode` says.
 """
 
 from __future__ import annotations

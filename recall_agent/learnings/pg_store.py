@@ -308,6 +308,10 @@ class PgStore(StoreCore):
         )
         self._pool.open(wait=False)  # the server starts even while PostgreSQL is down
 
+    @property
+    def pool_max(self) -> int:
+        return self._pool.max_size
+
     # ------------------------------------------------------------------ connections
 
     def _conn(self, timeout: float | None = None) -> Any:

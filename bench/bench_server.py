@@ -152,11 +152,14 @@ class Server:
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("w")
+        tree = Path(env["PYTHONPATH"]) if env.get("PYTHONPATH") else None
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", package_in(Path(env["PYTHONPATH"]) if env.get("PYTHONPATH") else None)]
+            [sys.executable, "-m", package_in(tree)]
             + ["serve", "--port", str(self.port), "--log-level", "warning"]
             + ["--workers", str(workers)],
             env={**os.environ, **env},
+            cwd=tree
+            or ROOT,  # `-m` puts the working directory first on sys.path: the tree's package, not ours
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
@@ -381,7 +384,11 @@ def fill_with(release: Path | None, url: str, data: list[tuple[Learning, str, st
     env = {**os.environ, "PYTHONPATH": str(release or ROOT)}
     code = FILL_PG.replace("recall_agent.", package_in(release) + ".")
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, url, str(rows), str(k), str(FILL_PROCESSES)], env=env)
+        subprocess.Popen(  # cwd: `-c` puts the working directory first on sys.path, ahead of PYTHONPATH
+            [sys.executable, "-c", code, url, str(rows), str(k), str(FILL_PROCESSES)],
+            env=env,
+            cwd=release or ROOT,
+        )
         for k in range(FILL_PROCESSES)
     ]
     if any(p.wait() for p in procs):

@@ -160,6 +160,22 @@ def test_reused_id_for_a_different_learning_is_a_conflict(server: RunningServer)
             "match_type",
         ),
         (DEFAULT_RETRIEVAL_PATH, json.dumps({"error_text": "x"}).encode(), 422, "repo: Field required"),
+        # the retrieval route answers a body that validates itself (app._fast_retrieval); anything else goes
+        # on to FastAPI, which names the problem as on every other route
+        (DEFAULT_RETRIEVAL_PATH, b'{"repo": "shop", "error_text": ', 400, "malformed JSON body"),
+        (
+            DEFAULT_RETRIEVAL_PATH,
+            json.dumps({"repo": "shop", "colour": "blue"}).encode(),
+            422,
+            "colour: unknown field",
+        ),
+        (DEFAULT_RETRIEVAL_PATH, b"[1, 2]", 422, "body: expected a JSON object"),
+        (
+            DEFAULT_RETRIEVAL_PATH,
+            json.dumps({"repo": "shop", "max_results": True}).encode(),
+            422,
+            "max_results: must be a JSON number",
+        ),
         (
             DEFAULT_RETRIEVAL_PATH,
             json.dumps({"repo": "shop", "min_similarity_error": -0.1}).encode(),

@@ -377,7 +377,8 @@ class StoreCore(Consolidation, Curation, ABC):
         """`_load` through the candidate cache (callers only read candidates, never change them); the
         caller has called `_refresh_caches` on this connection."""
         cache = self._candidates
-        missing = [i for i in ids if str(i) not in cache]
+        keyed = [(i, str(i)) for i in ids]  # str(UUID) is Python code: once per id
+        missing = [i for i, k in keyed if k not in cache]
         if missing:
             cache.update((str(c.learning.id), c) for c in self._load(conn, missing))
-        return [cache[str(i)] for i in ids if str(i) in cache]
+        return [cache[k] for _, k in keyed if k in cache]

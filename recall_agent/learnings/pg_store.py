@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
@@ -54,6 +55,7 @@ log = logging.getLogger("recall_agent.server")
 POOL_MAX = 16
 ENV_POOL = "RECALL_PG_POOL"  # connections per process (default POOL_MAX); the server runs as many store calls at once
 CONNECT_TIMEOUT = 3.0  # seconds to get a connection before answering "unavailable"
+PROBE_IDLE = 1.0  # a pooled connection idle longer than this is probed (one round trip) before it is used
 
 MIGRATIONS: list[str] = [
     # 1: the learnings schema with full-text (tsvector) and trigram indexes
@@ -294,10 +296,21 @@ class PgStore(StoreCore):
             max_size=max_size,
             timeout=timeout,
             open=False,
-            check=ConnectionPool.check_connection,  # a connection that died with the server is replaced
-            kwargs={"connect_timeout": max(1, int(timeout)), "application_name": "recall"},
+            check=_probe_if_idle,  # a connection that died with the server is replaced
+            reset=_note_returned,
+            # reads run outside a transaction (each statement its own snapshot, as READ COMMITTED gives
+            # inside one): no BEGIN/COMMIT round trips per request; writes open one (`_writing`)
+            kwargs={
+                "connect_timeout": max(1, int(timeout)),
+                "application_name": "recall",
+                "autocommit": True,
+            },
         )
         self._pool.open(wait=False)  # the server starts even while PostgreSQL is down
+
+    @property
+    def pool_max(self) -> int:
+        return self._pool.max_size
 
     # ------------------------------------------------------------------ connections
 
@@ -352,8 +365,7 @@ class PgStore(StoreCore):
     def _data_migrations(self, timeout: float) -> None:
         """`consolidate_causes` (consolidate.py) once per database: one server runs it (an advisory lock held
         while it runs), the others go on serving; it is recorded only once done, so a crash re-runs it."""
-        with _Guarded(self, timeout) as lock:
-            lock.autocommit = True
+        with _Guarded(self, timeout) as lock:  # autocommit (the pool's): the lock spans statements
             if not lock.execute("SELECT pg_try_advisory_lock(%s)", (_DATA_MIGRATION_LOCK,)).fetchone()[0]:
                 return
             try:
@@ -367,7 +379,6 @@ class PgStore(StoreCore):
                     )
             finally:
                 lock.execute("SELECT pg_advisory_unlock(%s)", (_DATA_MIGRATION_LOCK,))
-                lock.autocommit = False
 
     def check_schema(self, timeout: float) -> None:
         """Migrate now (the server's start): StoreError when the schema is newer than this code; a database
@@ -776,6 +787,19 @@ class PgStore(StoreCore):
     def _ids_by_task(self, conn: psycopg.Connection, repo: str, task_type: str, limit: int) -> list[UUID]:
         sql = "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s"
         return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
+
+
+def _probe_if_idle(conn: psycopg.Connection) -> None:
+    """The pool's check at checkout: a connection returned less than PROBE_IDLE seconds ago answered then, so
+    it is used as it is (probing every checkout was one round trip of a request's five or six); one idle
+    longer may have died with the server and is probed. A connection that breaks in between fails its
+    request with a 503 and is discarded by the pool when returned."""
+    if conn.closed or time.monotonic() - getattr(conn, "_recall_returned", 0.0) > PROBE_IDLE:
+        ConnectionPool.check_connection(conn)
+
+
+def _note_returned(conn: psycopg.Connection) -> None:
+    conn._recall_returned = time.monotonic()  # type: ignore[attr-defined]
 
 
 class _Guarded:

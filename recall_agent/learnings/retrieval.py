@@ -22,6 +22,7 @@ same-repo learning ranks first. Context matches are same-repo only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -224,6 +225,7 @@ def context_similarity(query_paths: Sequence[str], task_type: str | None, cand: 
     ) + TASK_WITH_PATHS_WEIGHT * task_match
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a request compares each query path with every candidate's paths
 def _norm_path(path: str) -> str:
     return path.replace("\\", "/").strip().lstrip("./").lower()
 

@@ -9,6 +9,7 @@ redaction before storing, and error answers that name the problem (4xx) or the u
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -41,7 +42,7 @@ from recall_agent.server.answers import (
     visible_matches,
 )
 from recall_agent.server.auth import Principal
-from recall_agent.server.http import LEARNINGS_PATH, MCP_PATH, OUTCOMES_PATH, AccessLog, Guard
+from recall_agent.server.http import LEARNINGS_PATH, MCP_PATH, OUTCOMES_PATH, AccessLog, Guard, replay
 from recall_agent.server.scope import ScopeError
 from recall_agent.server.store import StoreRefused, StoreUnavailable
 
@@ -149,7 +150,7 @@ def create_app(settings: Settings) -> Any:
 
     install_review_page(app, settings)  # /ui/: the review page (docs/review.md)
     guarded = Guard(
-        _by_path(app, MCP_PATH, mcp.app),
+        _fast_retrieval(_by_path(app, MCP_PATH, mcp.app), settings),
         principals=settings.principals,
         require_auth=settings.require_auth,
         max_body=settings.max_body,
@@ -166,6 +167,51 @@ def _by_path(app: Any, path: str, other: Any) -> Any:
         await (other if here else app)(scope, receive, send)
 
     return dispatch
+
+
+def _fast_retrieval(app: Any, settings: Settings) -> Any:
+    """The learnings node's POST answered without FastAPI's routing, dependency solving and middleware
+    stack, the largest share of a request's CPU after the ranking itself (docs/benchmarks.md, issue 39):
+    a body FastAPI would accept as it is (JSON that the route's own strict model validates, a repository the
+    token may read) is answered here by the same code as the route (`_retrieval_answer`), and a store error
+    by the same handlers. Anything else (malformed JSON, a field error, a forbidden repository) goes to the
+    FastAPI app with its body, which answers it exactly as before."""
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != DEFAULT_RETRIEVAL_PATH:
+            await app(scope, receive, send)
+            return
+        message = await receive()  # the Guard replays the whole body in one message
+        if message["type"] != "http.request" or message.get("more_body", False):
+            await app(scope, replay(message, receive), send)
+            return
+        principal = scope.get("state", {}).get("principal")
+        try:
+            body = RetrievalBody.model_validate(json.loads(message.get("body", b"")))
+        except Exception:  # malformed JSON, a field error, too deep: FastAPI names the problem
+            body = None
+        if body is None or (principal and not principal.may_see_repo(body.repo)):
+            await app(scope, replay(message, receive), send)
+            return
+        try:
+            response: Response = Response(
+                await _retrieval_answer(settings.backend, body, principal), media_type="application/json"
+            )
+        except StoreRefused as exc:
+            response = _refused(exc)
+        except StoreUnavailable as exc:
+            response = _unavailable(exc)
+        await response(scope, receive, send)
+
+    return dispatch
+
+
+async def _retrieval_answer(backend: Any, body: Any, principal: Principal | None) -> bytes:
+    """The learnings node's answer for a validated body whose repository the token may read."""
+    result = await backend.retrieve(body)
+    if principal and not principal.unrestricted:
+        result = visible_matches(result, principal)
+    return result.to_json()
 
 
 # --------------------------------------------------------------------------- routes
@@ -197,10 +243,7 @@ def _install_routes(app: FastAPI, settings: Settings) -> None:
         principal = _principal(request)
         if principal and not principal.may_see_repo(body.repo):
             raise HTTPException(403, f"forbidden: token '{principal.name}' may not read repo '{body.repo}'")
-        result = await backend.retrieve(body)
-        if principal and not principal.unrestricted:
-            result = visible_matches(result, principal)
-        return Response(result.to_json(), media_type="application/json")
+        return Response(await _retrieval_answer(backend, body, principal), media_type="application/json")
 
     @app.post(
         DEFAULT_FEDERATION_PATH,
@@ -294,15 +337,21 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StoreUnavailable)
     async def unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
-        return JSONResponse(
-            {"detail": f"learnings store unavailable: {exc}"},
-            503,
-            headers={"Retry-After": str(exc.retry_after)},
-        )
+        return _unavailable(exc)
 
     @app.exception_handler(StoreRefused)
     async def refused(_: Request, exc: StoreRefused) -> JSONResponse:
-        return JSONResponse({"detail": f"invalid request: {exc}"}, 422)
+        return _refused(exc)
+
+
+def _unavailable(exc: StoreUnavailable) -> JSONResponse:
+    return JSONResponse(
+        {"detail": f"learnings store unavailable: {exc}"}, 503, headers={"Retry-After": str(exc.retry_after)}
+    )
+
+
+def _refused(exc: StoreRefused) -> JSONResponse:
+    return JSONResponse({"detail": f"invalid request: {exc}"}, 422)
 
 
 def _describe(error: dict[str, Any]) -> str:

@@ -135,7 +135,7 @@ class Guard:
             body = await self._read_body(scope, receive, send)
             if body is None:
                 return
-            receive = _replay(body, receive)
+            receive = replay({"type": "http.request", "body": body, "more_body": False}, receive)
             if needed and needed != ANY_SCOPE:
                 _as_json(scope)
         await self.app(scope, receive, send)
@@ -201,17 +201,18 @@ def _as_json(scope: Scope) -> None:
     scope["headers"] = [*headers, (b"content-type", b"application/json")]
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(message: Message, receive: Receive) -> Receive:
+    """`receive` that gives `message` (a body already read) first."""
     sent = False
 
-    async def replay() -> Message:
+    async def replayed() -> Message:
         nonlocal sent
         if not sent:
             sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+            return message
         return await receive()
 
-    return replay
+    return replayed
 
 
 class JsonLogFormatter(logging.Formatter):

@@ -126,7 +126,7 @@ def _strings_query(lang: str) -> Query | None:
 
 def sites(lang: str, source: bytes, root: Node, symbols: list, strings: list | None = None) -> list[Site]:
     """The message sites of a parsed file, in source order (see the module docstring). `strings`: the
-    file's @s captures when the caller ran the query already (words.text_captures)."""
+    file's @s captures when the caller ran the query already (extract.py)."""
     from tree_sitter import QueryCursor
 
     if strings is None:

@@ -81,29 +81,17 @@ def _comments_query(lang: str) -> Query | None:
     return Query(grammar(lang), "\n".join(patterns)) if patterns else None
 
 
-@cache
-def _text_query(lang: str) -> Query | None:
-    """Comments (@doc) and string literals (@s) in one query: one walk of the tree for both."""
-    from tree_sitter import Query
-
+def text_patterns(lang: str) -> list[str]:
+    """Query patterns capturing a language's comments and docstrings (@doc) and string literals (@s): the
+    extractor appends them to its definitions query, so one walk of the tree reads all three."""
     from recall_agent.architecture import messages
-    from recall_agent.architecture.languages import grammar
 
-    patterns = _comment_patterns(lang) + messages.string_patterns(lang)
-    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
-
-
-def text_captures(lang: str, root: Node) -> dict[str, list]:
-    """A parsed file's comment (@doc) and string (@s) nodes, from one query cursor."""
-    from tree_sitter import QueryCursor
-
-    query = _text_query(lang)
-    return QueryCursor(query).captures(root) if query is not None else {}
+    return _comment_patterns(lang) + messages.string_patterns(lang)
 
 
 def comments(lang: str, source: bytes, root: Node, nodes: list | None = None) -> str:
     """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters. `nodes`: the
-    file's @doc captures when the caller ran the query already (text_captures)."""
+    file's @doc captures when the caller ran the query already (extract.py)."""
     from tree_sitter import QueryCursor
 
     if nodes is None:

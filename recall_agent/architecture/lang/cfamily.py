@@ -168,11 +168,19 @@ class IncludeResolver:
             self.rank.setdefault(d, i)
         self.along: dict[str, int | None] = {}
         self.suffix: dict[str, int | None] = {}
+        # what an include gives depends on the spec alone (<x.h>) or on it and the including folder ("x.h")
+        self.seen: dict[str | tuple[str, str], int | None] = {}
 
     def resolve_file(self, src: FileRow, imports: list[ImportRow]) -> list[Edge]:
         edges: dict[int, tuple[int, str]] = {}
+        folder = posixpath.dirname(src.path)
+        seen = self.seen
         for imp in imports:
-            fid = self.resolve(src.path, imp.spec)
+            key = imp.spec if imp.spec.startswith("<") else (folder, imp.spec)
+            if key in seen:
+                fid = seen[key]
+            else:
+                fid = seen[key] = self.resolve(src.path, imp.spec)
             if fid is not None and fid != src.id and fid not in edges:
                 edges[fid] = (imp.line, "")
         return [(fid, line, names) for fid, (line, names) in edges.items()]

@@ -11,7 +11,8 @@ What it measures (issue 29):
   stat walk that checks for changes) and as a whole `recall --scope architecture` process run in the tree;
 * callers of ten functions against cscope's (`cscope -L3`, Debian's cscope) as the reference: precision and
   recall of the call sites (file, line);
-* with `--release`, the previous release's `recall index` on every core, side by side.
+* with `--release`, the previous release's `recall index` on every core, side by side; with `--answers-release`,
+  the previous release's answers to the ten questions on the same index (wall and CPU time of each CLI process).
 
 Set up (the script does this when something is missing; root, as on this machine):
 
@@ -24,6 +25,7 @@ Set up (the script does this when something is missing; root, as on this machine
     python3 bench/bench_large_repo.py                 # everything, ~15-25 min on 2 shared cores
     python3 bench/bench_large_repo.py --skip-1-core   # without the 1-core index
     python3 bench/bench_large_repo.py --cache /work/cache/kernel
+    python3 bench/bench_large_repo.py --reuse-index --answers-only --answers-release 9069176   # answers, side by side
 
 The index goes to a throwaway RECALL_HOME under the cache folder (never into the repository). Results:
 the printed tables and bench/results/large_repo.json.
@@ -36,6 +38,7 @@ import hashlib
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -293,11 +296,13 @@ def recovery(tree: Path, files: list[str]) -> dict:
 # --------------------------------------------------------------------------- answers
 
 
-def answer_latency(tree: Path, home: Path) -> list[dict]:
-    env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": str(ROOT)}
+def answer_latency(tree: Path, home: Path, package: str = "recall_agent", pythonpath: str = "") -> list[dict]:
+    """The ten questions in-process (median of 3) and each as a whole `recall --scope architecture` process:
+    its wall time and its CPU time (user + system: what a quiet machine's wall time cannot go below)."""
+    env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": pythonpath or str(ROOT)}
     code = (
         "import json, statistics, sys, time\n"
-        "from recall_agent.architecture import query\n"
+        f"from {package}.architecture import query\n"
         "out = []\n"
         "for q in json.loads(sys.argv[2]):\n"
         "    times, results = [], []\n"
@@ -316,15 +321,18 @@ def answer_latency(tree: Path, home: Path) -> list[dict]:
         ).stdout
     )
     for row in rows:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "recall_agent", "--scope", "architecture", row["question"]],
+            [sys.executable, "-m", package, "--scope", "architecture", row["question"]],
             cwd=tree,
             env=env,
             capture_output=True,
             text=True,
         )
         row["cli_s"] = round(time.perf_counter() - started, 3)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        row["cli_cpu_s"] = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)
         row["cli_ok"] = proc.returncode == 0 and "[Architecture]" in proc.stdout
         row["loadavg"] = round(os.getloadavg()[0], 2)
     return rows
@@ -442,6 +450,11 @@ def main() -> int:
         default=RESULTS,
         help=f"JSON written (default {RESULTS.name})",
     )
+    ap.add_argument(
+        "--answers-release",
+        default="",
+        help="also answer the ten questions with this commit's recall, on the same index (e.g. 9069176)",
+    )
     ap.add_argument("--no-save", action="store_true", help="print only")
     args = ap.parse_args()
 
@@ -487,6 +500,15 @@ def main() -> int:
     if not args.answers_only:
         results["recovery"] = recovery(tree, files)
     results["answers"] = answer_latency(tree, home)
+    if args.answers_release:
+        from release import package_in, release_tree
+
+        with tempfile.TemporaryDirectory() as tmp:
+            rel = release_tree(Path(tmp), args.answers_release)
+            results["release_answers"] = {
+                "commit": args.answers_release,
+                "answers": answer_latency(tree, home, package_in(rel), str(rel)),
+            }
     if not args.answers_only:
         results["callers"] = callers_vs_cscope(tree, home, args.cache, files)
     print_rest(results)
@@ -522,11 +544,19 @@ def print_rest(results: dict) -> None:
             print(
                 f"{label:<9} {t['files_with_errors']:>17} {t['unread_lines']:>12} {t['definitions']:>11} {t['calls']:>8}"
             )
-    print(f"\n{'question':<42} {'in-process s':>12} {'CLI s':>7} {'load':>5}  headline")
+    print(f"\n{'question':<42} {'in-process s':>12} {'CLI s':>7} {'CLI CPU s':>9} {'load':>5}  headline")
+    released = {a["question"]: a for a in results.get("release_answers", {}).get("answers", [])}
     for a in results["answers"]:
         print(
-            f"{a['question']:<42} {a['in_process_s']:>12} {a['cli_s']:>7} {a['loadavg']:>5}  {a['headline'][:70]}"
+            f"{a['question']:<42} {a['in_process_s']:>12} {a['cli_s']:>7} {a.get('cli_cpu_s', ''):>9}"
+            f" {a['loadavg']:>5}  {a['headline'][:70]}"
         )
+        if r := released.get(a["question"]):
+            same = "same headline" if r["headline"] == a["headline"] else f"headline: {r['headline'][:60]}"
+            print(
+                f"{'  release ' + results['release_answers']['commit']:<42} {r['in_process_s']:>12}"
+                f" {r['cli_s']:>7} {r['cli_cpu_s']:>9} {r['loadavg']:>5}  {same}"
+            )
     c = results.get("callers")
     if not c:
         return

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 from recall_agent.architecture import messages, values, words
-from recall_agent.architecture.languages import LanguageSpec, grammar, query, spec_body_types
+from recall_agent.architecture.languages import BY_NAME, LanguageSpec, grammar, query, spec_body_types
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Query
 
 CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module", "namespace"})
 REFS_SPEC = ":refs"  # the pseudo-import holding a file's referenced type names
@@ -83,8 +84,17 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
     defs: list[tuple[Node, str, str, str]] = []  # (node, kind, name, recv)
     calls: list[tuple[Node, str, str]] = []
     types: dict[str, list[tuple[int, int, str]]] = {}  # variable -> (scope start, end, declared type)
-    for _, caps in QueryCursor(query(spec.name)).matches(root):
-        _collect(spec, source, caps, facts, defs, calls, types)
+    docs: list[Node] = []  # comments and docstrings
+    strings: list[Node] = []
+    file_query, text_from, call_only = _file_query(spec.name)
+    for index, caps in QueryCursor(file_query).matches(root):
+        if index >= text_from:
+            docs.extend(caps.get("doc", ()))
+            strings.extend(caps.get("s", ()))
+        elif index in call_only:
+            _add_call(spec, source, caps, calls)
+        else:
+            _collect(spec, source, caps, facts, defs, calls, types)
     if types:  # `p.Reset()` with `p *Parser` in scope: the receiver is the type
         calls = [(n, name, _declared_type(types, recv, n.start_byte) or recv) for n, name, recv in calls]
     _build_symbols(spec, source, defs, calls, facts)
@@ -95,11 +105,35 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(EMBEDS_SPEC, facts.embeds, 0))
     if facts.refs:  # one pseudo-import (line 0) carries them to the resolver
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
-    captured = words.text_captures(spec.name, root)  # strings and comments: one walk of the tree
-    facts.sites = messages.sites(spec.name, source, root, facts.symbols, captured.get("s", []))
-    facts.comments = words.comments(spec.name, source, root, captured.get("doc", []))
+    facts.sites = messages.sites(spec.name, source, root, facts.symbols, strings)
+    facts.comments = words.comments(spec.name, source, root, docs)
     facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
     return facts
+
+
+_CALL_CAPTURES = frozenset({"call", "call.name", "call.recv"})
+_CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
+
+
+@cache
+def _file_query(lang: str) -> tuple[Query, int, frozenset[int]]:
+    """The language's query with the comment and string patterns (words.text_patterns) after it, so one
+    walk of the tree reads definitions, calls, comments and strings (a query cursor's walk costs about as
+    much as the parse). Also: the index of the first text pattern, and the patterns that capture nothing but
+    a call (read without `_collect`'s cascade: most matches in C are calls)."""
+    from tree_sitter import Query
+
+    spec = BY_NAME[lang]
+    own = query(lang)
+    text = "\n".join(words.text_patterns(lang))
+    combined = Query(grammar(lang), f"{spec.query}\n{text}") if text else own
+    call_only = frozenset(
+        i
+        for i in range(own.pattern_count)
+        if set(_CAPTURE.findall(spec.query[own.start_byte_for_pattern(i) : own.end_byte_for_pattern(i)]))
+        <= _CALL_CAPTURES
+    )
+    return combined, own.pattern_count, call_only
 
 
 def _unread_lines(root: Node) -> int:
@@ -197,13 +231,19 @@ def _collect(spec, source, caps, facts, defs, calls, types) -> None:
     if (node := one("import")) is not None:
         facts.imports.extend(_imports(spec, source, node, one("import.source")))
         return
-    if (node := one("call")) is not None and (name_node := one("call.name")) is not None:
-        recv_node = one("call.recv")
-        recv = _text(source, recv_node) if recv_node is not None else ""
-        name = _text(source, name_node)
-        if spec.name in values.JS_LANGS and name in values.JS_INDIRECT:
-            name, recv = values.js_indirect(name, recv)  # fn.call(this, …) is a call of fn
-        calls.append((node, name, recv if len(recv) <= 40 and "\n" not in recv else ""))
+    _add_call(spec, source, caps, calls)
+
+
+def _add_call(spec, source, caps, calls) -> None:
+    node, name_node = caps.get("call"), caps.get("call.name")
+    if not node or not name_node:
+        return
+    recv_node = caps.get("call.recv")
+    recv = _text(source, recv_node[0]) if recv_node else ""
+    name = _text(source, name_node[0])
+    if spec.name in values.JS_LANGS and name in values.JS_INDIRECT:
+        name, recv = values.js_indirect(name, recv)  # fn.call(this, …) is a call of fn
+    calls.append((node[0], name, recv if len(recv) <= 40 and "\n" not in recv else ""))
 
 
 def _imports(spec: LanguageSpec, source: bytes, node: Node, src_node: Node | None) -> list[Import]:

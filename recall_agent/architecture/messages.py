@@ -126,7 +126,7 @@ def _strings_query(lang: str) -> Query | None:
 
 def sites(lang: str, source: bytes, root: Node, symbols: list, strings: list | None = None) -> list[Site]:
     """The message sites of a parsed file, in source order (see the module docstring). `strings`: the
-    file's @s captures when the caller ran the query already (words.text_captures)."""
+    file's @s captures when the caller ran the query already (extract.py)."""
     from tree_sitter import QueryCursor
 
     if strings is None:
@@ -138,11 +138,11 @@ def sites(lang: str, source: bytes, root: Node, symbols: list, strings: list | N
     for node in sorted(strings, key=lambda n: n.start_byte):
         if node.parent is not None and node.parent.type in STRING_TYPES:
             continue  # a string inside a string (Python's concatenation keeps its own node)
+        anchor = _site_of(source, node)  # first: most strings feed no message (C's are mostly printk's)
+        if anchor is None:
+            continue
         parts = literal_parts(source, node)
         if not parts:
-            continue
-        anchor = _site_of(source, node)
-        if anchor is None:
             continue
         site_node, kind = anchor
         site = found.get(site_node.start_byte)

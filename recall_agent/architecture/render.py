@@ -16,9 +16,11 @@ from recall_agent.architecture.target import Target
 LIST_CAP = 8
 
 
-def _cap(items: list[str], cap: int = LIST_CAP) -> str:
+def _cap(items: list[str], cap: int = LIST_CAP, total: int | None = None) -> str:
+    """The first `cap` items, then how many more there are (`total`: of a longer list than `items`)."""
+    total = len(items) if total is None else total
     shown = ", ".join(items[:cap])
-    return shown + (f" (+{len(items) - cap} more)" if len(items) > cap else "")
+    return shown + (f" (+{total - cap} more)" if total > cap else "")
 
 
 def _code(text: str) -> str:
@@ -109,7 +111,8 @@ def blast(t: Target, radius: list[Dependent], tests: list[Dependent], depth_limi
         lines.append("Direct: " + _cap([dependent_label(d) for d in direct], 12))
     deeper = [d for d in radius if d.depth > 1 and not d.is_test]
     if deeper:
-        lines.append("Indirect: " + _cap([f"{d.path} (via {d.via.rsplit('/', 1)[-1]})" for d in deeper], 6))
+        shown = [f"{d.path} (via {d.via.rsplit('/', 1)[-1]})" for d in deeper[:6]]  # of 36,000 in the kernel
+        lines.append("Indirect: " + _cap(shown, 6, len(deeper)))
     if tests:
         lines.append("Tests: " + _cap([d.path for d in tests], 6))
     if not radius:

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_ONE_CASE_PART = re.compile(r"[a-z]+|[0-9]+")
 _COMMENT_TYPES = ("comment", "line_comment", "block_comment", "multiline_comment")
 DOCS_MAX = 40_000  # characters of comments / docstrings kept per file
 IDENTS_MAX = 4_000  # distinct identifier words kept per file
+_BLOCK = 1 << 16  # characters of a large file read for identifiers at a time
 
 
 def split_identifier(name: str) -> list[str]:
@@ -31,11 +33,17 @@ def split_identifier(name: str) -> list[str]:
 # a parse process splits each once for all its files
 @lru_cache(maxsize=1 << 17)
 def _split(name: str) -> tuple[str, ...]:
-    parts = [p.lower() for p in _PART.findall(name)]
+    lower = name.lower()
+    one_case = name.islower() or name.isupper()
+    if one_case and lower.isalpha():  # one word (most of C's identifiers: `dev`, `NULL`)
+        return (lower,) if len(lower) > 1 else ()
+    # in one case the parts are the runs of letters and of digits (what _PART finds there)
+    parts = _ONE_CASE_PART.findall(lower) if one_case else [p.lower() for p in _PART.findall(name)]
     words = [p for p in parts if len(p) > 1 or p.isdigit()]
-    whole = name.strip("_$").lower()
-    if len(parts) > 1 and whole.isidentifier():
-        words.append(whole.replace("_", ""))
+    if len(parts) > 1:
+        whole = lower.strip("_$")
+        if whole.isidentifier():
+            words.append(whole.replace("_", ""))
     return tuple(words)
 
 
@@ -56,8 +64,18 @@ def path_words(path: str) -> str:
 def identifier_words(source: str) -> str:
     """The distinct words of every identifier in a file (each once: how often a local is used says little)."""
     # each distinct identifier is split once (files repeat names thousands of times); the words in order
-    # of first appearance, the first IDENTS_MAX of them
-    seen = dict.fromkeys(chain.from_iterable(map(_split, dict.fromkeys(_IDENTIFIER.findall(source)))))
+    # of first appearance, the first IDENTS_MAX of them. A large file is read in blocks cut at line ends (no
+    # identifier spans one) and no further once IDENTS_MAX words are in (a generated header has 20,000 names)
+    seen: dict[str, None] = {}
+    names: dict[str, None] = {}
+    start, size = 0, len(source)
+    while start < size and len(seen) < IDENTS_MAX:
+        end = (source.find("\n", start + _BLOCK) + 1 or size) if size - start > _BLOCK else size
+        found = dict.fromkeys(_IDENTIFIER.findall(source, start, end))
+        new = [n for n in found if n not in names] if names else found
+        names.update(found)
+        seen.update(dict.fromkeys(chain.from_iterable(map(_split, new))))
+        start = end
     return " ".join(islice(seen, IDENTS_MAX))
 
 
@@ -81,29 +99,17 @@ def _comments_query(lang: str) -> Query | None:
     return Query(grammar(lang), "\n".join(patterns)) if patterns else None
 
 
-@cache
-def _text_query(lang: str) -> Query | None:
-    """Comments (@doc) and string literals (@s) in one query: one walk of the tree for both."""
-    from tree_sitter import Query
-
+def text_patterns(lang: str) -> list[str]:
+    """Query patterns capturing a language's comments and docstrings (@doc) and string literals (@s): the
+    extractor appends them to its definitions query, so one walk of the tree reads all three."""
     from recall_agent.architecture import messages
-    from recall_agent.architecture.languages import grammar
 
-    patterns = _comment_patterns(lang) + messages.string_patterns(lang)
-    return Query(grammar(lang), "\n".join(patterns)) if patterns else None
-
-
-def text_captures(lang: str, root: Node) -> dict[str, list]:
-    """A parsed file's comment (@doc) and string (@s) nodes, from one query cursor."""
-    from tree_sitter import QueryCursor
-
-    query = _text_query(lang)
-    return QueryCursor(query).captures(root) if query is not None else {}
+    return _comment_patterns(lang) + messages.string_patterns(lang)
 
 
 def comments(lang: str, source: bytes, root: Node, nodes: list | None = None) -> str:
     """Comments and docstrings of a parsed file, in order, capped at DOCS_MAX characters. `nodes`: the
-    file's @doc captures when the caller ran the query already (text_captures)."""
+    file's @doc captures when the caller ran the query already (extract.py)."""
     from tree_sitter import QueryCursor
 
     if nodes is None:

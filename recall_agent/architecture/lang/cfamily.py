@@ -18,15 +18,22 @@ from pathlib import Path
 from recall_agent.architecture.lang import Edge, FileRow, ImportRow, Project
 
 # Signs of C++ in a header (a .h holding a class, a struct with bases, a namespace, a template, access
-# specifiers, `std::`). A plain `struct x {` is C (the kernel's headers are full of them).
-_CPP_SIGNS = re.compile(
-    rb"^[ \t]*class[ \t]+\w+(?:[ \t]+final)?[ \t]*(?::[^;{]*)?\{"
-    rb"|^[ \t]*struct[ \t]+\w+(?:[ \t]+final)?[ \t]*:[ \t]*(?:public|private|protected|virtual)?[ \t]*[\w:<>]+[^;{]*\{"
-    rb"|^[ \t]*namespace\b[^;\n]*\{"
-    rb"|^[ \t]*template[ \t]*<|^[ \t]*(?:public|private|protected)[ \t]*:|\bstd::\w|^[ \t]*#include[ \t]*"
-    rb"<(?:string|vector|memory|map|iostream|functional|utility|algorithm)>",
-    re.MULTILINE,
+# specifiers, `std::`). A plain `struct x {` is C (the kernel's headers are full of them). Each is searched
+# from its keyword (a literal the regex engine finds fast) and those written `^[ \t]*…` are kept when only
+# blanks precede them on their line: one pattern anchored at every line start took 9.8 s of CPU over the
+# kernel's 23,413 headers, these 1.0 s.
+_CPP_AT_LINE_START = tuple(
+    re.compile(p)
+    for p in (
+        rb"class[ \t]+\w+(?:[ \t]+final)?[ \t]*(?::[^;{]*)?\{",
+        rb"struct[ \t]+\w+(?:[ \t]+final)?[ \t]*:[ \t]*(?:public|private|protected|virtual)?[ \t]*[\w:<>]+[^;{]*\{",
+        rb"namespace\b[^;\n]*\{",
+        rb"template[ \t]*<",
+        rb"(?:public|private|protected)[ \t]*:",
+        rb"#include[ \t]*<(?:string|vector|memory|map|iostream|functional|utility|algorithm)>",
+    )
 )
+_STD = re.compile(rb"\bstd::\w")
 _FLAG = re.compile(r"^-(I|iquote|isystem)(.*)$")
 
 
@@ -71,7 +78,21 @@ def blank_annotations(source: bytes) -> bytes:
 
 def looks_cpp(source: bytes) -> bool:
     """A `.h` file that holds C++ (parsed with the C++ grammar then)."""
-    return _CPP_SIGNS.search(source[:200_000]) is not None
+    head = source[:200_000]
+    if b"std::" in head and _STD.search(head):
+        return True
+    return any(_at_line_start(pattern, head) for pattern in _CPP_AT_LINE_START)
+
+
+def _at_line_start(pattern: re.Pattern[bytes], text: bytes) -> bool:
+    """Whether `pattern` matches somewhere with only blanks before it on its line (`^[ \t]*` + pattern)."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        start = text.rfind(b"\n", 0, m.start()) + 1
+        if not text[start : m.start()].strip(b" \t"):
+            return True
+        pos = m.start() + 1
+    return False
 
 
 def include_dirs(project: Project) -> list[str]:
@@ -147,11 +168,19 @@ class IncludeResolver:
             self.rank.setdefault(d, i)
         self.along: dict[str, int | None] = {}
         self.suffix: dict[str, int | None] = {}
+        # what an include gives depends on the spec alone (<x.h>) or on it and the including folder ("x.h")
+        self.seen: dict[str | tuple[str, str], int | None] = {}
 
     def resolve_file(self, src: FileRow, imports: list[ImportRow]) -> list[Edge]:
         edges: dict[int, tuple[int, str]] = {}
+        folder = posixpath.dirname(src.path)
+        seen = self.seen
         for imp in imports:
-            fid = self.resolve(src.path, imp.spec)
+            key = imp.spec if imp.spec.startswith("<") else (folder, imp.spec)
+            if key in seen:
+                fid = seen[key]
+            else:
+                fid = seen[key] = self.resolve(src.path, imp.spec)
             if fid is not None and fid != src.id and fid not in edges:
                 edges[fid] = (imp.line, "")
         return [(fid, line, names) for fid, (line, names) in edges.items()]

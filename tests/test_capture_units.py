@@ -322,6 +322,29 @@ def test_what_is_not_a_fix(before: str, after: str, why: str | None) -> None:
 
 
 @pytest.mark.parametrize(
+    ("before", "after", "is_variant"),
+    [
+        ("make typecheck", "make type", True),  # another target of the same program
+        ("zsh -c 'echo $x'", "bash -c 'echo $x'", True),  # another shell for the same script
+        ("pip install -r r.txt", "pip3 install --user -r r.txt", True),
+        ("uv run python -m tool --help", "uv run tool --help", False),  # `-m tool` is tool: the same check
+        ("cd . && golangci-lint run ./src/a/...", "cd src && golangci-lint run ./a/...", True),
+        ("python a.py", "python b.py", False),  # another script is another check
+        ("pytest tests", "pytest tests -k one", False),  # a narrower selection is never a fix
+        ("pytest tests/a.py", "pytest tests/a.py -q | tail -3", False),  # output only
+        ("python t.py", "python3 t.py", False),  # the same check (resolved as such)
+        ("git push", "git status", False),  # a probe
+        ("make test", "npm test", False),  # another program
+    ],
+)  # fmt: skip
+def test_a_command_run_another_way(before: str, after: str, is_variant: bool) -> None:
+    found = commands.variant(commands.parse(before), commands.parse(after))
+    assert (found is not None) == is_variant
+    if found is not None:
+        assert set(found) >= {"variant_same_family", "variant_overlap", "variant_program_swap"}
+
+
+@pytest.mark.parametrize(
     ("before", "after", "shown"),
     [
         # the check's own text is the same: the whole lines say what changed

@@ -235,6 +235,39 @@ def same_check(failure: Command, later: Command, *, probes: bool = False) -> boo
     )
 
 
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish"})
+
+
+def _program(check: Check) -> str:
+    """The program, with shells as one and `pip3`/`pip`, `python -m pkg`/`pkg` console scripts alike."""
+    name = check.program.replace("_", "-")
+    if name in _SHELLS:
+        return "sh"
+    return _VERSION_SUFFIX.sub("", name) if name.startswith(("pip", "python")) else name
+
+
+def variant(failure: Command, later: Command) -> dict[str, float] | None:
+    """`later` runs the failed command's program another way (not the same check, not a rerun, a narrower
+    selection or other output flags): `make typecheck` -> `make type`, `zsh -c X` -> `bash -c X`, `pip install
+    x` -> `pip3 install --user x`. What tells a fix from the next unrelated command of that program (`go test`
+    then `go build`) is for the variant model to weigh: these features. None when it is no variant."""
+    a, b = failure.main, later.main
+    if a is None or b is None or later.installs != failure.installs or _program(a) != _program(b):
+        return None
+    if a.program in INTERPRETERS and a.program == b.program:
+        return None  # another script under the same interpreter is another check, not another way to run it
+    if same_check(failure, later) or not_a_fix(failure, later) is not None:
+        return None
+    wa, wb = set(_words(a.key)[1:]), set(_words(b.key)[1:])
+    return {
+        "variant_same_family": float(a.family == b.family),
+        "variant_overlap": len(wa & wb) / len(wa | wb) if wa | wb else 1.0,
+        "variant_program_swap": float(a.program != b.program),
+        "variant_folder": float(failure.cwd != later.cwd),
+        "variant_steps": float(len(_real(later)) != len(_real(failure))),
+    }
+
+
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:
     """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
     `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""

@@ -30,6 +30,26 @@ def test_the_check_a_command_runs(command: str, family: str, targets: tuple[str,
     assert main is not None and (main.family, main.targets) == (family, targets)
 
 
+@pytest.mark.parametrize(
+    ("script", "checks"),
+    [
+        # a line break is a `;`: each line its own segment, block keywords run nothing
+        ("for f in a b; do\n  make build-$f\ndone", ["make build-$f"]),
+        ("if ! go test ./...; then\n  echo fail\nfi", ["go test ./...", "echo fail"]),
+        ("n=$(awk '/x/' f)\n}\ndone", []),
+        ("cd src\ngo vet ./... 2>&1 | tail -5", ["go vet ./..."]),  # the leading `cd` is the folder
+        # a here-document's lines are its command's input, a backslash-newline continues the line
+        ("python3 << 'EOF'\nimport json\nprint(1)\nEOF", ["python3 << 'EOF' import json print(1) EOF"]),
+        ("make \\\n  build", ["make build"]),
+        ('python3 -c "\nimport x\nprint(2)\n"', ['python3 -c " import x print(2) "']),
+    ],
+)  # fmt: skip
+def test_a_multi_line_script_is_read_line_by_line(script: str, checks: list[str]) -> None:
+    command = commands.parse(script)
+    assert [c.key for c in command.checks] == checks
+    assert commands.parse(command.text).checks == command.checks  # what is stored parses the same again
+
+
 def test_folder_masking_and_probes() -> None:
     cmd = commands.parse("cd testbed && pytest -x 2>&1 | tail -5")
     assert cmd.cwd == "testbed" and cmd.masked

@@ -30,6 +30,26 @@ def test_the_check_a_command_runs(command: str, family: str, targets: tuple[str,
     assert main is not None and (main.family, main.targets) == (family, targets)
 
 
+@pytest.mark.parametrize(
+    ("script", "checks"),
+    [
+        # a line break is a `;`: each line its own segment, block keywords run nothing
+        ("for f in a b; do\n  make build-$f\ndone", ["make build-$f"]),
+        ("if ! go test ./...; then\n  echo fail\nfi", ["go test ./...", "echo fail"]),
+        ("n=$(awk '/x/' f)\n}\ndone", []),
+        ("cd src\ngo vet ./... 2>&1 | tail -5", ["go vet ./..."]),  # the leading `cd` is the folder
+        # a here-document's lines are its command's input, a backslash-newline continues the line
+        ("python3 << 'EOF'\nimport json\nprint(1)\nEOF", ["python3 << 'EOF' import json print(1) EOF"]),
+        ("make \\\n  build", ["make build"]),
+        ('python3 -c "\nimport x\nprint(2)\n"', ['python3 -c " import x print(2) "']),
+    ],
+)  # fmt: skip
+def test_a_multi_line_script_is_read_line_by_line(script: str, checks: list[str]) -> None:
+    command = commands.parse(script)
+    assert [c.key for c in command.checks] == checks
+    assert commands.parse(command.text).checks == command.checks  # what is stored parses the same again
+
+
 def test_folder_masking_and_probes() -> None:
     cmd = commands.parse("cd testbed && pytest -x 2>&1 | tail -5")
     assert cmd.cwd == "testbed" and cmd.masked
@@ -319,6 +339,29 @@ def test_what_is_not_a_fix(before: str, after: str, why: str | None) -> None:
     assert commands.not_a_fix(commands.parse(before), commands.parse(after)) == why
     if why in ("narrowed", "output", "rerun"):
         assert commands.change(commands.parse(before), commands.parse(after)) is None
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "is_variant"),
+    [
+        ("make typecheck", "make type", True),  # another target of the same program
+        ("zsh -c 'echo $x'", "bash -c 'echo $x'", True),  # another shell for the same script
+        ("pip install -r r.txt", "pip3 install --user -r r.txt", True),
+        ("uv run python -m tool --help", "uv run tool --help", False),  # `-m tool` is tool: the same check
+        ("cd . && golangci-lint run ./src/a/...", "cd src && golangci-lint run ./a/...", True),
+        ("python a.py", "python b.py", False),  # another script is another check
+        ("pytest tests", "pytest tests -k one", False),  # a narrower selection is never a fix
+        ("pytest tests/a.py", "pytest tests/a.py -q | tail -3", False),  # output only
+        ("python t.py", "python3 t.py", False),  # the same check (resolved as such)
+        ("git push", "git status", False),  # a probe
+        ("make test", "npm test", False),  # another program
+    ],
+)  # fmt: skip
+def test_a_command_run_another_way(before: str, after: str, is_variant: bool) -> None:
+    found = commands.variant(commands.parse(before), commands.parse(after))
+    assert (found is not None) == is_variant
+    if found is not None:
+        assert set(found) >= {"variant_same_family", "variant_overlap", "variant_program_swap"}
 
 
 @pytest.mark.parametrize(

@@ -659,6 +659,45 @@ def test_an_install_before_the_run_is_stored_as_that_command_fix(
     assert stored.fix.command is None  # the check itself did not change
 
 
+def test_the_program_run_another_way_is_stored_as_that_command_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Not the same check run again, but its program called another way: the variant model (fitted on the
+    tuning projects) keeps it, and the learning shows both commands."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "p.jsonl", "pep668-1", str(project))
+    w.prompt("install the requirements")
+    w.bash(
+        "pip install -r requirements.txt",
+        "error: externally-managed-environment\n\n× This environment is externally managed",
+        exit_code=1,
+    )
+    w.bash(
+        "pip3 install --user --break-system-packages -r requirements.txt",
+        "Successfully installed httpx-0.28.1",
+    )
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert "externally-managed-environment" in stored.error_signatures[0]
+    assert "--break-system-packages" in stored.resolution_summary.splitlines()[0]
+
+
+def test_the_next_unrelated_run_of_the_program_is_no_fix(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    w = TranscriptWriter(folder_of(claude_dir, project) / "g.jsonl", "go-1", str(project))
+    w.prompt("run the tests")
+    w.bash(
+        "go test ./pkg/...",
+        "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 3, want 4\nFAIL",
+        exit_code=1,
+    )
+    w.bash("go vet ./cmd/... 2>&1 | tail -5", "")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+
+
 CART_FAILS = (
     "FAILED tests/test_cart.py::test_total - AssertionError: assert 9 == 10\n"
     "FAILED tests/test_cart.py::test_tax - KeyError: 'rate'\n2 failed, 14 passed in 0.4s"

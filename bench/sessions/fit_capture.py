@@ -66,6 +66,13 @@ TRANSIENT_PRECISION = 0.90  # an episode the transient model drops is rarely kno
 # commands, so those features learn the corpus, not the authorship (tried: they took the largest weights; a
 # long edit of the project's own code, or any fix of a test file, scored transient).
 TRANSIENT_FEATURES = ("fix_own_code", "fix_only_own_code")
+# What the variant model weighs: how the passing run differs from the failed one, and what the error said
+# (a usage error is fixed by calling the program right; a failing test is not fixed by running other tests)
+VARIANT_FEATURES = (
+    "variant_same_family", "variant_overlap", "variant_program_swap", "variant_folder", "variant_steps",
+    "variant_edits", "variant_between", "error_usage", "error_exception", "error_missing_path", "test_run",
+    "error_lines_none",
+)  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)
 L2_GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
@@ -191,6 +198,8 @@ def episode_fit(tune: list[L.Label], stamp: str) -> tuple[dict, list[dict[str, f
     rows, ys, folds, projects = [], [], [], []
     for label in tune:
         for ep in replay(label).judged_episodes:
+            if ep.variant:  # the variant model's
+                continue
             ids = {L.suffix(e["id"]) for e in ep.errors}
             match = label.episode_for(ids)
             rows.append(ep.features)
@@ -214,7 +223,7 @@ def fit_transient(tune: list[L.Label], stamp: str) -> dict:
     for label in tune:
         for ep in replay(label).judged_episodes:
             match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
-            if match is None or L.transient(match) is None:
+            if ep.variant or match is None or L.transient(match) is None:
                 continue
             rows.append({k: ep.features.get(k, 0.0) for k in TRANSIENT_FEATURES})
             ys.append(1.0 if L.transient(match) else 0.0)
@@ -227,6 +236,41 @@ def fit_transient(tune: list[L.Label], stamp: str) -> dict:
         f"  threshold {point['threshold']:.3f}: out-of-fold P {point['precision']:.3f} R {point['recall']:.3f}"
     )
     note = f"{stamp}: {len(tune)} tuning sessions, {len(y)} episodes labelled transient or not, {int(y.sum())} transient"
+    return to_model(names, w, b, point["threshold"], note, chosen)
+
+
+def fit_variant(tune: list[L.Label], stamp: str) -> dict:
+    """The variant model: is a failed command's next passing run of its program, run another way, the fix?
+    A row per such candidate; positive when the failure is a labelled useful episode whose `passed` is this
+    run (the fix the label names). Threshold: the out-of-fold point nearest both of issue 33's targets (what it
+    keeps is stored), as the episode model's target is chosen."""
+    rows, ys, folds, projects = [], [], [], []
+    for label in tune:
+        for ep in replay(label).judged_episodes:
+            if not ep.variant:
+                continue
+            match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
+            right = bool(match and L.worth_keeping(match)) and L.suffix(
+                str(match.get("passed") or "")
+            ) == L.suffix(ep.passed.id)
+            rows.append({k: ep.features.get(k, 0.0) for k in VARIANT_FEATURES})
+            ys.append(1.0 if right else 0.0)
+            folds.append(fold_of(label))
+            projects.append(label.project)
+    names, w, b, y, points, chosen, losses = fit_rows(rows, ys, folds, projects)
+    point = max(
+        (p for p in points if p["tp"] > 0),
+        key=lambda p: (min(p["precision"] / STORED_PRECISION, p["recall"] / STORED_RECALL), -p["threshold"]),
+    )
+    print(f"variant model: {len(y)} candidates, {int(y.sum())} the labelled fix; {_losses(losses)}")
+    print(
+        f"  threshold {point['threshold']:.3f}: out-of-fold P {point['precision']:.3f} R {point['recall']:.3f}"
+    )
+    for p in points[:: max(1, len(points) // 12)]:
+        print(f"    t {p['threshold']:.3f}  P {p['precision']:.3f}  R {p['recall']:.3f}")
+    note = (
+        f"{stamp}: {len(tune)} tuning sessions, {len(y)} variant candidates, {int(y.sum())} the labelled fix"
+    )
     return to_model(names, w, b, point["threshold"], note, chosen)
 
 
@@ -308,6 +352,11 @@ def main(argv: list[str] | None = None) -> int:
         "(leave one project out: what a project none of the fit saw gets)",
     )
     ap.add_argument(
+        "--only-variant",
+        action="store_true",
+        help="fit the variant model alone into --out (the other models there are kept)",
+    )
+    ap.add_argument(
         "--only-transient",
         action="store_true",
         help="fit the transient model alone into --out (the run and episode models there are kept)",
@@ -322,6 +371,14 @@ def main(argv: list[str] | None = None) -> int:
         print("no tuning labels with transcripts (bench/sessions/fetch.py, labels/)", file=sys.stderr)
         return 1
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
+    if args.only_variant:
+        if not args.out.is_file():
+            args.out.write_text(SHIPPED.read_text())
+        weights = json.loads(args.out.read_text())
+        model.WEIGHTS = args.out
+        weights["variant"] = fit_variant(tune, stamp)
+        _write(args.out, weights)
+        return 0
     if args.only_transient:
         if not args.out.is_file():
             args.out.write_text(SHIPPED.read_text())

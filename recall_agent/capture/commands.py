@@ -62,6 +62,9 @@ _SEPARATOR = re.compile(r"&&|\|\||;|\|")
 _MASKING = re.compile(
     r"\|\| ?(?:true|:|echo\b|exit 0)|; ?(?:echo|true|exit 0)\b|\| ?(?:tail|head|grep|tee|less|more)\b"
 )
+_LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "("})
+_BLOCK_WORDS = frozenset({"done", "fi", "}", ")", "esac", "for", "case", "select", "function", "return",
+                          "break", "continue", ";;", "local", "declare", "read", "shift", "trap", "wait"})  # fmt: skip
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _VERSION_SUFFIX = re.compile(r"(?<=[a-z])[0-9][0-9.]*$")
 
@@ -103,7 +106,7 @@ class Command:
 @functools.lru_cache(maxsize=2048)
 def parse(command: str) -> Command:
     """The checks of a command line (cached: a session runs the same few commands many times)."""
-    text = " ".join(command.split())
+    text = " ".join(_lines_joined(command).split())
     cd = _CD_PREFIX.match(text)
     rest = text[cd.end() :] if cd else text
     stripped = _strip_plumbing(rest)
@@ -111,6 +114,54 @@ def parse(command: str) -> Command:
     rest = _REDIRECT.sub(" ", stripped)
     checks = tuple(c for c in (_check(part) for part in _segments(rest)) if c is not None)
     return Command(text=text, cwd=cd.group(1).strip("\"'") if cd else None, checks=checks, masked=masked)
+
+
+_HEREDOC = re.compile(r"<<-? ?['\"]?([A-Za-z_][A-Za-z0-9_]{0,40})['\"]?")
+
+
+def _lines_joined(command: str) -> str:
+    """A multi-line script on one line: each line break outside quotes and here-documents is a `;` (as the
+    shell reads it), a backslash-newline a space, a here-document's lines stay one argument of its command.
+    Only line breaks change, so the result parses to the same checks again (`Command.text` is reparsed)."""
+    if "\n" not in command:
+        return command
+    out: list[str] = []
+    quote, heredoc = "", ""
+    for line in command.split("\n"):
+        if heredoc:
+            out.append(" " + line)
+            if line.strip() == heredoc:
+                heredoc = ""
+            continue
+        if out:
+            out.append(" " if quote or (out[-1].endswith("\\") and not quote) else " ; ")
+            if out[-2].endswith("\\") and not quote:
+                out[-2] = out[-2][:-1]
+        out.append(line)
+        quote = _open_quote(line, quote)
+        marks = _HEREDOC.findall(line) if not quote else []
+        heredoc = marks[-1] if marks else ""
+    return "".join(out)
+
+
+def _open_quote(line: str, quote: str) -> str:
+    """The quote still open at the end of `line`, given the one open at its start."""
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch == "\\":
+            i += 1
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            break  # a comment to the end of the line
+        i += 1
+    return quote
 
 
 def _segments(text: str) -> list[str]:
@@ -145,12 +196,21 @@ def _strip_plumbing(cmd: str) -> str:
 
 
 def _check(segment: str) -> Check | None:
-    key = " ".join(segment.split())
+    parts = segment.split()
+    while parts and parts[0] in _LEADING_KEYWORDS:  # `do make x` is the check `make x`
+        parts = parts[1:]
+    key = " ".join(parts)
     try:
         words = shlex.split(key)
     except ValueError:
         words = key.split()
+    if words and _ENV_ASSIGN.match(words[0]) and ("$(" in words[0] or "`" in words[0]):
+        return None  # `n=$(awk ...)`: an assignment from a substitution, not a run of a check
     words = [w for w in words if not _ENV_ASSIGN.match(w)]
+    # a multi-line script's lines are segments too: its keywords open or close blocks, they run nothing
+    # (`done`, `fi`, `}`), or lead the command that does (`if grep -q x f` -> `grep -q x f`, above)
+    if not words or words[0] in _BLOCK_WORDS:
+        return None
     while words and (words[0] in _WRAPPERS or (len(words) > 1 and (words[0], words[1]) in _RUNNERS)):
         words = words[2:] if len(words) > 1 and (words[0], words[1]) in _RUNNERS else words[1:]
     if not words:
@@ -233,6 +293,39 @@ def same_check(failure: Command, later: Command, *, probes: bool = False) -> boo
         for have in later.checks
         if not have.setup and (probes or not have.probe)
     )
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish"})
+
+
+def _program(check: Check) -> str:
+    """The program, with shells as one and `pip3`/`pip`, `python -m pkg`/`pkg` console scripts alike."""
+    name = check.program.replace("_", "-")
+    if name in _SHELLS:
+        return "sh"
+    return _VERSION_SUFFIX.sub("", name) if name.startswith(("pip", "python")) else name
+
+
+def variant(failure: Command, later: Command) -> dict[str, float] | None:
+    """`later` runs the failed command's program another way (not the same check, not a rerun, a narrower
+    selection or other output flags): `make typecheck` -> `make type`, `zsh -c X` -> `bash -c X`, `pip install
+    x` -> `pip3 install --user x`. What tells a fix from the next unrelated command of that program (`go test`
+    then `go build`) is for the variant model to weigh: these features. None when it is no variant."""
+    a, b = failure.main, later.main
+    if a is None or b is None or later.installs != failure.installs or _program(a) != _program(b):
+        return None
+    if a.program in INTERPRETERS and a.program == b.program:
+        return None  # another script under the same interpreter is another check, not another way to run it
+    if same_check(failure, later) or not_a_fix(failure, later) is not None:
+        return None
+    wa, wb = set(_words(a.key)[1:]), set(_words(b.key)[1:])
+    return {
+        "variant_same_family": float(a.family == b.family),
+        "variant_overlap": len(wa & wb) / len(wa | wb) if wa | wb else 1.0,
+        "variant_program_swap": float(a.program != b.program),
+        "variant_folder": float(failure.cwd != later.cwd),
+        "variant_steps": float(len(_real(later)) != len(_real(failure))),
+    }
 
 
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:

@@ -42,6 +42,7 @@ MAX_SAID = 30
 MAX_STEPS = 3
 MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
+VARIANT_TRIES = 3  # passing runs of a failed program, run another way, that may show it fixed
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
 _TOOL_USAGE = _FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"}
@@ -86,6 +87,7 @@ class Episode:
     steps: list[str] = field(default_factory=list)  # commands run in between (`go mod tidy`, `mv a b`)
     other_check: bool = False  # resolved by another script or test run after source edits (a reproduction)
     own_code: float = 0.0  # the share of the lines the fix changed that the session itself wrote earlier
+    variant: bool = False  # resolved by the next run of the failed program run another way (`make type`)
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
@@ -182,6 +184,7 @@ class Engine:
         self._decide_run = decide_run  # fitting replays labelled sessions with the labels' verdicts
         self._episode_model = model.load("episode")
         self._transient_model = model.load("transient")
+        self._variant_model = model.load("variant")
 
     def state(self) -> dict[str, Any]:
         return {"streams": {name: st.to_state() for name, st in self.streams.items()}}
@@ -376,6 +379,7 @@ class Engine:
             return
         self._resolve_matching(st, run, failing_folds=None)
         self._reproduced(st, run)
+        self._variant(st, run)
         if st.open and not run.command.probe:
             st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
             del st.runs[:-MAX_EDITS]
@@ -453,6 +457,29 @@ class Engine:
                 self._resolve(st, err, run, by_failing_run=False, other_check=True)
             return  # only the newest error a script raised
 
+    def _variant(self, st: Stream, run: Run) -> None:
+        """The newest open error whose program this passing run runs another way (`make typecheck` failed,
+        `make type` passed; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model
+        decides from how the two commands differ and what the error said; an error it rejects stays open for
+        a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs."""
+        if run.tool != "Bash" or run.command.main is None:
+            return
+        for err in reversed(st.open):
+            tries = int(err.get("variant") or 0)
+            if tries >= VARIANT_TRIES or str((err.get("last") or {}).get("tool") or "Bash") != "Bash":
+                continue
+            relation = commands.variant(commands.parse(err["command"]), run.command)
+            if relation is None:
+                continue
+            err["variant"] = tries + 1
+            episode = self._episode(st, err, run, by_failing_run=False, variant=relation)
+            if episode.keep:
+                st.open.remove(err)
+                self._resolved(st, err, episode)
+            elif self.record:
+                self.judged_episodes.append(episode)
+            return
+
     def _resolve(
         self,
         st: Stream,
@@ -461,9 +488,26 @@ class Engine:
         by_failing_run: bool,
         other_check: bool = False,
     ) -> None:
+        self._resolved(st, err, self._episode(st, err, run, by_failing_run, other_check=other_check))
+
+    def _resolved(self, st: Stream, err: dict[str, Any], episode: Episode) -> None:
         self.resolved += 1
         self.resolved_ids.extend(e["id"] for e in err["errors"])
         self.verdicts.setdefault(str(err["last"]["id"]), "helped")
+        st.ready.append(episode)
+        if self.record:
+            self.judged_episodes.append(episode)
+
+    def _episode(
+        self,
+        st: Stream,
+        err: dict[str, Any],
+        run: Run,
+        by_failing_run: bool,
+        other_check: bool = False,
+        variant: dict[str, float] | None = None,
+    ) -> Episode:
+        """The episode of `err` fixed as `run` shows, with its features and the models' verdict."""
         tool = str((err.get("last") or {}).get("tool") or "Bash")
         failure = commands.parse(err["command"]) if tool == "Bash" else None
         created_by = (
@@ -497,17 +541,19 @@ class Engine:
             missing=list(err.get("missing") or []),
             by_failing_run=by_failing_run,
             other_check=other_check,
+            variant=variant is not None,
         )
         replaced = [edits.line_mark(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
         episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
+        if variant is not None:
+            episode.features.update(
+                variant, variant_edits=float(bool(changes)), variant_between=min(len(others), 5) / 5
+            )
+        decider = self._variant_model if variant is not None else self._episode_model
         # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
-        episode.keep = self._episode_model.decide(episode.features) and not self._transient_model.decide(
-            episode.features
-        )
-        st.ready.append(episode)
-        if self.record:
-            self.judged_episodes.append(episode)
+        episode.keep = decider.decide(episode.features) and not self._transient_model.decide(episode.features)
+        return episode
 
     def _edit(self, st: Stream, call: Call, res: Result) -> None:
         path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
@@ -697,6 +743,8 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "fix_only_tests": float(bool(ep.changes) and all(edits.TEST_FILE.search(c.path) for c in ep.changes)),
         # nothing in the error says what failed (`FAIL`, `Exit code 1`, a lone bracket)
         "error_short": float(max((len(ln.strip()) for ln in (errs or lines)), default=0) < 16),
+        # the command was called wrongly (a usage message, an unknown option or target, no such command)
+        "error_usage": float(any(_USAGE.search(ln) for ln in (errs or lines)[:40])),
         "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
     }
 
@@ -707,6 +755,12 @@ _TEST_FAMILIES = frozenset({"npm test", "yarn test", "pnpm test", "go test", "ca
                             "gradle test", "dotnet test", "rake test", "bundle exec"})  # fmt: skip
 
 
+_USAGE = re.compile(
+    r"(?i)^\s*usage:|\bunknown (?:option|command|flag|subcommand|argument|target)|\bno rule to make target"
+    r"|\binvalid (?:value|option|choice|argument)|\bunrecognized (?:option|argument|command)"
+    r"|\bcommand not found\b|\bno such (?:option|command|subcommand)|\bnot recognized as\b|\bdid you mean\b"
+    r"|\bunexpected argument\b|\bis not a \w{1,12} command\b"
+)
 _FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
 
 

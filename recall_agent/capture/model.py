@@ -8,6 +8,8 @@ and what it was fitted on. Evaluating one is a dot product in pure Python (no nu
 - `episode`: is this failure and what fixed it knowledge worth keeping (not a scratch slip, not a retry)?
 - `transient`: is the fix a correction of code the session itself wrote earlier (labels' `transient`)? Such
   an episode is not kept, whatever `episode` says.
+- `variant`: is a passing run of the failed program, called another way (`make type` after `make typecheck`
+  failed), the fix? It decides those episodes in place of `episode`.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 from recall_agent.architecture import choice
@@ -368,31 +369,44 @@ def direct_dependents(conn: sqlite3.Connection, target: Target) -> list[Dependen
 
 
 def blast_radius(conn: sqlite3.Connection, target: Target, max_depth: int = MAX_DEPTH) -> list[Dependent]:
-    """Every file that depends on the target, directly or through others, with its shortest depth."""
-    direct = direct_dependents(conn, target)
-    order = {d.file_id: i for i, d in enumerate(direct)}
-    found: dict[int, Dependent] = {d.file_id: d for d in direct}
-    found.pop(target.file_id, None)
-    frontier = list(found)
-    found_or_target = found.keys() | {target.file_id}
-    cur = _tuples(conn)  # the kernel's kref.h: 153,000 edge rows walked for 37,658 files
-    depth = 1
+    """Every file that depends on the target, directly or through others, with its shortest depth: the
+    direct dependents in their order, then each further depth's files, those outside tests first, by path.
+    `via` is the first file of the depth before that it imports, in walk order."""
+    direct = [d for d in direct_dependents(conn, target) if d.file_id != target.file_id]
+    seen = {d.file_id for d in direct} | {target.file_id}
+    out, frontier, depth = list(direct), [d.file_id for d in direct], 1
+    paths = {d.file_id: d.path for d in direct}
     while frontier and depth < max_depth:
         depth += 1
-        nxt: dict[int, int] = {}
-        for i in range(0, len(frontier), 500):
-            chunk = frontier[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for src, dst in cur.execute(f"SELECT src, dst FROM edges WHERE dst IN ({marks})", chunk):
-                if src not in found_or_target and src not in nxt:
-                    nxt[src] = dst
+        nxt = _importers_of(conn, frontier, seen)
         info = paths_of(conn, nxt)
-        for src, via in nxt.items():
-            path, is_test = info[src]
-            found[src] = Dependent(src, path, depth, "", is_test, found[via].path)
-        found_or_target |= nxt.keys()
+        level = [
+            Dependent(src, info[src][0], depth, "", info[src][1], paths[via]) for src, via in nxt.items()
+        ]
+        paths.update((d.file_id, d.path) for d in level)
+        level.sort(key=attrgetter("is_test", "path"))
+        out += level
         frontier = list(nxt)
-    return sorted(found.values(), key=lambda d: (d.depth, d.is_test, order.get(d.file_id, 0), d.path))
+    return out
+
+
+def _importers_of(conn: sqlite3.Connection, frontier: list[int], seen: set[int]) -> dict[int, int]:
+    """Files importing any of `frontier` and not in `seen` (added to it), each with the first frontier file it imports:
+    frontier in its order by chunks of 500, within a chunk by id, importers by id. One row per imported
+    file (its importers concatenated by SQLite) and set differences keep Python off the ~150,000 edge rows
+    of a header as common as the kernel's kref.h."""
+    nxt: dict[int, int] = {}
+    cur = _tuples(conn)
+    for i in range(0, len(frontier), 500):
+        chunk = frontier[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT dst, group_concat(src) FROM edges WHERE dst IN ({marks}) GROUP BY dst ORDER BY dst"
+        for dst, srcs in cur.execute(sql, chunk):
+            new = set(map(int, srcs.split(","))).difference(seen)  # one set argument: no walk of `seen`
+            seen.update(new)
+            for src in sorted(new):
+                nxt[src] = dst
+    return nxt
 
 
 def fan_in(conn: sqlite3.Connection, file_ids: list[int]) -> dict[int, int]:

@@ -253,6 +253,7 @@ def test_blast_radius_walk_matches_the_edge_by_edge_walk(tmp_path: Path) -> None
     """A layered tree of 1,200 modules with many imports per file (so frontiers span several chunks of
     500 and most edges lead to files already found): depths, order and `via` of every dependent."""
     import random
+    from operator import attrgetter
 
     from recall_agent.architecture import queries as q
 
@@ -275,6 +276,19 @@ def test_blast_radius_walk_matches_the_edge_by_edge_walk(tmp_path: Path) -> None
         assert got == _walk_edge_by_edge(conn, target, depth)
     full = q.blast_radius(conn, target)
     assert len(full) > 1000 and {d.depth for d in full} == {1, 2, 3}  # depth 3 walked from 560 files
+    # what an answer lists: every direct dependent and test file, the first six others; the rest counted
+    for scan_at in (q.SCAN_TESTS_AT, 0):  # looked up per file, and all test files read in one scan
+        q.SCAN_TESTS_AT, saved = scan_at, q.SCAN_TESTS_AT
+        try:
+            summary = q.blast_summary(conn, target)
+        finally:
+            q.SCAN_TESTS_AT = saved
+        others = [d for d in full if d.depth > 1 and not d.is_test]
+        expected = [d for d in full if d.depth == 1 or d.is_test] + others[:6]
+        key = attrgetter("file_id", "path", "depth", "is_test", "via")
+        assert sorted(map(key, summary.dependents)) == sorted(map(key, expected))
+        assert summary.size == len(full) and summary.deeper == len(others)
+        assert summary.depths == {n: sum(d.depth == n for d in full) for n in (1, 2, 3)}
 
 
 def test_blast_radius_with_depth_limit(py_repo: Path) -> None:

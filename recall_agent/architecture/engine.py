@@ -140,12 +140,9 @@ def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, r
     if action == "lookup":
         return Answer(card(conn, target), "repowise", extras)
     if action == "blast":
-        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
-        tests = q.tests_touching(conn, target, radius)
-        extras |= {
-            "direct_dependents": sum(d.depth == 1 for d in radius),
-            "transitive_dependents": len(radius),
-        }
+        radius = q.blast_summary(conn, target, intent.depth or q.MAX_DEPTH)
+        tests = q.tests_touching(conn, target, radius.dependents)  # every test file of the radius is listed
+        extras |= {"direct_dependents": radius.depths.get(1, 0), "transitive_dependents": radius.size}
         content = render.blast(target, radius, tests, intent.depth)
         from recall_agent.architecture.evolution import blast_line
 
@@ -154,18 +151,16 @@ def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, r
         return Answer(content, "memgraph", extras)
     if action == "dependents":
         direct = q.direct_dependents(conn, target)
-        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
-        extras |= {"direct_dependents": len(direct), "transitive_dependents": len(radius)}
-        return Answer(render.dependents(target, direct, len(radius)), "memgraph", extras)
+        size = q.radius_size(conn, target, intent.depth or q.MAX_DEPTH)
+        extras |= {"direct_dependents": len(direct), "transitive_dependents": size}
+        return Answer(render.dependents(target, direct, size), "memgraph", extras)
     if action == "dependencies":
         internal, external = q.dependencies(conn, target.file_id)
         return Answer(render.dependencies(target, internal, external), "memgraph", extras)
     if action == "callers":
         if target.is_file:
             direct = q.direct_dependents(conn, target)
-            return Answer(
-                render.dependents(target, direct, len(q.blast_radius(conn, target))), "memgraph", extras
-            )
+            return Answer(render.dependents(target, direct, q.radius_size(conn, target)), "memgraph", extras)
         hits = q.callers(conn, target)
         extras["call_sites"] = len(hits)
         return Answer(render.callers(target, hits), "memgraph", extras)
@@ -201,14 +196,14 @@ def card(conn: sqlite3.Connection, target: q.Target) -> str:
         imports = 0
         call_sites = q.callers(conn, target)
     direct = q.direct_dependents(conn, target)
-    radius = q.blast_radius(conn, target)
-    tests = q.tests_touching(conn, target, radius)
+    radius = q.blast_summary(conn, target)
+    tests = q.tests_touching(conn, target, radius.dependents)
     return render.card(
         target,
         defines=defines,
         imports=imports,
         direct=direct,
-        radius=radius,
+        radius_size=radius.size,
         tests=tests,
         call_sites=call_sites,
     )

@@ -12,12 +12,14 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from recall_agent.architecture import concepts, render
 from recall_agent.architecture import queries as q
-from recall_agent.architecture.diagnose import diagnose
-from recall_agent.architecture.origins import Origins, locate
+from recall_agent.architecture import render
 from recall_agent.architecture.understand import HISTORY_INTENTS, Intent, understand
+
+if TYPE_CHECKING:
+    from recall_agent.architecture.origins import Origins
 
 _WORD = re.compile(r"\w+")
 
@@ -220,6 +222,9 @@ def _cycles(conn: sqlite3.Connection, root: Path, role: str, within: str = "") -
 def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:
     """Free text (an error, a sentence): an import error explained, then cards for the repository names it
     mentions; nothing if none."""
+    from recall_agent.architecture.diagnose import diagnose
+    from recall_agent.architecture.origins import locate
+
     out: list[Answer] = []
     found = locate(conn, root, intent.text)
     everyday = _everyday(conn, root, intent.text)
@@ -289,6 +294,8 @@ def _origin_extras(found: Origins) -> dict:
 
 def _file_described(conn: sqlite3.Connection, subject: str) -> list[q.Target]:
     """The one file a subject in words names: it carries every word and scores well ahead of the next."""
+    from recall_agent.architecture import concepts
+
     hits = concepts.search(conn, subject, limit=2)
     wanted = concepts.terms(subject)
     if not hits or len(hits[0].matched) < len(wanted):
@@ -313,6 +320,8 @@ def _reads_like_a_question(text: str) -> bool:
 
 def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) -> list[Answer]:
     """Files and symbols about a question asked in words ("where are session cookies signed")."""
+    from recall_agent.architecture import concepts
+
     hits = concepts.search(conn, text, limit=max(limit, 5))
     if not hits:
         return []

@@ -7,11 +7,14 @@ capped lists. Lists end with "(+N more)" rather than growing with the repository
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from recall_agent.architecture.concepts import Hit
-from recall_agent.architecture.origins import Origins
 from recall_agent.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent, Radius
 from recall_agent.architecture.target import Target
+
+if TYPE_CHECKING:  # types only: an answer that lists no concepts or error origins loads neither module
+    from recall_agent.architecture.concepts import Hit
+    from recall_agent.architecture.origins import Origins
 
 LIST_CAP = 8
 

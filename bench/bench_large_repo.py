@@ -26,6 +26,8 @@ Set up (the script does this when something is missing; root, as on this machine
     python3 bench/bench_large_repo.py --skip-1-core   # without the 1-core index
     python3 bench/bench_large_repo.py --cache /work/cache/kernel
     python3 bench/bench_large_repo.py --reuse-index --answers-only --answers-release 9069176   # answers, side by side
+    python3 bench/bench_large_repo.py --reuse-index --answers-only --answers-release 9069176 --answers-rounds 5
+        # and each question 5 more times per version as a CLI process, the two alternated (min / median)
 
 The index goes to a throwaway RECALL_HOME under the cache folder (never into the repository). Results:
 the printed tables and bench/results/large_repo.json.
@@ -338,6 +340,43 @@ def answer_latency(tree: Path, home: Path, package: str = "recall_agent", python
     return rows
 
 
+def cli_rounds(tree: Path, home: Path, versions: list[tuple[str, str, str]], rounds: int) -> dict:
+    """Each question as a fresh `recall --scope architecture` process, `rounds` times per version, the
+    versions (label, package, PYTHONPATH) alternated question by question so they share the load: CPU
+    (user + system) and wall time, min and median."""
+    out: dict[str, dict] = {label: {} for label, _, _ in versions}
+    for question in QUESTIONS:
+        runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in versions}
+        for _ in range(rounds):
+            for label, package, pythonpath in versions:
+                env = {**os.environ, "RECALL_HOME": str(home), "PYTHONPATH": pythonpath}
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.perf_counter()
+                proc = subprocess.run(
+                    [sys.executable, "-m", package, "--scope", "architecture", question],
+                    cwd=tree,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
+                wall = time.perf_counter() - started
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                if proc.returncode != 0 or "[Architecture]" not in proc.stdout:
+                    raise SystemExit(f"{label} failed on {question!r}: {proc.stderr[-300:]}")
+                runs[label].append((cpu, wall))
+        for label, found in runs.items():
+            cpus, walls = [c for c, _ in found], [w for _, w in found]
+            out[label][question] = {
+                "cpu_min_s": round(min(cpus), 3),
+                "cpu_median_s": round(statistics.median(cpus), 3),
+                "wall_min_s": round(min(walls), 3),
+                "wall_median_s": round(statistics.median(walls), 3),
+                "loadavg": round(os.getloadavg()[0], 2),
+            }
+    return {"rounds": rounds, "versions": [label for label, _, _ in versions], "answers": out}
+
+
 # --------------------------------------------------------------------------- callers against cscope
 
 
@@ -455,6 +494,13 @@ def main() -> int:
         default="",
         help="also answer the ten questions with this commit's recall, on the same index (e.g. 9069176)",
     )
+    ap.add_argument(
+        "--answers-rounds",
+        type=int,
+        default=0,
+        help="then each question N more times as a CLI process, alternating this checkout and the"
+        " --answers-release (min and median CPU and wall time)",
+    )
     ap.add_argument("--no-save", action="store_true", help="print only")
     args = ap.parse_args()
 
@@ -500,15 +546,19 @@ def main() -> int:
     if not args.answers_only:
         results["recovery"] = recovery(tree, files)
     results["answers"] = answer_latency(tree, home)
-    if args.answers_release:
-        from release import package_in, release_tree
+    with tempfile.TemporaryDirectory() as tmp:
+        versions = [("this checkout", "recall_agent", str(ROOT))]
+        if args.answers_release:
+            from release import package_in, release_tree
 
-        with tempfile.TemporaryDirectory() as tmp:
             rel = release_tree(Path(tmp), args.answers_release)
             results["release_answers"] = {
                 "commit": args.answers_release,
                 "answers": answer_latency(tree, home, package_in(rel), str(rel)),
             }
+            versions.append((f"release {args.answers_release}", package_in(rel), str(rel)))
+        if args.answers_rounds:
+            results["cli_rounds"] = cli_rounds(tree, home, versions, args.answers_rounds)
     if not args.answers_only:
         results["callers"] = callers_vs_cscope(tree, home, args.cache, files)
     print_rest(results)
@@ -557,6 +607,21 @@ def print_rest(results: dict) -> None:
                 f"{'  release ' + results['release_answers']['commit']:<42} {r['in_process_s']:>12}"
                 f" {r['cli_s']:>7} {r['cli_cpu_s']:>9} {r['loadavg']:>5}  {same}"
             )
+    rounds = results.get("cli_rounds")
+    if rounds:
+        print(
+            f"\nCLI processes, {rounds['rounds']} rounds alternated: CPU s min / median, wall s min / median"
+        )
+        labels = rounds["versions"]
+        print(f"{'question':<42} " + " ".join(f"{label[:30]:>30}" for label in labels))
+        for question in QUESTIONS:
+            cells = []
+            for label in labels:
+                a = rounds["answers"][label][question]
+                cells.append(
+                    f"{a['cpu_min_s']:.3f}/{a['cpu_median_s']:.3f} {a['wall_min_s']:.3f}/{a['wall_median_s']:.3f}"
+                )
+            print(f"{question:<42} " + " ".join(f"{c:>30}" for c in cells))
     c = results.get("callers")
     if not c:
         return

@@ -15,6 +15,11 @@
 
 An engine that cannot be imported, raises, or misses the deadline is named in `error_message`; its role is
 listed in `backends_queried` only if it actually ran. Nothing is ever invented in its place.
+
+`execute_sync(Request(...))` is the same node for recall's own in-process client (the CLI's fan-out): a
+plain request it built itself, engines in daemon threads joined against the same deadline, and a plain
+`Response` whose `to_wire()` is exactly the JSON of `FederationResponse`. It imports neither pydantic nor
+anyio (with the architecture engine, a third of a CLI answer's cold start); a dict is validated first.
 """
 
 from __future__ import annotations
@@ -23,24 +28,19 @@ import contextlib
 import importlib
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import anyio
-import anyio.to_thread
+from typing import TYPE_CHECKING, Any
 
 from recall_agent import repo
 from recall_agent.errors import describe
-from recall_agent.models import (
-    BackendRole,
-    FederationRequest,
-    FederationResponse,
-    FederationResult,
-    content_hash,
-)
+from recall_agent.protocol import BackendRole, content_hash
+
+if TYPE_CHECKING:
+    from recall_agent.models import FederationRequest, FederationResponse, FederationResult
 
 ENV_REPOS = "RECALL_REPOS"  # os.pathsep-separated repositories the server answers for
 ENV_DEADLINE = "RECALL_FEDERATION_DEADLINE"  # seconds; the client's own budget is 10 s
@@ -84,7 +84,8 @@ def route(query: str) -> list[BackendRole]:
 # --------------------------------------------------------------------------- engines (the seam)
 
 # An engine call: (query text, repo path or None, roles it may answer, limit) -> results
-EngineCall = Callable[[str, str | None, set[str], int], list[FederationResult]]
+# (FederationResult models or dicts of the same fields)
+EngineCall = Callable[[str, str | None, set[str], int], list[Any]]
 
 
 @dataclass(frozen=True)
@@ -95,24 +96,27 @@ class Engine:
     needs_repo: bool = True
 
 
-def _architecture(text: str, repo_path: str | None, roles: set[str], limit: int) -> list[FederationResult]:
+def _architecture(text: str, repo_path: str | None, roles: set[str], limit: int) -> list[dict]:
     if repo_path is None:
         raise RuntimeError(
             "no project here: run inside a git repository or a folder with a project manifest,"
             " or index one first with `recall index PATH`"
         )
-    return _engine_function("recall_agent.architecture")(text, repo_path, roles=roles, limit=limit)
+    # the wire fields as a plain dict: no pydantic on the in-process path
+    return _engine_function("recall_agent.architecture", "query_wire")(
+        text, repo_path, roles=roles, limit=limit
+    )
 
 
 def _antipatterns(text: str, repo_path: str | None, roles: set[str], limit: int) -> list[FederationResult]:
     return _engine_function("recall_agent.antipatterns")(text, repo_path, limit=limit)
 
 
-def _engine_function(module_name: str) -> Callable[..., list[FederationResult]]:
-    """`module.query`, or ImportError (= engine unavailable) when the module or function is missing."""
-    func = getattr(importlib.import_module(module_name), "query", None)
+def _engine_function(module_name: str, name: str = "query") -> Callable[..., list[Any]]:
+    """`module.<name>`, or ImportError (= engine unavailable) when the module or function is missing."""
+    func = getattr(importlib.import_module(module_name), name, None)
     if not callable(func):
-        raise ImportError(f"{module_name} has no query()")
+        raise ImportError(f"{module_name} has no {name}()")
     return func
 
 
@@ -163,6 +167,85 @@ def resolve_repos(request_repo: str | None) -> list[str | None]:
     return [str(root) if root else None]
 
 
+# --------------------------------------------------------------------------- plain request and response
+
+
+@dataclass
+class Request:
+    """The request as recall's own client builds it (field for field the wire `FederationRequest`); its
+    argument parser has already cut and cleaned the query, so nothing here is untrusted."""
+
+    query: str
+    force_backends: list[BackendRole] | None = None
+    correlation_id: str | None = None
+    repo_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.force_backends is not None:
+            self.force_backends = [BackendRole(b) for b in self.force_backends]
+
+
+@dataclass
+class Result:
+    """One merged result (wire `FederationResult`); `extras` are the contract's extra fields, in order."""
+
+    content: str
+    source: BackendRole
+    rank: int
+    content_hash: str
+    engine: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "source": str(self.source),
+            "rank": self.rank,
+            "content_hash": self.content_hash,
+            "engine": self.engine,
+            **self.extras,
+        }
+
+
+@dataclass
+class Response:
+    """The node's answer (wire `FederationResponse`); `to_wire()` is its JSON body."""
+
+    query: str
+    results: list[Result] = field(default_factory=list)
+    backends_queried: list[str] = field(default_factory=list)
+    error_message: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "results": [r.to_wire() for r in self.results],
+            "backends_queried": list(self.backends_queried),
+            "error_message": self.error_message,
+        }
+
+
+_RESULT_FIELDS = ("content", "source", "rank", "content_hash", "engine")
+
+
+def _result(raw: Any, engine: Engine) -> Result:
+    """An engine's result (a FederationResult or a dict of its fields) as a plain Result; content_hash is
+    always recomputed so it matches the content. Raises for a result the wire model would refuse."""
+    data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
+    content, rank = data.get("content"), data.get("rank", 0)
+    if not isinstance(content, str) or not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
+        raise ValueError(f"bad result from the {engine.name} engine: content {content!r:.40}, rank {rank!r}")
+    engine_name = data.get("engine")
+    return Result(
+        content=content,
+        source=BackendRole(data.get("source")),
+        rank=rank,
+        content_hash=content_hash(content),
+        engine=engine.name if engine_name is None and "engine" not in data else engine_name,
+        extras={k: v for k, v in data.items() if k not in _RESULT_FIELDS},
+    )
+
+
 # --------------------------------------------------------------------------- execute
 
 
@@ -170,7 +253,7 @@ def resolve_repos(request_repo: str | None) -> list[str | None]:
 class _Outcome:
     engine: Engine
     repo: str | None
-    results: list[FederationResult] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
     error: str | None = None
     started: bool = False
     done: bool = False
@@ -181,6 +264,15 @@ def _deadline() -> float:
         return max(0.1, float(os.environ.get(ENV_DEADLINE, DEFAULT_DEADLINE)))
     except ValueError:
         return DEFAULT_DEADLINE
+
+
+def _plan(req: Request | FederationRequest, roles: list[BackendRole], repos: list[str]) -> list[_Outcome]:
+    return [
+        _Outcome(engine, repo_path)
+        for engine in list(ENGINES)
+        if engine.roles & set(roles)
+        for repo_path in (repos if engine.needs_repo else repos[:1])
+    ]
 
 
 async def execute(
@@ -195,41 +287,86 @@ async def execute(
     `repos` (the server passes it after its access checks) replaces the request's repository resolution;
     an empty list means "no repository": nothing is read and `error_message` says so.
     """
+    import anyio
+
+    from recall_agent.models import FederationRequest, FederationResponse
+
     req = request if isinstance(request, FederationRequest) else FederationRequest.model_validate(request)
     roles = _requested_roles(req)
     if repos is not None and not repos:  # the caller (a server) has no repository: read no folder at all
         return FederationResponse(query=req.query, error_message=NO_REPOSITORY)
-    repos = list(repos) if repos is not None else resolve_repos(req.repo_path)
-    outcomes = [
-        _Outcome(engine, repo_path)
-        for engine in list(ENGINES)
-        if engine.roles & set(roles)
-        for repo_path in (repos if engine.needs_repo else repos[:1])
-    ]
+    outcomes = _plan(req, roles, list(repos) if repos is not None else resolve_repos(req.repo_path))
     budget = _deadline() if deadline is None else deadline
     with anyio.move_on_after(budget):
         async with anyio.create_task_group() as tg:
             for outcome in outcomes:
                 tg.start_soon(_run, outcome, req.query, roles, limit)
+    return FederationResponse.model_validate(_merge(req.query, roles, outcomes, budget).to_wire())
+
+
+def request_of(request: Request | FederationRequest | dict[str, Any]) -> Request:
+    """The plain request; a dict is validated with the wire model first (ValidationError names the field)."""
+    if isinstance(request, Request):
+        return request
+    from recall_agent.models import FederationRequest
+
+    if not isinstance(request, FederationRequest):
+        request = FederationRequest.model_validate(request)
+    data = request.model_dump()
+    data["correlation_id"] = str(data["correlation_id"]) if data["correlation_id"] else None
+    return Request(**data)
+
+
+def execute_sync(
+    request: Request | FederationRequest | dict[str, Any],
+    *,
+    deadline: float | None = None,
+    limit: int = DEFAULT_LIMIT,
+    repos: list[str] | None = None,
+) -> Response:
+    """`execute` without pydantic or an event loop (recall's in-process client): the engines run in
+    daemon threads joined against the deadline; one still running then is reported as timed out and
+    left behind (it cannot keep the process alive)."""
+    req = request_of(request)
+    roles = _requested_roles(req)
+    if repos is not None and not repos:
+        return Response(query=req.query, error_message=NO_REPOSITORY)
+    outcomes = _plan(req, roles, list(repos) if repos is not None else resolve_repos(req.repo_path))
+    budget = _deadline() if deadline is None else deadline
+    threads = [
+        threading.Thread(target=_run_sync, args=(o, req.query, roles, limit), daemon=True) for o in outcomes
+    ]
+    for thread in threads:
+        thread.start()
+    until = time.monotonic() + budget
+    for thread in threads:
+        thread.join(max(0.0, until - time.monotonic()))
+    # an engine still running is cut: merge a frozen view of it, not what its thread may write later
+    outcomes = [
+        _Outcome(o.engine, o.repo, started=True) if t.is_alive() else o
+        for o, t in zip(outcomes, threads, strict=True)
+    ]
     return _merge(req.query, roles, outcomes, budget)
 
 
-def _requested_roles(req: FederationRequest) -> list[BackendRole]:
+def _requested_roles(req: Request | FederationRequest) -> list[BackendRole]:
     if req.force_backends:
         return [role for role in ROLE_ORDER if role in set(req.force_backends)]
     return route(req.query)
 
 
-async def _run(outcome: _Outcome, query: str, roles: list[BackendRole], limit: int) -> None:
-    wanted = {str(r) for r in roles if r in outcome.engine.roles}
+def _wanted(outcome: _Outcome, roles: list[BackendRole]) -> set[str]:
+    return {str(r) for r in roles if r in outcome.engine.roles}
+
+
+@contextlib.contextmanager
+def _reported(outcome: _Outcome) -> Iterator[None]:
+    """Run an engine: an engine that cannot be imported never ran, one that raises failed; both are
+    reported, never raised to the caller. A cancellation (the deadline) leaves the outcome not done."""
     outcome.started = True
     t0 = time.perf_counter()
     try:
-        results = await anyio.to_thread.run_sync(
-            outcome.engine.call, query, outcome.repo, wanted, limit, abandon_on_cancel=True
-        )
-        outcome.results = [_coerce(r, outcome.engine) for r in results or []]
-        outcome.results = [r for r in outcome.results if r.source in wanted]
+        yield
     except ImportError as exc:
         outcome.started = False  # never ran: its roles must not be claimed as queried
         outcome.error = f"{outcome.engine.name} engine unavailable ({exc})"
@@ -240,20 +377,35 @@ async def _run(outcome: _Outcome, query: str, roles: list[BackendRole], limit: i
     outcome.done = True
 
 
-def _coerce(result: Any, engine: Engine) -> FederationResult:
-    """Accept FederationResult or dict; content_hash is always recomputed so it matches the content."""
-    data = result.model_dump() if isinstance(result, FederationResult) else dict(result)
-    data["content_hash"] = content_hash(str(data.get("content", "")))
-    data.setdefault("rank", 0)
-    data.setdefault("engine", engine.name)
-    return FederationResult.model_validate(data)
+def _keep(outcome: _Outcome, results: list[Any] | None, wanted: set[str]) -> None:
+    plain = [_result(r, outcome.engine) for r in results or []]
+    outcome.results = [r for r in plain if r.source in wanted]
 
 
-def _merge(
-    query: str, roles: list[BackendRole], outcomes: list[_Outcome], budget: float
-) -> FederationResponse:
+async def _run(outcome: _Outcome, query: str, roles: list[BackendRole], limit: int) -> None:
+    import anyio.to_thread
+
+    from recall_agent.models import FederationResult
+
+    wanted = _wanted(outcome, roles)
+    with _reported(outcome):
+        results = await anyio.to_thread.run_sync(
+            outcome.engine.call, query, outcome.repo, wanted, limit, abandon_on_cancel=True
+        )
+        _keep(outcome, results, wanted)
+        for result in outcome.results:  # what the wire model refuses is this engine's failure
+            FederationResult.model_validate(result.to_wire())
+
+
+def _run_sync(outcome: _Outcome, query: str, roles: list[BackendRole], limit: int) -> None:
+    wanted = _wanted(outcome, roles)
+    with _reported(outcome):
+        _keep(outcome, outcome.engine.call(query, outcome.repo, wanted, limit), wanted)
+
+
+def _merge(query: str, roles: list[BackendRole], outcomes: list[_Outcome], budget: float) -> Response:
     role_index = {role: i for i, role in enumerate(ROLE_ORDER)}
-    pooled: list[tuple[int, int, int, FederationResult]] = []
+    pooled: list[tuple[int, int, int, Result]] = []
     errors: list[str] = []
     queried: set[BackendRole] = set()
     for n, outcome in enumerate(outcomes):
@@ -269,13 +421,13 @@ def _merge(
             pooled += [(r.rank, role_index[r.source], n, r) for r in outcome.results]
     pooled.sort(key=lambda item: item[:3])
     seen: set[str] = set()
-    merged: list[FederationResult] = []
+    merged: list[Result] = []
     for *_, result in pooled:
         if result.content_hash in seen:
             continue
         seen.add(result.content_hash)
-        merged.append(result.model_copy(update={"rank": len(merged)}))
-    return FederationResponse(
+        merged.append(replace(result, rank=len(merged)))
+    return Response(
         query=query,
         results=merged,
         backends_queried=[str(role) for role in ROLE_ORDER if role in queried],

@@ -7,7 +7,6 @@ range here is a protocol change.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
@@ -33,6 +32,7 @@ from recall_agent.protocol import (  # noqa: F401  (the vocabulary is part of th
     BackendRole,
     MatchType,
     TaskType,
+    content_hash,
 )
 
 # "has a character that is not white space" as a schema pattern, so the published OpenAPI says what the
@@ -72,10 +72,6 @@ Review = Literal["none", "pending", "approved"]
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 # --------------------------------------------------------------------------- learnings node

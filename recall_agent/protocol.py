@@ -6,6 +6,7 @@ learnings node, the on-error hook) uses them directly, so it never imports pydan
 
 from __future__ import annotations
 
+import hashlib
 from enum import StrEnum
 
 ERROR_TEXT_MAX = 4000
@@ -55,3 +56,8 @@ class BackendRole(StrEnum):
     MEMGRAPH = "memgraph"
     REPOWISE = "repowise"
     QDRANT = "qdrant"
+
+
+def content_hash(content: str) -> str:
+    """The sha256 of a result's content: what the federation node de-duplicates by."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()

@@ -2,7 +2,8 @@
 
 Three sources, so a pattern added later is covered without editing this file:
 1. compiled patterns held by any module of the `recall` package (module globals, and lists/tuples/dicts of
-   them, e.g. redaction's rule tables);
+   them, e.g. redaction's rule tables), and those a module compiles on first use and lists through a
+   module-level function `LAZY_PATTERNS()` (the architecture engine's question patterns);
 2. pattern literals passed straight to `re.search(...)`, `re.sub(...)` etc. inside functions (read from the
    source with `ast`);
 3. the regex detectors of the shipped antipattern catalog (YAML);
@@ -59,6 +60,8 @@ def module_patterns() -> list[Found]:
         except Exception:  # an optional engine that cannot import here has no patterns to run either
             continue
         for name, value in vars(module).items():
+            if name == "LAZY_PATTERNS" and callable(value):  # compiled on first use: the module lists them
+                value = value()
             for pattern in _walk_values(value):
                 found.append(Found(f"{info.name}:{name}", pattern))
     return found

@@ -222,6 +222,75 @@ def test_blast_radius_counts_direct_and_transitive_dependents(py_repo: Path) -> 
     assert "depth 1: 3" in r.content
 
 
+def _walk_edge_by_edge(conn, target, max_depth: int = 10) -> list[tuple]:
+    """The walk as it was written before issue 39's fourth round: every edge row into the frontier, in
+    chunks of 500, the first seen giving `via`; then one sort. The faster walk must give the same list."""
+    from recall_agent.architecture import queries as q
+
+    direct = q.direct_dependents(conn, target)
+    order = {d.file_id: i for i, d in enumerate(direct)}
+    found = {d.file_id: (d.path, 1, d.is_test, "") for d in direct}
+    found.pop(target.file_id, None)
+    frontier, depth = list(found), 1
+    while frontier and depth < max_depth:
+        depth += 1
+        nxt: dict[int, int] = {}
+        for i in range(0, len(frontier), 500):
+            chunk = frontier[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for src, dst in conn.execute(f"SELECT src, dst FROM edges WHERE dst IN ({marks})", chunk):
+                if src not in found and src != target.file_id and src not in nxt:
+                    nxt[src] = dst
+        for src, via in nxt.items():
+            path, is_test = conn.execute("SELECT path, is_test FROM files WHERE id = ?", (src,)).fetchone()
+            found[src] = (path, depth, bool(is_test), found[via][0])
+        frontier = list(nxt)
+    rows = [(fid, *v) for fid, v in found.items()]
+    return sorted(rows, key=lambda r: (r[2], r[3], order.get(r[0], 0), r[1]))
+
+
+def test_blast_radius_walk_matches_the_edge_by_edge_walk(tmp_path: Path) -> None:
+    """A layered tree of 1,200 modules with many imports per file (so frontiers span several chunks of
+    500 and most edges lead to files already found): depths, order and `via` of every dependent."""
+    import random
+    from operator import attrgetter
+
+    from recall_agent.architecture import queries as q
+
+    rng = random.Random(39)
+    repo = tmp_path / "layers"
+    (repo / ".git").mkdir(parents=True)
+    layers = [[f"l{d}_m{i}" for i in range(n)] for d, n in enumerate((1, 40, 560, 599))]
+    for d, layer in enumerate(layers):
+        for name in layer:
+            below = rng.sample(layers[d - 1], min(6, len(layers[d - 1]))) if d else []
+            text = "".join(f"import {m}\n" for m in below) + "X = 1\n"
+            folder = repo / ("tests" if d == 3 and rng.random() < 0.2 else "pkg")
+            folder.mkdir(exist_ok=True)
+            (folder / f"{name}.py").write_text(text)
+    conn, _ = open_index(repo)
+    target = q.lookup(conn, "l0_m0").targets[0]
+    for depth in (10, 2):
+        radius = q.blast_radius(conn, target, depth)
+        got = [(d.file_id, d.path, d.depth, d.is_test, d.via) for d in radius]
+        assert got == _walk_edge_by_edge(conn, target, depth)
+    full = q.blast_radius(conn, target)
+    assert len(full) > 1000 and {d.depth for d in full} == {1, 2, 3}  # depth 3 walked from 560 files
+    # what an answer lists: every direct dependent and test file, the first six others; the rest counted
+    for scan_at in (q.SCAN_TESTS_AT, 0):  # looked up per file, and all test files read in one scan
+        q.SCAN_TESTS_AT, saved = scan_at, q.SCAN_TESTS_AT
+        try:
+            summary = q.blast_summary(conn, target)
+        finally:
+            q.SCAN_TESTS_AT = saved
+        others = [d for d in full if d.depth > 1 and not d.is_test]
+        expected = [d for d in full if d.depth == 1 or d.is_test] + others[:6]
+        key = attrgetter("file_id", "path", "depth", "is_test", "via")
+        assert sorted(map(key, summary.dependents)) == sorted(map(key, expected))
+        assert summary.size == len(full) and summary.deeper == len(others)
+        assert summary.depths == {n: sum(d.depth == n for d in full) for n in (1, 2, 3)}
+
+
 def test_blast_radius_with_depth_limit(py_repo: Path) -> None:
     content = _one("blast radius of shop.models depth 1", py_repo)
     assert "(depth ≤ 1)" in content

@@ -57,6 +57,24 @@ def test_in_process_learnings_query_stays_light(recall_cmd, client_env, tmp_path
         assert not loaded(modules, name), name
 
 
+def test_in_process_architecture_answer_loads_no_wire_models_nor_event_loop(
+    recall_cmd, client_env, tmp_path: Path
+) -> None:
+    """An architecture answer in-process runs the federation node's plain path: the engine and SQLite,
+    but no pydantic, no anyio/asyncio (a third of the CLI's cold start on the kernel: issue 39)."""
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / "prices.py").write_text("def total(items):\n    return sum(items)\n")
+    (project / "cart.py").write_text("from prices import total\n\n\ndef checkout(c):\n    return total(c)\n")
+    proc, modules = importtime_run(
+        recall_cmd, client_env, project, "--scope", "architecture", "who calls total"
+    )
+    assert "cart.py" in proc.stdout  # it really answered
+    assert loaded(modules, "recall_agent.architecture.engine")
+    for name in ("pydantic", "pydantic_core", "recall_agent.models", "anyio", "asyncio", *MCP):
+        assert not loaded(modules, name), name
+
+
 def test_http_query_loads_no_pydantic_and_no_cli_extras(
     http_backend, recall_cmd, client_env, tmp_path: Path
 ) -> None:

@@ -57,7 +57,21 @@ def anti(**kw) -> tuple[Recorder, Engine]:
     return rec, Engine("antipatterns", frozenset({Q}), rec, needs_repo=False)
 
 
+MODE = {"path": "execute"}
+
+
+@pytest.fixture(autouse=True, params=["execute", "execute_sync"])
+def path(request: pytest.FixtureRequest):
+    """Every test runs twice: through the async node (the server) and its plain synchronous form (the
+    CLI's in-process fan-out), which must behave the same."""
+    MODE["path"] = request.param
+    yield request.param
+    MODE["path"] = "execute"
+
+
 def run(req: dict, **kw) -> FederationResponse:
+    if MODE["path"] == "execute_sync":
+        return federation.execute_sync(req, **kw)  # type: ignore[return-value]
     return anyio.run(lambda: execute(req, **kw))
 
 
@@ -234,3 +248,42 @@ def test_configure_repos_overrides_environment(tmp_path: Path, monkeypatch: pyte
 def test_bad_requests_raise_validation_error(bad: dict) -> None:
     with pytest.raises(ValidationError):
         run(bad)
+
+
+def test_plain_request_answers_with_the_wire_json_of_the_async_node(tmp_path: Path) -> None:
+    """The real architecture engine on a real tree: the CLI's plain path gives byte for byte the JSON the
+    async node's pydantic response gives (the display and `--format json` read it)."""
+    import json
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\n')
+    pkg = tmp_path / "shop"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "prices.py").write_text("def total(items):\n    return sum(i.price for i in items)\n")
+    (pkg / "cart.py").write_text(
+        "from shop.prices import total\n\n\ndef checkout(cart):\n    return total(cart)\n"
+    )
+    for text, force in [
+        ("who calls total", ["repowise"]),
+        ("blast radius of shop/prices.py", ["repowise"]),
+        ("where is checkout defined", None),
+        ("no_such_name_anywhere", ["repowise"]),
+    ]:
+        wire = {"query": text, "repo_path": str(tmp_path), "force_backends": force}
+        plain = federation.execute_sync(federation.Request(**wire)).to_wire()
+        model = anyio.run(lambda w=wire: execute(w)).model_dump(mode="json")
+        assert plain["results"] and plain["results"][0]["engine"] == "recall-index", text
+        assert json.dumps(plain) == json.dumps(model), text
+
+
+def test_sync_path_reports_a_slow_engine_and_leaves_it_behind(tmp_path: Path) -> None:
+    rec, ae = arch(delay=2.0)
+    with use_engines(ae):
+        t0 = time.perf_counter()
+        resp = federation.execute_sync(
+            federation.Request("who calls x", repo_path=str(tmp_path)), deadline=0.3
+        )
+        elapsed = time.perf_counter() - t0
+    assert elapsed < 1.0
+    assert resp.results == [] and resp.error_message == "architecture engine timed out after 0.3s"
+    assert resp.backends_queried == ["memgraph"]

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 ENGINE = "recall-index"
 ROLES = frozenset({"memgraph", "repowise"})
 
-__all__ = ["ENGINE", "query"]
+__all__ = ["ENGINE", "query", "query_wire"]
 
 
 def query(
@@ -27,9 +27,17 @@ def query(
     has engine="recall-index" and the engine's own rank (0 = best). `roles` restricts the roles it may
     answer as (None = both). Raises ValueError when `repo_path` is not a folder.
     """
+    from recall_agent.models import FederationResult
+
+    return [FederationResult(**r) for r in query_wire(text, repo_path, roles=roles, limit=limit)]
+
+
+def query_wire(text: str, repo_path: str, *, roles: set[str] | None = None, limit: int = 5) -> list[dict]:
+    """`query` as plain dicts of the FederationResult fields (the federation node's in-process path,
+    which imports no pydantic)."""
     from recall_agent.architecture.engine import answer
     from recall_agent.architecture.indexer import RepositoryError
-    from recall_agent.models import FederationResult, content_hash
+    from recall_agent.protocol import content_hash
 
     allowed = ROLES if roles is None else ROLES & {str(r) for r in roles}
     if not allowed or not text.strip():
@@ -43,15 +51,15 @@ def query(
     finally:
         conn.close()
     return [
-        FederationResult(
-            content=a.content,
-            source=a.role,
-            rank=i,
-            content_hash=content_hash(a.content),
-            engine=ENGINE,
-            repo=root.name,
+        {
+            "content": a.content,
+            "source": a.role,
+            "rank": i,
+            "content_hash": content_hash(a.content),
+            "engine": ENGINE,
+            "repo": root.name,
             **a.extras,
-        )
+        }
         for i, a in enumerate(answers[:limit])
     ]
 

@@ -12,12 +12,14 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from recall_agent.architecture import concepts, render
 from recall_agent.architecture import queries as q
-from recall_agent.architecture.diagnose import diagnose
-from recall_agent.architecture.origins import Origins, locate
+from recall_agent.architecture import render
 from recall_agent.architecture.understand import HISTORY_INTENTS, Intent, understand
+
+if TYPE_CHECKING:
+    from recall_agent.architecture.origins import Origins
 
 _WORD = re.compile(r"\w+")
 
@@ -140,12 +142,9 @@ def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, r
     if action == "lookup":
         return Answer(card(conn, target), "repowise", extras)
     if action == "blast":
-        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
-        tests = q.tests_touching(conn, target, radius)
-        extras |= {
-            "direct_dependents": sum(d.depth == 1 for d in radius),
-            "transitive_dependents": len(radius),
-        }
+        radius = q.blast_summary(conn, target, intent.depth or q.MAX_DEPTH)
+        tests = q.tests_touching(conn, target, radius.dependents)  # every test file of the radius is listed
+        extras |= {"direct_dependents": radius.depths.get(1, 0), "transitive_dependents": radius.size}
         content = render.blast(target, radius, tests, intent.depth)
         from recall_agent.architecture.evolution import blast_line
 
@@ -154,18 +153,16 @@ def _graph_or_card(conn: sqlite3.Connection, intent: Intent, target: q.Target, r
         return Answer(content, "memgraph", extras)
     if action == "dependents":
         direct = q.direct_dependents(conn, target)
-        radius = q.blast_radius(conn, target, intent.depth or q.MAX_DEPTH)
-        extras |= {"direct_dependents": len(direct), "transitive_dependents": len(radius)}
-        return Answer(render.dependents(target, direct, len(radius)), "memgraph", extras)
+        size = q.radius_size(conn, target, intent.depth or q.MAX_DEPTH)
+        extras |= {"direct_dependents": len(direct), "transitive_dependents": size}
+        return Answer(render.dependents(target, direct, size), "memgraph", extras)
     if action == "dependencies":
         internal, external = q.dependencies(conn, target.file_id)
         return Answer(render.dependencies(target, internal, external), "memgraph", extras)
     if action == "callers":
         if target.is_file:
             direct = q.direct_dependents(conn, target)
-            return Answer(
-                render.dependents(target, direct, len(q.blast_radius(conn, target))), "memgraph", extras
-            )
+            return Answer(render.dependents(target, direct, q.radius_size(conn, target)), "memgraph", extras)
         hits = q.callers(conn, target)
         extras["call_sites"] = len(hits)
         return Answer(render.callers(target, hits), "memgraph", extras)
@@ -201,14 +198,14 @@ def card(conn: sqlite3.Connection, target: q.Target) -> str:
         imports = 0
         call_sites = q.callers(conn, target)
     direct = q.direct_dependents(conn, target)
-    radius = q.blast_radius(conn, target)
-    tests = q.tests_touching(conn, target, radius)
+    radius = q.blast_summary(conn, target)
+    tests = q.tests_touching(conn, target, radius.dependents)
     return render.card(
         target,
         defines=defines,
         imports=imports,
         direct=direct,
-        radius=radius,
+        radius_size=radius.size,
         tests=tests,
         call_sites=call_sites,
     )
@@ -225,6 +222,9 @@ def _cycles(conn: sqlite3.Connection, root: Path, role: str, within: str = "") -
 def _auto(conn: sqlite3.Connection, root: Path, intent: Intent, roles: set[str], limit: int) -> list[Answer]:
     """Free text (an error, a sentence): an import error explained, then cards for the repository names it
     mentions; nothing if none."""
+    from recall_agent.architecture.diagnose import diagnose
+    from recall_agent.architecture.origins import locate
+
     out: list[Answer] = []
     found = locate(conn, root, intent.text)
     everyday = _everyday(conn, root, intent.text)
@@ -294,6 +294,8 @@ def _origin_extras(found: Origins) -> dict:
 
 def _file_described(conn: sqlite3.Connection, subject: str) -> list[q.Target]:
     """The one file a subject in words names: it carries every word and scores well ahead of the next."""
+    from recall_agent.architecture import concepts
+
     hits = concepts.search(conn, subject, limit=2)
     wanted = concepts.terms(subject)
     if not hits or len(hits[0].matched) < len(wanted):
@@ -318,6 +320,8 @@ def _reads_like_a_question(text: str) -> bool:
 
 def _concepts(conn: sqlite3.Connection, text: str, roles: set[str], limit: int) -> list[Answer]:
     """Files and symbols about a question asked in words ("where are session cookies signed")."""
+    from recall_agent.architecture import concepts
+
     hits = concepts.search(conn, text, limit=max(limit, 5))
     if not hits:
         return []

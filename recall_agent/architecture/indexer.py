@@ -25,17 +25,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall_agent.architecture import concepts, graph, messages
+from recall_agent.architecture import graph
 from recall_agent.architecture.lang import ImportRow
 from recall_agent.architecture.languages import BY_NAME, BY_SUFFIX, language_for
-from recall_agent.architecture.resolve import (
-    FileRow,
-    Resolver,
-    file_module,
-    go_module_roots,
-    js_config,
-    python_module_names,
-)
 from recall_agent.repo import VENDORED_DIRS
 
 MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
@@ -372,7 +364,7 @@ def _rows(p: Parsed) -> Rows | None:
     facts = p.facts
     if facts is None:
         return None
-    from recall_agent.architecture import words
+    from recall_agent.architecture import concepts, words
 
     symbols = [
         (s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.returns) for s in facts.symbols
@@ -477,6 +469,9 @@ def _write_parsed(conn: sqlite3.Connection, p: Parsed, next_symbol: list[int], f
         conn.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
     if rows is None:
         return file_id
+    # loaded with the first parsed file: an answer from a fresh index writes no rows and never needs them
+    from recall_agent.architecture import concepts, messages
+
     first = next_symbol[0]
     next_symbol[0] += len(rows.symbols)
     ids = range(first, next_symbol[0])
@@ -532,6 +527,9 @@ def _manifest_stats(root: Path, manifests: list[str]) -> str:
 
 
 def _refresh_modules(conn: sqlite3.Connection, root: Path, manifests: list[str]) -> None:
+    # the resolvers load only when something changed: an answer from a fresh index never needs them
+    from recall_agent.architecture.resolve import file_module, go_module_roots, python_module_names
+
     rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
     py_names = python_module_names([r["path"] for r in rows if r["lang"] == "python"])
     go_mods = [m for m in manifests if m.rpartition("/")[2] == "go.mod"]
@@ -547,6 +545,8 @@ def _refresh_modules(conn: sqlite3.Connection, root: Path, manifests: list[str])
 
 
 def _resolve_edges(conn: sqlite3.Connection, root: Path, only: set[int] | None) -> None:
+    from recall_agent.architecture.resolve import FileRow, Resolver, js_config
+
     rows = conn.execute("SELECT id, path, lang, package, module FROM files WHERE lang IS NOT NULL").fetchall()
     files = [FileRow(r["id"], r["path"], r["lang"], r["package"]) for r in rows]
     modules = {r["id"]: r["module"] for r in rows}

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 from recall_agent.architecture import choice
@@ -367,32 +369,125 @@ def direct_dependents(conn: sqlite3.Connection, target: Target) -> list[Dependen
     return sorted(out.values(), key=lambda d: (d.is_test, -reach.get(d.file_id, 0), d.path))
 
 
+def walk_dependents(
+    conn: sqlite3.Connection, target: Target, max_depth: int = MAX_DEPTH
+) -> tuple[list[Dependent], list[dict[int, int]]]:
+    """The files that depend on the target, without reading their paths: its direct dependents (target
+    itself left out), then for each further depth its files' ids, each with the id it reaches the target
+    through (`via`: the first file of the depth before that it imports, in walk order)."""
+    direct = [d for d in direct_dependents(conn, target) if d.file_id != target.file_id]
+    seen = {d.file_id for d in direct} | {target.file_id}
+    levels: list[dict[int, int]] = []
+    frontier = [d.file_id for d in direct]
+    while frontier and len(levels) + 1 < max_depth:
+        levels.append(_importers_of(conn, frontier, seen))
+        frontier = list(levels[-1])
+    return direct, levels
+
+
 def blast_radius(conn: sqlite3.Connection, target: Target, max_depth: int = MAX_DEPTH) -> list[Dependent]:
-    """Every file that depends on the target, directly or through others, with its shortest depth."""
-    direct = direct_dependents(conn, target)
-    order = {d.file_id: i for i, d in enumerate(direct)}
-    found: dict[int, Dependent] = {d.file_id: d for d in direct}
-    found.pop(target.file_id, None)
-    frontier = list(found)
-    found_or_target = found.keys() | {target.file_id}
-    cur = _tuples(conn)  # the kernel's kref.h: 153,000 edge rows walked for 37,658 files
-    depth = 1
-    while frontier and depth < max_depth:
-        depth += 1
-        nxt: dict[int, int] = {}
-        for i in range(0, len(frontier), 500):
-            chunk = frontier[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for src, dst in cur.execute(f"SELECT src, dst FROM edges WHERE dst IN ({marks})", chunk):
-                if src not in found_or_target and src not in nxt:
-                    nxt[src] = dst
+    """Every file that depends on the target, directly or through others, with its shortest depth: the
+    direct dependents in their order, then each further depth's files, those outside tests first, by path."""
+    direct, levels = walk_dependents(conn, target, max_depth)
+    out, paths = list(direct), {d.file_id: d.path for d in direct}
+    for depth, nxt in enumerate(levels, start=2):
         info = paths_of(conn, nxt)
-        for src, via in nxt.items():
-            path, is_test = info[src]
-            found[src] = Dependent(src, path, depth, "", is_test, found[via].path)
-        found_or_target |= nxt.keys()
-        frontier = list(nxt)
-    return sorted(found.values(), key=lambda d: (d.depth, d.is_test, order.get(d.file_id, 0), d.path))
+        level = [
+            Dependent(src, info[src][0], depth, "", info[src][1], paths[via]) for src, via in nxt.items()
+        ]
+        paths.update((d.file_id, d.path) for d in level)
+        level.sort(key=attrgetter("is_test", "path"))
+        out += level
+    return out
+
+
+def radius_size(conn: sqlite3.Connection, target: Target, max_depth: int = MAX_DEPTH) -> int:
+    """How many files the blast radius holds (no path read)."""
+    direct, levels = walk_dependents(conn, target, max_depth)
+    return len(direct) + sum(map(len, levels))
+
+
+SCAN_TESTS_AT = 4000  # files past depth 1 from which a radius reads the test files in one scan
+
+
+@dataclass
+class Radius:
+    """A blast radius with paths read only for what an answer shows: `dependents` holds every direct
+    dependent, every test file, and the first `shown` other files past depth 1 (by depth, then path, as
+    `blast_radius` orders them); the others are counted. The kernel's kref.h: 37,658 files, ~1,500 paths."""
+
+    dependents: list[Dependent]
+    size: int  # files in the whole radius
+    depths: dict[int, int]  # depth -> files
+    deeper: int  # files past depth 1 that are not tests
+
+
+def blast_summary(
+    conn: sqlite3.Connection, target: Target, max_depth: int = MAX_DEPTH, shown: int = 6
+) -> Radius:
+    """The blast radius as an answer shows it (see Radius); the same files, depths and `via` as
+    `blast_radius` for everything it lists."""
+    direct, levels = walk_dependents(conn, target, max_depth)
+    cur = _tuples(conn)
+    paths = {d.file_id: d.path for d in direct}
+    ids = [src for level in levels for src in level]
+    if len(ids) > SCAN_TESTS_AT:  # one scan of the repository's test files beats a lookup per file
+        tests = dict(cur.execute("SELECT id, path FROM files WHERE is_test"))
+    else:
+        info = paths_of(conn, ids)
+        paths |= {fid: path for fid, (path, _) in info.items()}
+        tests = {fid: path for fid, (path, is_test) in info.items() if is_test}
+    wanted: dict[int, int] = {}  # file -> its depth, for every file listed
+    others: list[tuple[int, int]] = []  # (depth, file) of the first `shown` non-test files past depth 1
+    for depth, level in enumerate(levels, start=2):
+        wanted.update((src, depth) for src in level if src in tests)
+        if len(others) < shown:
+            plain = [src for src in level if src not in tests]
+            others += [(depth, src) for src in _first_by_path(cur, plain, shown - len(others))]
+    wanted.update((src, depth) for depth, src in others)
+    via = {src: levels[depth - 2][src] for src, depth in wanted.items()}
+    paths |= {src: tests[src] for src in wanted if src in tests}
+    missing = (set(via.values()) | wanted.keys()) - paths.keys()
+    paths |= {fid: path for fid, (path, _) in paths_of(conn, missing).items()}
+    listed = [
+        Dependent(src, paths[src], depth, "", src in tests, paths[via[src]]) for src, depth in wanted.items()
+    ]
+    listed.sort(key=attrgetter("depth", "is_test", "path"))
+    depths = {1: len(direct)} if direct else {}
+    depths |= {depth: len(level) for depth, level in enumerate(levels, start=2) if level}
+    size = sum(depths.values())
+    deeper = size - len(direct) - sum(1 for d in listed if d.is_test)
+    return Radius(list(direct) + listed, size, depths, deeper)
+
+
+def _first_by_path(cur: sqlite3.Cursor, file_ids: list[int], n: int) -> list[int]:
+    """The first `n` of these files by path (SQLite looks the paths up and sorts them)."""
+    if not file_ids or n <= 0:
+        return []
+    rows = cur.execute(
+        "SELECT f.id FROM json_each(?) j JOIN files f ON f.id = j.value ORDER BY f.path LIMIT ?",
+        (json.dumps(file_ids), n),
+    )
+    return [fid for (fid,) in rows]
+
+
+def _importers_of(conn: sqlite3.Connection, frontier: list[int], seen: set[int]) -> dict[int, int]:
+    """Files importing any of `frontier` and not in `seen` (added to it), each with the first frontier file it imports:
+    frontier in its order by chunks of 500, within a chunk by id, importers by id. One row per imported
+    file (its importers concatenated by SQLite) and set differences keep Python off the ~150,000 edge rows
+    of a header as common as the kernel's kref.h."""
+    nxt: dict[int, int] = {}
+    cur = _tuples(conn)
+    for i in range(0, len(frontier), 500):
+        chunk = frontier[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT dst, group_concat(src) FROM edges WHERE dst IN ({marks}) GROUP BY dst ORDER BY dst"
+        for dst, srcs in cur.execute(sql, chunk):
+            new = set(map(int, srcs.split(","))).difference(seen)  # one set argument: no walk of `seen`
+            seen.update(new)
+            for src in sorted(new):
+                nxt[src] = dst
+    return nxt
 
 
 def fan_in(conn: sqlite3.Connection, file_ids: list[int]) -> dict[int, int]:
@@ -413,7 +508,7 @@ def tests_touching(
 ) -> list[Dependent]:
     """Test files that depend on the target, most direct first: those calling it, importing it, importing
     its module, named after it (test_models.py), then those reaching it through other files (by depth)."""
-    radius = radius if radius is not None else blast_radius(conn, target)
+    radius = radius if radius is not None else blast_summary(conn, target, shown=0).dependents  # all tests
     tests = {d.file_id: d for d in radius if d.is_test}
     for d in tests.values():
         d.how = TEST_TRANSITIVE if d.depth > 1 else TEST_IMPORTS if target.is_file or d.names else TEST_MODULE

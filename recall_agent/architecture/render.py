@@ -7,11 +7,14 @@ capped lists. Lists end with "(+N more)" rather than growing with the repository
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from recall_agent.architecture.concepts import Hit
-from recall_agent.architecture.origins import Origins
-from recall_agent.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent
+from recall_agent.architecture.queries import TEST_ORDER, TEST_TRANSITIVE, CallHit, Dependent, Radius
 from recall_agent.architecture.target import Target
+
+if TYPE_CHECKING:  # types only: an answer that lists no concepts or error origins loads neither module
+    from recall_agent.architecture.concepts import Hit
+    from recall_agent.architecture.origins import Origins
 
 LIST_CAP = 8
 
@@ -49,11 +52,6 @@ def headline(t: Target) -> str:
     return f"{_code(t.display)} — {kind}, {where(t)}"
 
 
-def depth_counts(radius: list[Dependent]) -> str:
-    counts = Counter(d.depth for d in radius)
-    return " · ".join(f"depth {d}: {counts[d]}" for d in sorted(counts))
-
-
 def dependent_label(d: Dependent) -> str:
     mark = " [TYPE_CHECKING only]" if d.typing_only else ""
     if d.names and d.names not in ("*", "calls") and d.depth == 1:
@@ -69,7 +67,7 @@ def card(
     defines: list[tuple[str, str]],
     imports: int,
     direct: list[Dependent],
-    radius: list[Dependent],
+    radius_size: int,
     tests: list[Dependent],
     call_sites: list[CallHit] | None = None,
 ) -> str:
@@ -90,7 +88,7 @@ def card(
     if call_sites is not None:
         sure = [c for c in call_sites if c.confidence >= 0.5]
         counts.append(f"{_plural(len(sure), 'call site')} in {len({c.path for c in sure})} files")
-    counts.append(f"blast radius {_plural(len(radius), 'file')}")
+    counts.append(f"blast radius {_plural(radius_size, 'file')}")
     counts.append(_plural(len(tests), "test file"))
     lines.append(" · ".join(counts))
     if direct:
@@ -98,24 +96,24 @@ def card(
     return "\n".join(lines)
 
 
-def blast(t: Target, radius: list[Dependent], tests: list[Dependent], depth_limit: int | None) -> str:
-    direct = [d for d in radius if d.depth == 1]
+def blast(t: Target, radius: Radius, tests: list[Dependent], depth_limit: int | None) -> str:
+    direct = [d for d in radius.dependents if d.depth == 1]
     limit = f" (depth ≤ {depth_limit})" if depth_limit else ""
     lines = [
         f"Blast radius of {_code(t.display)} ({t.location}): {len(direct)} direct dependents, "
-        f"{_plural(len(radius), 'file')} in total{limit}; {_plural(len(tests), 'test file')}",
+        f"{_plural(radius.size, 'file')} in total{limit}; {_plural(len(tests), 'test file')}",
     ]
-    if radius:
-        lines.append(depth_counts(radius))
+    if radius.size:
+        lines.append(" · ".join(f"depth {d}: {n}" for d, n in sorted(radius.depths.items())))
     if direct:
         lines.append("Direct: " + _cap([dependent_label(d) for d in direct], 12))
-    deeper = [d for d in radius if d.depth > 1 and not d.is_test]
+    deeper = [d for d in radius.dependents if d.depth > 1 and not d.is_test]
     if deeper:
         shown = [f"{d.path} (via {d.via.rsplit('/', 1)[-1]})" for d in deeper[:6]]  # of 36,000 in the kernel
-        lines.append("Indirect: " + _cap(shown, 6, len(deeper)))
+        lines.append("Indirect: " + _cap(shown, 6, radius.deeper))
     if tests:
         lines.append("Tests: " + _cap([d.path for d in tests], 6))
-    if not radius:
+    if not radius.size:
         lines.append("Nothing in the repository depends on it.")
     return "\n".join(lines)
 

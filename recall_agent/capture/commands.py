@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
@@ -145,10 +146,22 @@ def _lines_joined(command: str) -> str:
 
 
 def _open_quote(line: str, quote: str) -> str:
-    """The quote still open at the end of `line`, given the one open at its start."""
-    i, n = 0, len(line)
+    """The quote still open at the end of `line`, given the one open at its start (a `#` after a blank
+    starts a comment: nothing after it opens one)."""
+    for i, ch in _unquoted(line, quote):
+        if i == len(line):
+            return ch
+        if ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return ""
+    return ""
+
+
+def _unquoted(text: str, quote: str = "") -> Iterator[tuple[int, str]]:
+    """Each character of `text` outside quotes, with its index, then (len(text), the quote still open). A
+    backslash escapes the next character outside quotes and inside double quotes."""
+    i, n = 0, len(text)
     while i < n:
-        ch = line[i]
+        ch = text[i]
         if quote:
             if ch == "\\" and quote == '"':
                 i += 1
@@ -158,32 +171,22 @@ def _open_quote(line: str, quote: str) -> str:
             i += 1
         elif ch in "'\"":
             quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
-            break  # a comment to the end of the line
+        else:
+            yield i, ch
         i += 1
-    return quote
+    yield n, quote
 
 
 def _segments(text: str) -> list[str]:
     """The parts between `&&`, `||`, `;`, `|` and newlines outside quotes (one pass, no regex)."""
-    parts, start, quote, i, n = [], 0, "", 0, len(text)
-    while i < n:
-        ch = text[i]
-        if quote:
-            if ch == "\\" and quote == '"':
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in ";|&\n":
-            width = 2 if text[i : i + 2] in ("&&", "||") else 1
-            if ch != "&" or width == 2:
-                parts.append(text[start:i])
-                start = i + width
-                i += width
-                continue
-        i += 1
+    parts, start, n = [], 0, len(text)
+    for i, ch in _unquoted(text):
+        if i < start or i == n or ch not in ";|&\n":
+            continue  # the second character of `&&` / `||`, the end, or not a separator
+        width = 2 if text[i : i + 2] in ("&&", "||") else 1
+        if ch != "&" or width == 2:
+            parts.append(text[start:i])
+            start = i + width
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
 

@@ -396,7 +396,7 @@ class Engine:
             if failing_folds is not None and not complete and err.get("test"):
                 still.append(err)
             elif self._resolves(err, run, failing_folds) and not _narrowed_only(st, err, run, failing_folds):
-                self._resolve(st, err, run, by_failing_run=failing_folds is not None)
+                self._resolved(st, err, self._episode(st, err, run, by_failing_run=failing_folds is not None))
             else:
                 still.append(err)
         st.open = still
@@ -454,7 +454,7 @@ class Engine:
                 for c in changed
             ):
                 st.open.remove(err)
-                self._resolve(st, err, run, by_failing_run=False, other_check=True)
+                self._resolved(st, err, self._episode(st, err, run, by_failing_run=False, other_check=True))
             return  # only the newest error a script raised
 
     def _variant(self, st: Stream, run: Run) -> None:
@@ -479,16 +479,6 @@ class Engine:
             elif self.record:
                 self.judged_episodes.append(episode)
             return
-
-    def _resolve(
-        self,
-        st: Stream,
-        err: dict[str, Any],
-        run: Run,
-        by_failing_run: bool,
-        other_check: bool = False,
-    ) -> None:
-        self._resolved(st, err, self._episode(st, err, run, by_failing_run, other_check=other_check))
 
     def _resolved(self, st: Stream, err: dict[str, Any], episode: Episode) -> None:
         self.resolved += 1

@@ -260,6 +260,7 @@ async def _load(
     ends (the servers' CPU time)."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
+    per_server = [0] * len(urls)  # requests answered by each server process
     conns = [Connection(urls[k % len(urls)]) for k in range(concurrency)]
     load_before = os.getloadavg()
     stop_at = 0.0
@@ -271,6 +272,7 @@ async def _load(
             status, _ = await conn.post(DEFAULT_RETRIEVAL_PATH, queries[i % len(queries)])
             latencies.append((time.perf_counter() - t0) * 1000)
             statuses[status] = statuses.get(status, 0) + 1
+            per_server[offset % len(urls)] += 1
             i += concurrency
 
     # warm-up: imports, connections, and with `warmup` the caches of a server that has been answering for a
@@ -282,10 +284,11 @@ async def _load(
             await conns[j if servers > 1 else k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
     if cpu:
         cpu()  # type: ignore[operator]
-    started = time.perf_counter()
+    started, client_cpu = time.perf_counter(), time.process_time()
     stop_at = started + duration
     await asyncio.gather(*(worker(k) for k in range(concurrency)))
     elapsed = time.perf_counter() - started
+    client_cpu = time.process_time() - client_cpu  # this load generator's own CPU on the same cores
     if cpu:
         cpu()  # type: ignore[operator]
     for conn in conns:
@@ -298,6 +301,8 @@ async def _load(
         "p50_ms": round(statistics.median(latencies), 2),
         "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 2),
         "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "per_server_requests": per_server,
+        "client_cpu_ms_per_request": round(client_cpu * 1000 / max(1, len(latencies)), 3),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -892,6 +897,8 @@ def _print_row(label: str, r: dict, writes: str) -> None:
     cpu = r.get("server_cpu_ms_per_request", "-")
     if "postgres_cpu_ms_per_request" in r:
         cpu = f"{cpu} + postgres {r['postgres_cpu_ms_per_request']}"
+    if "client_cpu_ms_per_request" in r:
+        cpu = f"{cpu} + load generator {r['client_cpu_ms_per_request']}"
     print(
         f"{label:<14} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
         f"  {'met' if ok else 'MISSED':<7} load {load} server cpu {cpu} ms/req{writes}"

@@ -97,8 +97,7 @@ class AccessRecorder:
         with self._lock:
             batch, self._pending = self._pending, Counter()
         try:
-            for round_ in range(max(batch.values(), default=0)):  # record_access adds 1 per id per call
-                self.store.record_access([i for i, n in batch.items() if n > round_])
+            self.store.record_accesses(batch)  # one statement (SQLite: one transaction) for the batch
         except Exception as exc:  # store down: keep the counts for the next flush (bounded)
             log.warning("access counts not recorded yet", extra={"fields": {"error": str(exc)[:200]}})
             with self._lock:

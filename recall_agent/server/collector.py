@@ -67,6 +67,10 @@ class Collector:
         gc.set_threshold(young, middle, NEVER)
         self._thread = threading.Thread(target=self._run, name="recall-gc", daemon=True)
         self._thread.start()
+        log.info(
+            "garbage collector",
+            extra={"fields": {"frozen": gc.get_freeze_count(), "full_every_s": self.interval}},
+        )
 
     def stop(self) -> None:
         """Stop the thread and give CPython its own thresholds back (frozen objects stay frozen)."""

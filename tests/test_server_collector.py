@@ -70,13 +70,13 @@ def test_no_full_collection_mid_request_until_twice_the_interval(collector: Coll
             await asyncio.sleep(0.01)
 
     tracked = collector.tracking(app)
-    collector.start()
-    started = time.monotonic()
     worker = threading.Thread(target=asyncio.run, args=(tracked({"type": "http"}, None, None),))
     worker.start()
     try:
-        assert _wait_for(lambda: collector.in_flight == 1, 2.0)
-        assert _wait_for(lambda: collector.full_collections >= 1, 3.0)
+        assert _wait_for(lambda: collector.in_flight == 1, 5.0)  # in flight before the collector starts
+        collector.start()
+        started = time.monotonic()
+        assert _wait_for(lambda: collector.full_collections >= 1, 5.0)
         assert time.monotonic() - started >= 2 * collector.interval  # not at the first interval
     finally:
         release.set()

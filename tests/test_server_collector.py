@@ -74,8 +74,8 @@ def test_no_full_collection_mid_request_until_twice_the_interval(collector: Coll
     worker.start()
     try:
         assert _wait_for(lambda: collector.in_flight == 1, 5.0)  # in flight before the collector starts
-        collector.start()
         started = time.monotonic()
+        collector.start()
         assert _wait_for(lambda: collector.full_collections >= 1, 5.0)
         assert time.monotonic() - started >= 2 * collector.interval  # not at the first interval
     finally:

@@ -260,6 +260,7 @@ async def _load(
     ends (the servers' CPU time)."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
+    per_server = [0] * len(urls)  # requests answered by each server process
     conns = [Connection(urls[k % len(urls)]) for k in range(concurrency)]
     load_before = os.getloadavg()
     stop_at = 0.0
@@ -271,6 +272,7 @@ async def _load(
             status, _ = await conn.post(DEFAULT_RETRIEVAL_PATH, queries[i % len(queries)])
             latencies.append((time.perf_counter() - t0) * 1000)
             statuses[status] = statuses.get(status, 0) + 1
+            per_server[offset % len(urls)] += 1
             i += concurrency
 
     # warm-up: imports, connections, and with `warmup` the caches of a server that has been answering for a
@@ -282,10 +284,11 @@ async def _load(
             await conns[j if servers > 1 else k % concurrency].post(DEFAULT_RETRIEVAL_PATH, q)
     if cpu:
         cpu()  # type: ignore[operator]
-    started = time.perf_counter()
+    started, client_cpu = time.perf_counter(), time.process_time()
     stop_at = started + duration
     await asyncio.gather(*(worker(k) for k in range(concurrency)))
     elapsed = time.perf_counter() - started
+    client_cpu = time.process_time() - client_cpu  # this load generator's own CPU on the same cores
     if cpu:
         cpu()  # type: ignore[operator]
     for conn in conns:
@@ -298,8 +301,58 @@ async def _load(
         "p50_ms": round(statistics.median(latencies), 2),
         "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 2),
         "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "per_server_requests": per_server,
+        "client_cpu_ms_per_request": round(client_cpu * 1000 / max(1, len(latencies)), 3),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+OPEN_LOOP_CONNECTIONS = 64  # connections an open-loop load may use at once (a request waits for a free one)
+
+
+async def _open_loop(urls: list[str], queries: list[dict], duration: float, rate: float) -> dict:
+    """Requests sent on a fixed schedule (`rate` a second, whatever the answers' pace), over up to
+    OPEN_LOOP_CONNECTIONS keep-alive connections spread over the servers; a request's latency counts from
+    its scheduled send time, so time spent waiting for a free connection or behind a late generator counts
+    as queueing. The closed-loop load (16 connections, each sending its next request when the last is
+    answered) measures the saturated servers; this one, the latency a given request rate sees."""
+    free: asyncio.Queue[Connection] = asyncio.Queue()
+    for k in range(OPEN_LOOP_CONNECTIONS):
+        free.put_nowait(Connection(urls[k % len(urls)]))
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+
+    async def send(i: int, at: float) -> None:
+        conn = await free.get()
+        try:
+            status, _ = await conn.post(DEFAULT_RETRIEVAL_PATH, queries[i % len(queries)])
+        finally:
+            free.put_nowait(conn)
+        latencies.append((time.perf_counter() - at) * 1000)
+        statuses[status] = statuses.get(status, 0) + 1
+
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    tasks = []
+    for i in range(int(duration * rate)):
+        at = started + i / rate
+        if (delay := at - time.perf_counter()) > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(send(i, at)))
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - started
+    while not free.empty():
+        await free.get_nowait().close()
+    latencies.sort()
+    return {
+        "rate": rate,
+        "requests": len(latencies),
+        "req_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(statistics.median(latencies), 2),
+        "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 2),
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "loadavg_before": [round(x, 2) for x in load_before],
     }
 
 
@@ -498,12 +551,19 @@ def run_store(
             )
             # one connection: the service time of a request, without queueing behind others
             single = asyncio.run(_load(urls[:1], queries[::-1], min(args.duration, 5.0), 1))
+            # --rate: the same servers at a fixed request rate (open loop), beside the closed-loop figures
+            scheduled = (
+                asyncio.run(_open_loop(urls, args.open_queries, args.duration, args.rate))
+                if args.rate
+                else None
+            )
         finally:
             for server in servers:
                 server.stop()
         by_processes[str(processes)] = {
             **loaded,
             "one_connection": {k: single[k] for k in ("req_per_s", "p50_ms", "p99_ms", "requests")},
+            **({"open_loop": scheduled} if scheduled else {}),
         }
         print(
             f"{label} x{processes}: {loaded['req_per_s']} req/s, p99 {loaded['p99_ms']} ms, load"
@@ -732,6 +792,13 @@ def main() -> int:
     )
     ap.add_argument("--release-database", help="the same for the release's store")
     ap.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="also load each server set at this many requests a second on a fixed schedule (open loop;"
+        " latency from the scheduled send), reported beside the closed-loop figures (default: off)",
+    )
+    ap.add_argument(
         "--no-save", action="store_true", help="print only; do not write bench/results/server.json"
     )
     args = ap.parse_args()
@@ -739,6 +806,8 @@ def main() -> int:
 
     data = make_learnings(args.size)
     queries = make_queries(data, 20_000)  # no query repeats within a run (caches see only real reuse)
+    # --rate: 10,000 more, asked by no other load (the first 20,000 are the same as `queries`)
+    args.open_queries = make_queries(data, 30_000)[20_000:] if args.rate else []
     results: dict = {
         "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
         "size": args.size,
@@ -892,6 +961,8 @@ def _print_row(label: str, r: dict, writes: str) -> None:
     cpu = r.get("server_cpu_ms_per_request", "-")
     if "postgres_cpu_ms_per_request" in r:
         cpu = f"{cpu} + postgres {r['postgres_cpu_ms_per_request']}"
+    if "client_cpu_ms_per_request" in r:
+        cpu = f"{cpu} + load generator {r['client_cpu_ms_per_request']}"
     print(
         f"{label:<14} {r['req_per_s']:>7} {r['p50_ms']:>7} {r['p99_ms']:>7} {r['requests']:>9}  {non_ok:>7}"
         f"  {'met' if ok else 'MISSED':<7} load {load} server cpu {cpu} ms/req{writes}"
@@ -899,6 +970,11 @@ def _print_row(label: str, r: dict, writes: str) -> None:
     if one:
         print(
             f"{'  1 conn':<14} {one['req_per_s']:>7} {one['p50_ms']:>7} {one['p99_ms']:>7} {one['requests']:>9}"
+        )
+    if scheduled := r.get("open_loop"):
+        print(
+            f"{'  open loop':<14} {scheduled['req_per_s']:>7} {scheduled['p50_ms']:>7} {scheduled['p99_ms']:>7}"
+            f" {scheduled['requests']:>9}  (sent at {scheduled['rate']:g}/s, latency from the scheduled send)"
         )
 
 

@@ -94,7 +94,8 @@ def main() -> int:
                 print(
                     f"{label:18} round {n}: {row['req_per_s']:6.1f} req/s  p50 {row['p50_ms']:6.2f}  p99"
                     f" {row['p99_ms']:7.2f} ms  server {row['server_cpu_ms_per_request']} + postgres"
-                    f" {row['postgres_cpu_ms_per_request']} ms CPU/req  load {row['loadavg_before'][0]}",
+                    f" {row['postgres_cpu_ms_per_request']} + client {row['client_cpu_ms_per_request']} ms CPU/req"
+                    f"  per process {row['per_server_requests']}  load {row['loadavg_before'][0]}",
                     flush=True,
                 )
     if args.results:

@@ -89,6 +89,8 @@ def test_delete_adjust_and_access() -> None:
     st.record_access([lid])
     got = st.get(lid)
     assert got.access_count == 2 and got.last_accessed_at is not None
+    st.record_accesses({lid: 3})  # the server's batched flush: a count per learning, one transaction
+    assert st.get(lid).access_count == 5
     assert st.delete(lid) is True
     assert st.delete(lid) is False
     assert st.get(lid) is None and st.count() == 0

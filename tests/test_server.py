@@ -459,6 +459,9 @@ def test_graceful_shutdown_on_sigterm(server: RunningServer) -> None:
     assert server.stop() == 0
     events = [e["event"] for e in server.log_lines()]
     assert events[0] == "starting" and events[-1] == "stopped"
+    # full garbage collections at the server's own times, what the started server held frozen (collector.py)
+    collector = [e for e in server.log_lines() if e["event"] == "garbage collector"]
+    assert len(collector) == 1 and collector[0]["frozen"] > 10_000 and collector[0]["full_every_s"] == 300
 
 
 def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_env: Path) -> None:
@@ -487,6 +490,7 @@ def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_en
         if line.startswith("Started server process")
     }
     assert len(pids) == 2
+    assert sum(e["event"] == "garbage collector" for e in srv.log_lines()) == 2  # each worker's own
     from recall_agent.learnings.store import open_store
 
     with open_store(isolated_recall_env) as store:  # access counts of both workers were flushed at shutdown

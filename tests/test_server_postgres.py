@@ -343,3 +343,59 @@ def test_two_servers_on_one_database_see_each_others_writes(
     finally:
         a.stop()
         b.stop()
+
+
+def test_access_counts_of_a_batch_are_one_write(pg_store) -> None:
+    """The server's flush adds each learning's count of answers in one statement (server/store.py)."""
+    a, _ = pg_store.add(make())
+    b, _ = pg_store.add(make(error="ValueError: bad coupon", fix="check the coupon"))
+    pg_store.record_accesses({a: 3, b: 1})
+    pg_store.record_accesses({a: 2})
+    assert pg_store.get(a).access_count == 5 and pg_store.get(b).access_count == 1
+    assert pg_store.get(a).last_accessed_at is not None
+
+
+def test_server_counts_every_answer_and_reads_while_writes_wait(
+    tmp_path: Path, pg_url: str, isolated_recall_env: Path
+) -> None:
+    """Reads and writes run on threads of their own (server/store.py): writes blocked on a lock (more of them
+    than there are threads of either kind) do not hold up a question. Access counts, batched off the
+    request path, are all there after the server stops."""
+    import psycopg
+
+    srv = start_server(tmp_path, env={"RECALL_DATABASE_URL": pg_url})
+    error = "KeyError: 'cart_total'"
+    try:
+        first = {"repo": "shop", "error_signatures": [error], "resolution_summary": "default the total to 0"}
+        learning_id = httpx.post(srv.url + LEARN, json=first).json()["id"]
+        for _ in range(5):
+            assert len(_ask(srv.url, error)) == 1
+        with psycopg.connect(pg_url) as blocker:
+            blocker.execute("LOCK TABLE learnings IN SHARE MODE")  # inserts wait, reads do not
+            with concurrent.futures.ThreadPoolExecutor(6) as pool:
+                writes = [
+                    pool.submit(
+                        httpx.post,
+                        srv.url + LEARN,
+                        json={
+                            "repo": "shop",
+                            "error_signatures": [f"OSError: disk {n} full"],
+                            "resolution_summary": f"free disk {n}",
+                        },  # fmt: skip
+                        timeout=60,
+                    )
+                    for n in range(6)
+                ]
+                time.sleep(1.0)
+                assert not any(w.done() for w in writes)  # all waiting on the lock
+                t0 = time.monotonic()
+                assert len(_ask(srv.url, error)) == 1
+                assert time.monotonic() - t0 < 5
+                blocker.rollback()
+                assert [w.result().status_code for w in writes] == [201] * 6
+    finally:
+        srv.stop()
+    from recall_agent.learnings.pg_store import PgStore
+
+    with PgStore(pg_url) as store:
+        assert store.get(learning_id).access_count == 6

@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
@@ -550,6 +550,18 @@ class PgStore(StoreCore):
             conn.execute(
                 "UPDATE learnings SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
                 (list(ids),),
+            )
+
+    def record_accesses(self, counts: Mapping[UUID, int]) -> None:
+        """Several requests' access counts in one statement (the server's batched flush, server/store.py)."""
+        if not counts:
+            return
+        ids = sorted(counts)  # one row order for every writer
+        with self._writing("record access", changes="access") as conn:
+            conn.execute(
+                "UPDATE learnings l SET access_count = l.access_count + c.n, last_accessed_at = now()"
+                " FROM unnest(%s::uuid[], %s::int[]) AS c (id, n) WHERE l.id = c.id",
+                (ids, [counts[i] for i in ids]),
             )
 
     def cache_embeddings(self, items: Sequence[tuple[int, bytes]], model: str) -> None:

@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -437,6 +437,17 @@ class LearningStore(StoreCore):
                 f"UPDATE learnings SET access_count = access_count + 1, last_accessed_at = ?"
                 f" WHERE id IN ({marks})",
                 (_iso(_now()), *(str(i) for i in ids)),
+            )
+
+    def record_accesses(self, counts: Mapping[UUID, int]) -> None:
+        """Several requests' access counts in one transaction (the server's batched flush, server/store.py)."""
+        if self.read_only or not counts:
+            return
+        now = _iso(_now())
+        with self._writing("record access", changes="access") as conn:
+            conn.executemany(
+                "UPDATE learnings SET access_count = access_count + ?, last_accessed_at = ? WHERE id = ?",
+                [(n, now, str(i)) for i, n in counts.items()],
             )
 
     def cache_embeddings(self, items: Sequence[tuple[int, bytes]], model: str) -> None:

@@ -22,6 +22,7 @@ from recall_agent.models import (
     Learning,
 )
 from recall_agent.server.auth import Principal
+from recall_agent.server.collector import Collector
 from recall_agent.server.scope import federation_repos
 from recall_agent.server.store import LearningsBackend
 
@@ -39,6 +40,7 @@ class Settings:
     body_timeout: float = BODY_TIMEOUT
     host: str = "127.0.0.1"  # the bound address: on loopback, /mcp accepts only loopback Host headers
     review_posted: bool = False  # --review-posted: a posted learning is injected nowhere until approved
+    collector: Collector | None = None  # `recall serve`: full garbage collections at its own times
 
 
 class LearningPaste(Learning):

@@ -133,7 +133,13 @@ def create_app(settings: Settings) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with mcp.running:
-            yield
+            if settings.collector:
+                settings.collector.start()  # the started server's objects frozen (collector.py)
+            try:
+                yield
+            finally:
+                if settings.collector:
+                    settings.collector.stop()
         # graceful shutdown (also in each --workers process): flush access counts, close the store
         await anyio.to_thread.run_sync(settings.backend.close)
 
@@ -156,7 +162,8 @@ def create_app(settings: Settings) -> Any:
         max_body=settings.max_body,
         body_timeout=settings.body_timeout,
     )
-    return AccessLog(guarded)
+    logged = AccessLog(guarded)
+    return settings.collector.tracking(logged) if settings.collector else logged
 
 
 def _by_path(app: Any, path: str, other: Any) -> Any:

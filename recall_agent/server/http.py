@@ -75,8 +75,8 @@ class AccessLog:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
+        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)  # not logged (--log-level warning): no per-request work
             return
         t0 = time.perf_counter()
         state = {"status": 500, "bytes": 0}

@@ -246,6 +246,7 @@ def worker_app() -> Any:
     from recall_agent.server.answers import Settings
     from recall_agent.server.app import create_app
     from recall_agent.server.auth import load_principals
+    from recall_agent.server.collector import Collector
     from recall_agent.server.store import backend_from_env
 
     config = json.loads(os.environ[ENV_WORKER_CONFIG])
@@ -264,6 +265,7 @@ def worker_app() -> Any:
         body_timeout=config["body_timeout"],
         host=config["host"],
         review_posted=bool(config.get("review_posted")),
+        collector=Collector(),
     )
     return create_app(settings)
 
@@ -301,6 +303,7 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
 
     from recall_agent.server.answers import Settings
     from recall_agent.server.app import create_app
+    from recall_agent.server.collector import Collector
     from recall_agent.server.store import StoreUnavailable, backend_from_env
 
     try:
@@ -316,6 +319,7 @@ def _serve(args: argparse.Namespace, principals: list) -> int:
         body_timeout=args.body_timeout,
         host=args.host,
         review_posted=args.review_posted,
+        collector=Collector(),
     )
     config = _uvicorn_config(create_app(settings), args)
     server = _GracefulServer(config)

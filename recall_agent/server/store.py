@@ -97,8 +97,7 @@ class AccessRecorder:
         with self._lock:
             batch, self._pending = self._pending, Counter()
         try:
-            for round_ in range(max(batch.values(), default=0)):  # record_access adds 1 per id per call
-                self.store.record_access([i for i, n in batch.items() if n > round_])
+            self.store.record_accesses(batch)  # one statement (SQLite: one transaction) for the batch
         except Exception as exc:  # store down: keep the counts for the next flush (bounded)
             log.warning("access counts not recorded yet", extra={"fields": {"error": str(exc)[:200]}})
             with self._lock:
@@ -159,16 +158,24 @@ def _probe(store: Any) -> int:
 
 
 SQLITE_THREADS = 8  # SQLite: one connection behind a lock, so more threads would only wait for it
+# PostgreSQL reads: ranking is CPU work under the GIL, so threads only need to cover a request's waits on the
+# database (one computes while another waits). With a thread per pooled connection (16), every request in
+# flight took turns at the GIL at each of its round trips and the unlucky ones waited the longest
+# (bench_server.py's p99 at 1M halved with 2; docs/benchmarks.md, issue 39's fourth round); queued here they
+# are answered in turn.
+PG_READ_THREADS = 2
+PG_WRITE_THREADS = 4  # writes wait on locks and commits, not the GIL: their own threads, never behind reads
 
 
 class _StoreBackend:
     """What both backends share: a store, the recorder that batches its access counts, and the threads that
-    run store calls."""
+    run store calls (reads and writes apart)."""
 
     store: Any
     access: AccessRecorder
     closed = False
     threads: ThreadPoolExecutor | None = None
+    write_threads: ThreadPoolExecutor | None = None
 
     broken: str | None = None  # SQLite: a corrupt file does not heal
 
@@ -177,29 +184,39 @@ class _StoreBackend:
         while the store is known to be corrupt."""
         if write and self.broken:
             raise StoreUnavailable(self.broken)
-        return await self._call(func, self.store, *args)
+        return await self._call(func, self.store, *args, write=write)
 
-    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+    async def _call(self, func: Any, *args: Any, limiter: Any = None, write: bool = False) -> Any:
         raise NotImplementedError
 
-    async def _in_thread(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+    async def _in_thread(self, func: Any, *args: Any, limiter: Any = None, write: bool = False) -> Any:
         """`func(*args)` off the event loop: with a `limiter` (health) in anyio's threads, abandoned on
-        cancel; else in this backend's own pool, as many threads as the store serves at once. Its hop costs
-        ~20 µs of CPU against anyio's ~50 (a CapacityLimiter, a cancel scope and a Condition per call)."""
+        cancel; else in this backend's own pool for reads or for writes. Its hop costs ~20 µs of CPU
+        against anyio's ~50 (a CapacityLimiter, a cancel scope and a Condition per call)."""
         if limiter is not None:
             return await anyio.to_thread.run_sync(func, *args, limiter=limiter, abandon_on_cancel=True)
-        if self.threads is None:
-            self.threads = ThreadPoolExecutor(self._thread_count(), thread_name_prefix="recall-store")
-        return await asyncio.get_running_loop().run_in_executor(self.threads, functools.partial(func, *args))
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor(write), functools.partial(func, *args)
+        )
 
-    def _thread_count(self) -> int:
+    def _executor(self, write: bool) -> ThreadPoolExecutor:
+        if write:
+            if self.write_threads is None:
+                self.write_threads = ThreadPoolExecutor(self._thread_count(True), "recall-store-write")
+            return self.write_threads
+        if self.threads is None:
+            self.threads = ThreadPoolExecutor(self._thread_count(False), thread_name_prefix="recall-store")
+        return self.threads
+
+    def _thread_count(self, write: bool) -> int:
         return SQLITE_THREADS
 
     def close(self) -> None:  # idempotent: the app's lifespan and the process exit both call it
         if not self.closed:
             self.closed = True
-            if self.threads is not None:
-                self.threads.shutdown(wait=True)  # store calls in flight end before the store closes
+            for threads in (self.threads, self.write_threads):
+                if threads is not None:
+                    threads.shutdown(wait=True)  # store calls in flight end before the store closes
             self.access.close()
             self.store.close()
 
@@ -239,7 +256,7 @@ class SqliteBackend(_StoreBackend):
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
         if self.broken:
             raise StoreUnavailable(self.broken)
-        return await self._call(self.store.add, learning)
+        return await self._call(self.store.add, learning, write=True)
 
     async def health(self) -> dict[str, Any]:
         """Ok only when the store really answers: a count and a retrieval (full-text index, candidate rows)
@@ -271,9 +288,9 @@ class SqliteBackend(_StoreBackend):
 
         threading.Thread(target=check, name="recall-integrity-check", daemon=True).start()
 
-    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+    async def _call(self, func: Any, *args: Any, limiter: Any = None, write: bool = False) -> Any:
         try:
-            return await self._in_thread(func, *args, limiter=limiter)
+            return await self._in_thread(func, *args, limiter=limiter, write=write)
         except _store_errors() as exc:
             if "corrupt" in str(exc):
                 self.broken = str(exc)
@@ -299,14 +316,14 @@ class PostgresBackend(_StoreBackend):
             raise StoreUnavailable(str(exc)) from exc
         self.access = AccessRecorder(self.store)
 
-    def _thread_count(self) -> int:
-        return self.store.pool_max  # a thread per pooled connection: more would wait for one
+    def _thread_count(self, write: bool) -> int:
+        return min(PG_WRITE_THREADS if write else PG_READ_THREADS, self.store.pool_max)
 
     async def retrieve(self, request: LearningRetrievalRequest) -> RetrievalResponse:
         return await self._call(answer, self.store, request, self.access)
 
     async def add(self, learning: Learning) -> tuple[UUID, bool]:
-        return await self._call(self.store.add, learning)
+        return await self._call(self.store.add, learning, write=True)
 
     async def health(self) -> dict[str, Any]:
         with anyio.move_on_after(HEALTH_TIMEOUT):
@@ -316,12 +333,12 @@ class PostgresBackend(_StoreBackend):
             f"PostgreSQL at {self.store.safe_url} did not answer within {HEALTH_TIMEOUT:g}s"
         )
 
-    async def _call(self, func: Any, *args: Any, limiter: Any = None) -> Any:
+    async def _call(self, func: Any, *args: Any, limiter: Any = None, write: bool = False) -> Any:
         from recall_agent.learnings.pg_store import DatabaseUnavailable, PoolExhausted, ValueRefused
         from recall_agent.learnings.types import StoreError
 
         try:
-            return await self._in_thread(func, *args, limiter=limiter)
+            return await self._in_thread(func, *args, limiter=limiter, write=write)
         except PoolExhausted as exc:
             raise StoreBusy(str(exc)) from exc
         except ValueRefused as exc:

@@ -1,6 +1,12 @@
-"""Fit the capture engine's two decisions on the tuning half's hand labels; write their weights as data.
+"""Fit the capture engine's decisions on the tuning projects' hand labels; write their weights as data.
 
-    python3 bench/sessions/fit_capture.py            # writes recall_agent/capture/weights.json
+What ships (recall_agent/capture/weights.json) is, in this order:
+
+    python3 bench/sessions/fit_capture.py --objective project   # the run and episode models
+    python3 bench/sessions/fit_capture.py --only-transient      # the transient model, on top of them
+    python3 bench/sessions/fit_capture.py --only-variant        # the variant model, on top of them
+
+(`transient` and `variant` are described at fit_transient and fit_variant.)
 
 1. **run** — did a tool call fail? Every labelled session is replayed with the labels' verdicts (a call is
    a failure when a label lists it: `failed`, `also`, `unfixed`), so each run's features are computed
@@ -27,6 +33,9 @@ alike), ALPHA chosen with the penalty by the out-of-fold log-loss (by project: a
 Leaving whole projects out is the honest test of a new project, and with five small interactive projects
 beside SWE-ContextBench it chooses thresholds that store almost nothing (docs/benchmarks.md, issue 33's
 third round): the shipped fit uses session folds, and the left-out-project table is reported beside it.
+`--objective project` makes every choice (penalty and weighting by log-loss, the episode target by P and R)
+on the mean over tuning projects instead of pooled rows, so that SWE-ContextBench's 210 sessions do not
+decide alone what a new project gets (issue 33's fourth round).
 """
 
 from __future__ import annotations

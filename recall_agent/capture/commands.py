@@ -135,9 +135,10 @@ def _lines_joined(command: str) -> str:
                 heredoc = ""
             continue
         if out:
-            out.append(" " if quote or (out[-1].endswith("\\") and not quote) else " ; ")
-            if out[-2].endswith("\\") and not quote:
-                out[-2] = out[-2][:-1]
+            continued = not quote and out[-1].endswith("\\")
+            if continued:
+                out[-1] = out[-1][:-1]
+            out.append(" " if quote or continued else " ; ")
         out.append(line)
         quote = _open_quote(line, quote)
         marks = _HEREDOC.findall(line) if not quote else []

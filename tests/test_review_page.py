@@ -164,6 +164,9 @@ def _go(d, element) -> None:
     page = d.find_element(By.TAG_NAME, "html")
     element.click()
     WebDriverWait(d, 15).until(expected_conditions.staleness_of(page))
+    # the old page is gone; wait for the new one to finish loading too, or the next find can take a node
+    # of a document still being replaced (under load chromedriver then says "Node ... does not belong")
+    WebDriverWait(d, 15).until(lambda drv: drv.execute_script("return document.readyState") == "complete")
 
 
 def _search(driver, text: str, status: str = "") -> None:

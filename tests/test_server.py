@@ -494,4 +494,35 @@ def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_en
     from recall_agent.learnings.store import open_store
 
     with open_store(isolated_recall_env) as store:  # access counts of both workers were flushed at shutdown
-        assert sum(x.access_count for x in store.iter_all()) == sum(len(a["matches"]) for a in answers)
+        counted = sum(x.access_count for x in store.iter_all())
+    assert counted == sum(len(a["matches"]) for a in answers), srv.log()
+
+
+def test_access_counts_pending_at_shutdown_wait_for_another_writer(tmp_path: Path) -> None:
+    """At shutdown every worker flushes at once: a flush that finds the file locked for longer than the
+    busy timeout is retried, not dropped."""
+    import sqlite3
+    import threading
+
+    from recall_agent.learnings.store import open_store
+    from recall_agent.models import Learning
+    from recall_agent.server.store import AccessRecorder
+
+    db = tmp_path / "learnings.db"
+    with open_store(path=db) as store:
+        learning_id, _ = store.add(
+            Learning(repo="shop", error_signatures=["KeyError: 'a'"], resolution_summary="x")
+        )
+    recorder_store = open_store(path=db)
+    recorder_store._conn.execute("PRAGMA busy_timeout = 50")  # the lock outlasts one attempt
+    recorder = AccessRecorder(recorder_store, interval=3600, owned=True)
+    recorder.note([learning_id, learning_id])
+    other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another worker's write, still open
+    release = threading.Timer(1.0, lambda: other.execute("ROLLBACK"))
+    release.start()
+    recorder.close()
+    release.join()
+    other.close()
+    with open_store(path=db) as store:
+        assert [x.access_count for x in store.iter_all()] == [2]

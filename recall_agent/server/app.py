@@ -132,16 +132,19 @@ def create_app(settings: Settings) -> Any:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with mcp.running:
-            if settings.collector:
-                settings.collector.start()  # the started server's objects frozen (collector.py)
-            try:
-                yield
-            finally:
+        try:
+            async with mcp.running:
                 if settings.collector:
-                    settings.collector.stop()
-        # graceful shutdown (also in each --workers process): flush access counts, close the store
-        await anyio.to_thread.run_sync(settings.backend.close)
+                    settings.collector.start()  # the started server's objects frozen (collector.py)
+                try:
+                    yield
+                finally:
+                    if settings.collector:
+                        settings.collector.stop()
+        finally:
+            # graceful shutdown (also in each --workers process, which a re-raised SIGTERM ends before any
+            # atexit): flush access counts and close the store even when the MCP manager's exit failed
+            await anyio.to_thread.run_sync(settings.backend.close)
 
     app = FastAPI(
         lifespan=lifespan,

@@ -67,6 +67,9 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     return (StoreError,)
 
 
+CLOSE_PATIENCE = 5.0  # seconds the last flush of access counts is retried at shutdown
+
+
 class AccessRecorder:
     """Access counts (access_count, last_accessed_at) written in batches off the request path: one write a
     second instead of one per query (a SQLite write holds the store's lock through its fsync). Pending
@@ -93,21 +96,29 @@ class AccessRecorder:
         while not self._stop.wait(self.interval):
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self) -> bool:
+        """Write the pending counts; False (counts kept for the next flush, bounded) when the store refused."""
         with self._lock:
             batch, self._pending = self._pending, Counter()
         try:
             self.store.record_accesses(batch)  # one statement (SQLite: one transaction) for the batch
-        except Exception as exc:  # store down: keep the counts for the next flush (bounded)
+        except Exception as exc:  # store down or locked: keep the counts for the next flush (bounded)
             log.warning("access counts not recorded yet", extra={"fields": {"error": str(exc)[:200]}})
             with self._lock:
                 if len(self._pending) < 100_000:
                     self._pending.update(batch)
+            return False
+        return True
 
-    def close(self) -> None:
+    def close(self, patience: float = CLOSE_PATIENCE) -> None:
+        """Stop the flushing thread and write what is pending. The last flush is retried for `patience`
+        seconds: at shutdown every worker flushes at once, and a SQLite writer can find the file locked by
+        another's write and checkpoint for longer than its busy timeout on a loaded machine."""
         self._stop.set()
         self._thread.join(timeout=10)
-        self.flush()
+        deadline = time.monotonic() + patience
+        while not self.flush() and time.monotonic() < deadline:
+            time.sleep(0.2)
         if self.owned:
             self.store.close()
 

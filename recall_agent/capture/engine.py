@@ -339,6 +339,8 @@ class Engine:
         entry = {"id": run.id, "text": text, "ts": run.ts}
         inside = next((m for m in missing if commands.inside(st.shell, m)), None)
         for err in st.open:
+            if err.get("shown"):
+                continue
             same = err["command"] == run.command.text or commands.same_check(
                 commands.parse(err["command"]), run.command
             )
@@ -370,16 +372,20 @@ class Engine:
 
     def _passed(self, st: Stream, run: Run) -> None:
         st.shell = commands.moved(st.shell, run.command)[-20:]
-        for mark in (output.fold(ln) for ln in output.lines_of(run.text)):  # all of it is background now
+        lines = output.lines_of(run.text)
+        shown = output.shown_errors(lines, st.background) if _reproduces(run.command) else []
+        printed = {output.fold(ln) for ln in lines}
+        for mark in printed:  # all of it is background now
             st.background.pop(mark, None)
             st.background[mark] = None
         while len(st.background) > MAX_BACKGROUND:
             del st.background[next(iter(st.background))]
-        if not st.open:
+        if not st.open and not shown:
             return
         self._resolve_matching(st, run, failing_folds=None)
         self._reproduced(st, run)
         self._variant(st, run)
+        self._shown(st, run, shown, printed)
         if st.open and not run.command.probe:
             st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
             del st.runs[:-MAX_EDITS]
@@ -393,7 +399,7 @@ class Engine:
         reach); or, for an error naming a missing path, a passing run that creates it."""
         still = []
         for err in st.open:
-            if failing_folds is not None and not complete and err.get("test"):
+            if err.get("shown") or (failing_folds is not None and not complete and err.get("test")):
                 still.append(err)
             elif self._resolves(err, run, failing_folds) and not _narrowed_only(st, err, run, failing_folds):
                 self._resolved(st, err, self._episode(st, err, run, by_failing_run=failing_folds is not None))
@@ -445,17 +451,60 @@ class Engine:
                 continue
             if not err.get("raised"):
                 continue
-            since = int(err["last_seq"])
-            changed = [
-                edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq
-            ]
-            if any(
-                not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path)
-                for c in changed
-            ):
+            if _source_edited(st, err, run):
                 st.open.remove(err)
                 self._resolved(st, err, self._episode(st, err, run, by_failing_run=False, other_check=True))
             return  # only the newest error a script raised
+
+    def _shown(self, st: Stream, run: Run, shown: list[str], printed: set[int]) -> None:
+        """Reproduce, edit, rerun, when the reproduction exits 0: a script or snippet that printed error
+        lines (it caught the exception and printed it, `BUG: ...`, `✗ ...`) opens an error shown only in its
+        output. The same script run again after edits to the project's own source files (not files the
+        session created, not tests), without those lines, shows it fixed by those edits: the learning is
+        keyed by the lines that went. Lines still printed keep it open (the fix missed them); lines gone
+        without a source edit (the script itself changed) say nothing, and the error is forgotten."""
+        seen: set[int] = set()
+        for err in [e for e in st.open if e.get("shown")]:
+            if not commands.same_check(commands.parse(err["command"]), run.command):
+                continue
+            seen.update(err["folds"])
+            kept = [f for f in err["folds"] if f in printed]
+            if len(kept) == len(err["folds"]):  # the bug still shows: a later fix is what fixes it
+                err.update(last_seq=run.seq, last=_run_state(run))
+                continue
+            st.open.remove(err)
+            if not _source_edited(st, err, run):
+                continue
+            text = err["errors"][-1]["text"]
+            gone = [ln for ln in text.splitlines() if output.fold(ln) not in printed]
+            part = {**err, "errors": [{**err["errors"][-1], "text": "\n".join(gone)}]}
+            episode = self._episode(st, part, run, by_failing_run=False)
+            st.ready.append(episode)
+            if self.record:
+                self.judged_episodes.append(episode)
+            if kept:  # the rest of what it showed is still there
+                rest = [ln for ln in text.splitlines() if output.fold(ln) in printed]
+                entry = {**err["errors"][-1], "text": "\n".join(rest)}
+                st.open.append(
+                    {**err, "errors": [entry], "folds": kept, "last_seq": run.seq, "last": _run_state(run)}
+                )
+        fresh = [ln for ln in shown if output.fold(ln) not in seen]
+        if fresh:
+            st.open.append(
+                {
+                    "command": run.command.text,
+                    "errors": [{"id": run.id, "text": "\n".join(fresh), "ts": run.ts}],
+                    "folds": sorted({output.fold(ln) for ln in fresh}),
+                    "missing": [],
+                    "last_seq": run.seq,
+                    "last": _run_state(run),
+                    "test": False,
+                    "raised": False,
+                    "inside": None,
+                    "shown": True,  # seen only in the output of a run that passed
+                }
+            )
+            del st.open[:-MAX_OPEN]
 
     def _variant(self, st: Stream, run: Run) -> None:
         """The newest open error whose program this passing run runs another way (`make typecheck` failed,
@@ -466,7 +515,11 @@ class Engine:
             return
         for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
-            if tries >= VARIANT_TRIES or str((err.get("last") or {}).get("tool") or "Bash") != "Bash":
+            if (
+                err.get("shown")
+                or tries >= VARIANT_TRIES
+                or str((err.get("last") or {}).get("tool") or "Bash") != "Bash"
+            ):
                 continue
             relation = commands.variant(commands.parse(err["command"]), run.command)
             if relation is None:
@@ -527,7 +580,8 @@ class Engine:
             steps=steps[-MAX_STEPS:],
             said=[s["text"] for s in st.said if since <= s["seq"] <= run.seq],
             created=set(st.created),
-            background=set(st.background),
+            # what a passing run showed is background by now, except the lines this error is about
+            background=set(st.background) - set(err["folds"] if err.get("shown") else ()),
             missing=list(err.get("missing") or []),
             by_failing_run=by_failing_run,
             other_check=other_check,
@@ -605,6 +659,22 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     else:
         command = commands.tool_command(call.name, call.input)
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:
+    """Were the project's own source files (not files the session created, not tests) edited between the
+    error's last failure and `run`?"""
+    since = int(err["last_seq"])
+    changed = [edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq]
+    return any(
+        not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path) for c in changed
+    )
+
+
+def _reproduces(command: commands.Command) -> bool:
+    """A script or snippet run (`python repro.py`, `python -c`): what a reproduction is."""
+    main = command.main
+    return main is not None and not command.installs and main.program in commands.INTERPRETERS
 
 
 def _a_step(command: str, failed: Run, passed: Run) -> bool:

@@ -1,0 +1,133 @@
+"""Why a SWE-ContextBench session stores no source-edit learning (issue 33): one class per session.
+
+Each transcript is replayed through this checkout's capture engine (in process, every judged run and
+episode recorded), and a session whose kept learnings hold no source edit (a project file other than a
+test) is put in the first class that fits:
+
+- no source edit: the session changed no project file other than tests (or only files it created);
+- no run before the source edit: no script, snippet or test ran before the first source edit;
+- failed only in its output: code ran before the source edit, but no such run failed (exit 0, no
+  exception the run model counts: the reproduction printed a wrong value);
+- resolved before the source edit: the error the reproduction opened was shown fixed (or resolved as
+  fixed) by a run before the source edit;
+- dropped by a model: an episode holding the source edit was judged and not kept (which model);
+- kept without the edit: its episode was kept, but the learning built from it names no source file;
+- still open: the reproduction's error was never resolved (the rerun failed again, or ran another check
+  that the rules do not pair with it);
+- other.
+
+    python3 bench/census_why.py [--show CLASS] [--corpus swecb]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent))
+sys.path.insert(0, str(BENCH / "sessions"))
+
+import labels as L  # noqa: E402
+
+from recall_agent.capture import edits, learning  # noqa: E402
+from recall_agent.capture.engine import _FILE_TOOLS, Engine, _runs_code  # noqa: E402
+from recall_agent.capture.transcript import Result, Transcript  # noqa: E402
+
+
+def replay(path: Path) -> dict[str, Any]:
+    """The session replayed: its source edits, its runs, the episodes judged, the errors left open."""
+    t = Transcript(path)
+    engine = Engine(record=True)
+    source_edits: list[int] = []
+    created: set[str] = set()
+    for step in t.steps():
+        engine.feed([step])
+        if not isinstance(step, Result) or step.call.name not in _FILE_TOOLS or step.is_error:
+            continue
+        if step.call.stream != "main":
+            continue
+        fpath = str(step.call.input.get("file_path") or "")
+        details = step.details()
+        if step.call.name == "Write" and not details.get("originalFile") and fpath not in created:
+            created.add(fpath)
+            continue
+        if fpath and fpath not in created and not edits.TEST_FILE.search(fpath):
+            source_edits.append(engine.stream("main").seq)
+    engine.end_turn()
+    ctx = learning.Context(session_id=path.stem, root=t.stats.cwd, branch=None, repo="r")
+    built = [(ep, learning.build(ep, ctx)) for ep in engine.episodes()]
+    return {
+        "engine": engine,
+        "source_edits": source_edits,
+        "built": [(ep, b) for ep, b in built if b],
+        "open": engine.stream("main").open,
+    }
+
+
+def has_source(lr: dict[str, Any]) -> bool:
+    files = [str(f.get("path") or "") for f in (lr.get("fix") or {}).get("files") or []]
+    return any(not edits.TEST_FILE.search(f) for f in files)
+
+
+def classify(r: dict[str, Any]) -> tuple[str, str]:
+    """The class and a line saying why."""
+    if any(has_source(b) for _, b in r["built"]):
+        return "has a source-edit learning", ""
+    src = r["source_edits"]
+    if not src:
+        return "no source edit", ""
+    engine: Engine = r["engine"]
+    runs = [(run, failed) for run, _, failed in engine.judged_runs if run.tool == "Bash"]
+    code_before = [(run, f) for run, f in runs if _runs_code(run.command) and run.seq < src[-1]]
+    if not [run for run, _ in code_before if run.seq < src[0]] and not any(f for _, f in code_before):
+        return "no run before the source edit", ""
+    failing = [run for run, f in code_before if f]
+    if not failing:
+        last = code_before[-1][0]
+        return "failed only in its output", last.command.text[:100]
+    # the reproduction: the last failing code run before the first source edit it precedes
+    first_after = {run.id: next(s for s in src if s > run.seq) for run in failing}
+    repro = failing[-1]
+    edit_seq = first_after[repro.id]
+    for ep in engine.judged_episodes:
+        ids = {e["id"] for e in ep.errors}
+        if repro.id not in ids:
+            continue
+        if ep.passed.seq < edit_seq:
+            return (
+                "resolved before the source edit",
+                f"{repro.command.text[:60]} -> {ep.passed.command.text[:60]}",
+            )
+        if not ep.keep:
+            which = "variant" if ep.variant else "episode/transient"
+            return f"dropped by a model ({which})", f"own={ep.own_code:.2f} {ep.passed.command.text[:60]}"
+        return "kept without the edit", f"{[c.path for c in ep.changes]}"
+    for err in r["open"]:
+        if any(e["id"] == repro.id for e in err["errors"]):
+            raised = "raised" if err.get("raised") else "not raised"
+            return f"still open ({raised})", repro.command.text[:100]
+    return "other (error folded or trimmed)", repro.command.text[:100]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="swecb")
+    ap.add_argument("--show", default="", help="print the sessions of classes starting with this")
+    args = ap.parse_args(argv)
+    counts: Counter[str] = Counter()
+    for path in sorted((L.CACHE / args.corpus).glob("*.jsonl")):
+        cls, why = classify(replay(path))
+        counts[cls] += 1
+        if args.show and cls.startswith(args.show):
+            print(f"{path.stem}  {cls}: {why}")
+    for cls, n in counts.most_common():
+        print(f"{n:4d}  {cls}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

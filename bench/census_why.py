@@ -89,10 +89,10 @@ def classify(r: dict[str, Any]) -> tuple[str, str]:
     if not failing:
         last = code_before[-1][0]
         return "failed only in its output", last.command.text[:100]
-    # the reproduction: the last failing code run before the first source edit it precedes
-    first_after = {run.id: next(s for s in src if s > run.seq) for run in failing}
-    repro = failing[-1]
-    edit_seq = first_after[repro.id]
+    # the reproduction: the last failing code run before the first source edit (else before a later one)
+    before_first = [run for run in failing if run.seq < src[0]]
+    repro = (before_first or failing)[-1]
+    edit_seq = next(s for s in src if s > repro.seq)
     for ep in engine.judged_episodes:
         ids = {e["id"] for e in ep.errors}
         if repro.id not in ids:

@@ -105,7 +105,9 @@ class Stream:
     said: list[dict[str, Any]] = field(default_factory=list)
     background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
     created: list[str] = field(default_factory=list)
-    written: dict[int, None] = field(default_factory=dict)  # lines the session's edits wrote (folded)
+    written: dict[int, None] = field(
+        default_factory=dict
+    )  # lines the session's edits wrote (folded, per file)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
@@ -587,7 +589,9 @@ class Engine:
             other_check=other_check,
             variant=variant is not None,
         )
-        replaced = [edits.line_mark(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
+        replaced = [
+            edits.line_mark(ln, c.path) for c in changes if not c.created for ln in edits.replaced_lines(c)
+        ]
         episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
         if variant is not None:
@@ -607,7 +611,7 @@ class Engine:
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
-        for mark in map(edits.line_mark, edits.written_lines(call.name, call.input)):
+        for mark in (edits.line_mark(ln, path) for ln in edits.written_lines(call.name, call.input)):
             st.written.pop(mark, None)  # the session's own code: a fix of it later is not knowledge
             st.written[mark] = None
         while len(st.written) > MAX_WRITTEN:
@@ -672,9 +676,14 @@ def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:
 
 
 def _reproduces(command: commands.Command) -> bool:
-    """A script or snippet run (`python repro.py`, `python -c`): what a reproduction is."""
+    """A script or snippet run (`python repro.py`, `python -c`), not a test run: what a reproduction is."""
     main = command.main
-    return main is not None and not command.installs and main.program in commands.INTERPRETERS
+    return (
+        main is not None
+        and not command.installs
+        and main.program in commands.INTERPRETERS
+        and not _is_test(main)
+    )
 
 
 def _a_step(command: str, failed: Run, passed: Run) -> bool:

@@ -136,10 +136,17 @@ class Consolidation:
         if mine is None:
             return None
         ids = self._ids_in_repo(conn, repo, [], [mine[1].lower()], False, RANKED_HITS)  # type: ignore[attr-defined]
-        for cand in self._load(conn, ids[:SAME_CAUSE_CANDIDATES]):  # type: ignore[attr-defined]
-            if _folder_key(cand.learning.fix) == mine and _injectable_stored(cand.learning) == auto:
-                return self._key(cand.learning.id)  # type: ignore[attr-defined]
-        return None
+        best: tuple[int, Any] = (0, None)
+        for start in range(0, len(ids), SAME_CAUSE_CANDIDATES):  # a folder's name is in many errors
+            batch = self._load(conn, ids[start : start + SAME_CAUSE_CANDIDATES], fixes=True)  # type: ignore[attr-defined]
+            for cand in batch:
+                # any of its fixes (the one it shows is the most frequent, which may be another cause's)
+                fixes = [f.get("fix") if isinstance(f, dict) else f.fix for f in cand.learning.fixes]
+                if mine not in {_folder_key(f) for f in [*fixes, cand.learning.fix]}:
+                    continue
+                if _injectable_stored(cand.learning) == auto and cand.learning.seen_count > best[0]:
+                    best = (cand.learning.seen_count, self._key(cand.learning.id))  # type: ignore[attr-defined]
+        return best[1]  # the row met most often: copies made before the rows met fold into it over time
 
     def _candidate_ids(self, conn: Any, repo: str, q: Any) -> list[Any]:
         """Learnings of `repo` sharing the query's fingerprint, then its full-text hits on the query's rarest

@@ -757,6 +757,20 @@ def test_a_crash_behind_a_pipe_with_exit_code_0_is_captured(
 CART = "class Cart:\n    def total(self, prices):\n        return sum(p.amount for p in prices)\n"
 
 
+def _edit_cart(w: TranscriptWriter, project: Path) -> None:
+    """The library's `Cart.total` changed, as Claude Code writes an Edit (with the file before it)."""
+    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
+    path = f"{project}/src/shop/cart.py"
+    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
+    w.tool(
+        "Edit",
+        {"file_path": path, "old_string": old, "new_string": new},
+        f"The file {path} has been updated.",
+        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
+                "structuredPatch": patch},
+    )  # fmt: skip
+
+
 def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:
@@ -772,16 +786,7 @@ def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
         "AttributeError: 'int' object has no attribute 'amount'",
         exit_code=1,
     )
-    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
-    path = f"{project}/src/shop/cart.py"
-    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
-    w.tool(
-        "Edit",
-        {"file_path": path, "old_string": old, "new_string": new},
-        f"The file {path} has been updated.",
-        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
-                "structuredPatch": patch},
-    )  # fmt: skip
+    _edit_cart(w, project)
     w.bash("python repro.py", "3")  # the reproduction, run again
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
@@ -804,20 +809,6 @@ SHOWN = (
     "Test 4: one item\n  Success: 5\nTest 5: discounts\n  Success: 4\nDone"
 )
 FIXED = SHOWN.replace("  Error: 'int' object has no attribute 'amount'", "  Success: 3")
-
-
-def _edit_cart(w: TranscriptWriter, project: Path) -> None:
-    """The library's `Cart.total` changed, as Claude Code writes an Edit (with the file before it)."""
-    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
-    path = f"{project}/src/shop/cart.py"
-    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
-    w.tool(
-        "Edit",
-        {"file_path": path, "old_string": old, "new_string": new},
-        f"The file {path} has been updated.",
-        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
-                "structuredPatch": patch},
-    )  # fmt: skip
 
 
 def test_a_reproduction_that_exits_0_is_keyed_by_the_error_it_printed(

@@ -835,6 +835,27 @@ def test_a_reproduction_that_exits_0_is_keyed_by_the_error_it_printed(
     assert stored.fix.kind == "project" and [f.path for f in stored.fix.files] == ["src/shop/cart.py"]
 
 
+def test_the_hooks_capture_it_across_turns_as_the_import_does(
+    project: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Live: the reproduction runs in one turn (its printed error kept in the session state between the
+    Stop hooks' reads), the fix and the rerun in the next; the Stop hook stores the same learning."""
+    (project / "src" / "shop").mkdir(parents=True)
+    (project / "src" / "shop" / "cart.py").write_text(CART)
+    live = Session("live-repro", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live.write("repro.py", REPRO)
+    live.bash_ok("python repro.py", SHOWN)
+    assert live.stop("The reproduction prints the error.").returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+    live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
+              "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
+    live.bash_ok("python repro.py", FIXED)
+    assert live.stop("Fixed Cart.total.").returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.error_signatures == ["  Error: 'int' object has no attribute 'amount'"]
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+
+
 def test_a_printed_error_that_stays_or_goes_without_a_source_edit_is_no_learning(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:

@@ -15,7 +15,8 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
 The previous release (`--release`, default 092b9df: main before issue 33) imports the same sessions in
 the same run. Halves: the tuning projects and the held-out projects (`--split project`, split.json
 `projects`), each also per corpus; `--split session` is the older split by session. `--census` imports all
-300 SWE-ContextBench sessions and counts the store's learnings per kind of fix. `--inprocess` runs the engine in this process instead (fast, for tuning;
+300 SWE-ContextBench sessions and counts the store's rows per kind of fix, and the rows credited to every
+session that met them (bench/census_why.py says why a session has no source-edit learning). `--inprocess` runs the engine in this process instead (fast, for tuning;
 not reported). Transcripts come from bench/sessions/fetch.py's cache.
 
     python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]

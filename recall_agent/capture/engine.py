@@ -13,6 +13,8 @@ where the last read stopped, with the engine's state kept in the session file) a
    that creates it (`git clone URL testbed`). Between the error's last failure and that run lies the
    **fix**: the edits (folded per file, final state, reverted files dropped), the changed command
    (another interpreter, flags, folder), the packages installed, and the agent's words.
+   A reproduction that exits 0 but prints error lines (it caught the exception) opens an error shown only
+   in its output, resolved by the same script run again without them after a source edit.
 4. The episode model decides whether the episode is knowledge (not a scratch slip in a throwaway script,
    not a retry that simply passed). Episodes are handed out when the turn ends, so that an agent that
    recorded the fix itself (`recall learn` / the MCP tool `recall_learn`) in that turn supersedes them.
@@ -105,9 +107,8 @@ class Stream:
     said: list[dict[str, Any]] = field(default_factory=list)
     background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
     created: list[str] = field(default_factory=list)
-    written: dict[int, None] = field(
-        default_factory=dict
-    )  # lines the session's edits wrote (folded, per file)
+    # lines the session's edits wrote (folded, per file by its name)
+    written: dict[int, None] = field(default_factory=dict)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
@@ -467,46 +468,37 @@ class Engine:
         without a source edit (the script itself changed) say nothing, and the error is forgotten."""
         seen: set[int] = set()
         for err in [e for e in st.open if e.get("shown")]:
-            if not commands.same_check(commands.parse(err["command"]), run.command):
-                continue
-            seen.update(err["folds"])
-            kept = [f for f in err["folds"] if f in printed]
-            if len(kept) == len(err["folds"]):  # the bug still shows: a later fix is what fixes it
-                err.update(last_seq=run.seq, last=_run_state(run))
-                continue
-            st.open.remove(err)
-            if not _source_edited(st, err, run):
-                continue
-            text = err["errors"][-1]["text"]
-            gone = [ln for ln in text.splitlines() if output.fold(ln) not in printed]
-            part = {**err, "errors": [{**err["errors"][-1], "text": "\n".join(gone)}]}
-            episode = self._episode(st, part, run, by_failing_run=False)
-            st.ready.append(episode)
-            if self.record:
-                self.judged_episodes.append(episode)
-            if kept:  # the rest of what it showed is still there
-                rest = [ln for ln in text.splitlines() if output.fold(ln) in printed]
-                entry = {**err["errors"][-1], "text": "\n".join(rest)}
-                st.open.append(
-                    {**err, "errors": [entry], "folds": kept, "last_seq": run.seq, "last": _run_state(run)}
-                )
+            if commands.same_check(commands.parse(err["command"]), run.command):
+                seen.update(err["folds"])
+                self._rerun_shown(st, err, run, printed)
         fresh = [ln for ln in shown if output.fold(ln) not in seen]
         if fresh:
-            st.open.append(
-                {
-                    "command": run.command.text,
-                    "errors": [{"id": run.id, "text": "\n".join(fresh), "ts": run.ts}],
-                    "folds": sorted({output.fold(ln) for ln in fresh}),
-                    "missing": [],
-                    "last_seq": run.seq,
-                    "last": _run_state(run),
-                    "test": False,
-                    "raised": False,
-                    "inside": None,
-                    "shown": True,  # seen only in the output of a run that passed
-                }
-            )
+            st.open.append(_shown_error(run, fresh))
             del st.open[:-MAX_OPEN]
+
+    def _rerun_shown(self, st: Stream, err: dict[str, Any], run: Run, printed: set[int]) -> None:
+        """The script that showed `err` ran again (and passed): what it no longer prints after a source edit
+        is fixed by that edit; what it still prints stays open, from this run."""
+        kept = [f for f in err["folds"] if f in printed]
+        if len(kept) == len(err["folds"]):  # the bug still shows: a later fix is what fixes it
+            err.update(last_seq=run.seq, last=_run_state(run))
+            return
+        st.open.remove(err)
+        if not _source_edited(st, err, run):
+            return
+        text = err["errors"][-1]["text"]
+        gone = [ln for ln in text.splitlines() if output.fold(ln) not in printed]
+        episode = self._episode(st, {**err, "errors": [{**err["errors"][-1], "text": "\n".join(gone)}]}, run,
+                                by_failing_run=False)  # fmt: skip
+        st.ready.append(episode)
+        if self.record:
+            self.judged_episodes.append(episode)
+        if kept:
+            rest = "\n".join(ln for ln in text.splitlines() if output.fold(ln) in printed)
+            entry = {**err["errors"][-1], "text": rest}
+            st.open.append(
+                {**err, "errors": [entry], "folds": kept, "last_seq": run.seq, "last": _run_state(run)}
+            )
 
     def _variant(self, st: Stream, run: Run) -> None:
         """The newest open error whose program this passing run runs another way (`make typecheck` failed,
@@ -663,6 +655,22 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     else:
         command = commands.tool_command(call.name, call.input)
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _shown_error(run: Run, lines: list[str]) -> dict[str, Any]:
+    """An open error seen only in the output of a run that passed (`Engine._shown`)."""
+    return {
+        "command": run.command.text,
+        "errors": [{"id": run.id, "text": "\n".join(lines), "ts": run.ts}],
+        "folds": sorted({output.fold(ln) for ln in lines}),
+        "missing": [],
+        "last_seq": run.seq,
+        "last": _run_state(run),
+        "test": False,
+        "raised": False,
+        "inside": None,
+        "shown": True,
+    }
 
 
 def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:

@@ -15,7 +15,8 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
 The previous release (`--release`, default 092b9df: main before issue 33) imports the same sessions in
 the same run. Halves: the tuning projects and the held-out projects (`--split project`, split.json
 `projects`), each also per corpus; `--split session` is the older split by session. `--census` imports all
-300 SWE-ContextBench sessions and counts the store's learnings per kind of fix. `--inprocess` runs the engine in this process instead (fast, for tuning;
+300 SWE-ContextBench sessions and counts the store's rows per kind of fix, and the rows credited to every
+session that met them (bench/census_why.py says why a session has no source-edit learning). `--inprocess` runs the engine in this process instead (fast, for tuning;
 not reported). Transcripts come from bench/sessions/fetch.py's cache.
 
     python3 bench/bench_capture.py [--halves tune heldout] [--release 32014ad]
@@ -563,21 +564,27 @@ def census(corpus: str, pythonpath: Path | None, work: Path) -> dict[str, Any]:
     sessions with a source-edit learning."""
     cached = sorted((L.CACHE / corpus).glob("*.jsonl"))
     labels = [L.Label(corpus, p.stem, "", {}, p) for p in cached]
-    stored, seconds = (
-        inprocess_learnings(labels) if pythonpath is None else import_learnings(labels, pythonpath, work)
-    )
+    if pythonpath is None:
+        stored, seconds = inprocess_learnings(labels)
+        credited = stored
+    else:  # the store's rows (one per cause per repository), and each row credited to every session that met it
+        stored, seconds = import_learnings(labels, pythonpath, work, rows=True)
+        credited = per_session(stored, work / "home" / "learnings.db")
     kinds: dict[str, int] = {}
     bad: list[dict[str, Any]] = []
-    with_source: set[str] = set()
     for lr in stored:
         kind = census_kind(lr)
         kinds[kind] = kinds.get(kind, 0) + 1
-        if kind == "source edit":
-            with_source.add(str(lr.get("session_id") or ""))
         why = not_a_fix_command(lr)
         if why:
             bad.append({"why": why, "resolution": str(lr.get("resolution_summary"))[:200]})
+    per_kind: dict[str, int] = {}
+    for lr in credited:
+        kind = census_kind(lr)
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+    with_source = {str(lr.get("session_id") or "") for lr in credited if census_kind(lr) == "source edit"}
     return {"sessions": len(cached), "learnings": len(stored), "kinds": kinds,
+            "credited": len(credited), "credited_kinds": per_kind,
             "not_a_fix": len(bad), "not_a_fix_examples": bad[:10],
             "sessions_with_source_edit": len(with_source), "seconds": round(seconds, 1)}  # fmt: skip
 
@@ -763,7 +770,8 @@ def run_census(args: argparse.Namespace) -> int:
         for name, path in systems:
             report["census"][name] = c = census("swecb", path, work)
             print(f"{name}: {c['learnings']} learnings from {c['sessions']} sessions in {c['seconds']} s; "
-                  f"{c['kinds']}; narrowed/output-flag/rerun 'fixes' {c['not_a_fix']}; "
+                  f"{c['kinds']}; credited per session {c['credited']}: {c['credited_kinds']}; "
+                  f"narrowed/output-flag/rerun 'fixes' {c['not_a_fix']}; "
                   f"sessions with a source-edit learning {c['sessions_with_source_edit']}")  # fmt: skip
             for ex in c["not_a_fix_examples"] if args.show else []:
                 print("   NOT-A-FIX", ex)

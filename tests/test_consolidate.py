@@ -70,6 +70,60 @@ def test_importing_many_sessions_with_the_same_slip_stores_one_row_with_its_coun
     assert "met 6x/6s" in listed.stdout
 
 
+def test_the_same_folder_slip_met_by_other_commands_in_two_sessions_is_one_learning(
+    tmp_path: Path, isolated_recall_env: Path
+) -> None:
+    """One session meets the shell already inside `testbed` with `cd testbed`, the other with `ls testbed/x`:
+    two error texts, one slip of the repository, one row met in both sessions."""
+    project = tmp_path / "work" / "shop-api"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    config = tmp_path / "claude-config"
+    folder = config / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project))
+    slips = [
+        ("cd testbed && python repro.py", CD_ERROR, "python repro.py"),
+        (
+            "ls testbed/setup.py",
+            "Exit code 1\nls: testbed/setup.py: No such file or directory",
+            "ls setup.py",
+        ),
+    ]
+    for i, (failing, error, passing) in enumerate(slips):
+        w = TranscriptWriter(folder / f"s{i}.jsonl", f"{i:04d}-slip", str(project),
+                             start=datetime(2026, 11, 20 + i, 9, 0, tzinfo=UTC))  # fmt: skip
+        w.prompt("reproduce the bug")
+        w.bash("cd testbed && pip install -e .", "Successfully installed shop")
+        w.bash(failing, error, exit_code=1)
+        w.bash(passing, "setup.py" if passing.startswith("ls") else "reproduced")
+        w.save()
+    env = {k: v for k, v in os.environ.items() if k not in ("RECALL_SERVER_URL", "CLAUDE_CONFIG_DIR")}
+    env |= {"RECALL_HOME": str(isolated_recall_env), "CLAUDE_CONFIG_DIR": str(config)}
+    assert _run(["import-sessions"], env, project).returncode == 0
+    exported = [json.loads(x) for x in _run(["export"], env, project).stdout.splitlines()]
+    assert len(exported) == 1, [(e["error_signatures"], e["fix"]) for e in exported]
+    [row] = exported
+    assert (row["seen_count"], row["session_count"]) == (2, 2)
+    assert row["fix"]["folder"] == {"path": "testbed", "cause": "shell_inside"}
+    assert len(row["error_signatures"]) == 2  # both texts find it
+
+
+def test_both_stores_fold_a_folder_slip_by_its_cause_and_folder_not_by_its_text(store) -> None:  # noqa: F811
+    def slip(error: str, cause: str, path: str, session: str) -> Learning:
+        return Learning(repo="shop", session_id=session, error_signatures=[error],
+                        resolution_summary=f"Environment: the folder ({cause})",
+                        fix={"source": "transcript", "kind": "environment",
+                             "folder": {"path": path, "cause": cause}})  # fmt: skip
+
+    first = store.add(slip("(eval):cd:1: no such file or directory: testbed", "shell_inside", "testbed", "a"))
+    same = store.add(
+        slip("ls: testbed/setup.py: No such file or directory", "shell_inside", "w/testbed", "b")
+    )
+    other = store.add(slip("find: testbed: No such file or directory", "created", "testbed", "c"))
+    assert same == (first[0], True)  # the same slip, met by another command
+    assert other[0] != first[0]  # the folder did not exist yet: another cause
+    assert store.get(first[0]).session_count == 2
+
+
 def _old_store(home: Path, rows: list[dict]) -> Path:
     """A store as recall wrote it before issue 34 (schema 3): copies of one cause kept apart."""
     db = home / "learnings.db"

@@ -757,6 +757,20 @@ def test_a_crash_behind_a_pipe_with_exit_code_0_is_captured(
 CART = "class Cart:\n    def total(self, prices):\n        return sum(p.amount for p in prices)\n"
 
 
+def _edit_cart(w: TranscriptWriter, project: Path) -> None:
+    """The library's `Cart.total` changed, as Claude Code writes an Edit (with the file before it)."""
+    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
+    path = f"{project}/src/shop/cart.py"
+    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
+    w.tool(
+        "Edit",
+        {"file_path": path, "old_string": old, "new_string": new},
+        f"The file {path} has been updated.",
+        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
+                "structuredPatch": patch},
+    )  # fmt: skip
+
+
 def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
 ) -> None:
@@ -772,22 +786,105 @@ def test_the_reproduced_bug_is_keyed_by_what_the_reproduction_raised(
         "AttributeError: 'int' object has no attribute 'amount'",
         exit_code=1,
     )
-    old, new = "return sum(p.amount for p in prices)", "return sum(getattr(p, 'amount', p) for p in prices)"
-    path = f"{project}/src/shop/cart.py"
-    patch = [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
-    w.tool(
-        "Edit",
-        {"file_path": path, "old_string": old, "new_string": new},
-        f"The file {path} has been updated.",
-        result={"filePath": path, "oldString": old, "newString": new, "originalFile": CART,
-                "structuredPatch": patch},
-    )  # fmt: skip
+    _edit_cart(w, project)
     w.bash("python repro.py", "3")  # the reproduction, run again
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
     (stored,) = all_learnings(isolated_recall_env)
     assert "AttributeError: 'int' object has no attribute 'amount'" in stored.error_signatures[0]
     assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+
+
+REPRO = (
+    "from shop.cart import Cart\n\ntry:\n    print(Cart().total([1, 2]))\nexcept Exception as e:\n"
+    "    print(f'Error: {e}')\n"
+)
+
+
+# what a reproduction that catches the exception prints (exit code 0; the run model calls it passed: the
+# error is not in the tail and everything else succeeded)
+SHOWN = (
+    "Test 1: total of items\n  Success: 3\nTest 2: total of plain numbers\n"
+    "  Error: 'int' object has no attribute 'amount'\nTest 3: empty cart\n  Success: 0\n"
+    "Test 4: one item\n  Success: 5\nTest 5: discounts\n  Success: 4\nDone"
+)
+FIXED = SHOWN.replace("  Error: 'int' object has no attribute 'amount'", "  Success: 3")
+
+
+def test_a_reproduction_that_exits_0_is_keyed_by_the_error_it_printed(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """The reproduction catches the exception and prints it (exit code 0); the library's function is fixed
+    and the same script no longer prints it: the learning is keyed by what the reproduction showed and
+    names the source file and function. The script holds a line of the library (copied to reproduce it),
+    which does not make the library's line the session's own code."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "r.jsonl", "repro-0", str(project))
+    w.prompt("Cart.total crashes on plain numbers")
+    w.write(
+        "repro.py", REPRO + "\n\ndef as_in_the_library(prices):\n    return sum(p.amount for p in prices)\n"
+    )
+    w.bash("python repro.py", SHOWN)
+    w.say("The reproduction shows the bug: total() reads .amount of plain numbers.")
+    _edit_cart(w, project)
+    w.bash("python repro.py", FIXED)  # the reproduction, run again
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.error_signatures == ["  Error: 'int' object has no attribute 'amount'"]
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+    assert stored.fix.kind == "project" and [f.path for f in stored.fix.files] == ["src/shop/cart.py"]
+
+
+def test_the_hooks_capture_it_across_turns_as_the_import_does(
+    project: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Live: the reproduction runs in one turn (its printed error kept in the session state between the
+    Stop hooks' reads), the fix and the rerun in the next; the Stop hook stores the same learning."""
+    (project / "src" / "shop").mkdir(parents=True)
+    (project / "src" / "shop" / "cart.py").write_text(CART)
+    live = Session("live-repro", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live.write("repro.py", REPRO)
+    live.bash_ok("python repro.py", SHOWN)
+    assert live.stop("The reproduction prints the error.").returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+    live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
+              "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
+    live.bash_ok("python repro.py", FIXED)
+    assert live.stop("Fixed Cart.total.").returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.error_signatures == ["  Error: 'int' object has no attribute 'amount'"]
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+
+
+def test_a_printed_error_that_stays_or_goes_without_a_source_edit_is_no_learning(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "a.jsonl", "repro-a", str(project))  # the edit did not fix it
+    w.prompt("Cart.total crashes on plain numbers")
+    w.write("repro.py", REPRO)
+    w.bash("python repro.py", SHOWN)
+    _edit_cart(w, project)
+    w.bash("python repro.py", SHOWN)
+    w.save()
+    w = TranscriptWriter(folder / "b.jsonl", "repro-b", str(project))  # only the script changed
+    w.prompt("Cart.total crashes on plain numbers")
+    w.write("repro.py", REPRO)
+    w.bash("python repro.py", SHOWN)
+    w.edit("repro.py", "print(Cart().total([1, 2]))", "print(sum([1, 2]))")
+    w.bash("python repro.py", FIXED)
+    w.save()
+    w = TranscriptWriter(folder / "c.jsonl", "repro-c", str(project))  # a test run is no reproduction
+    w.prompt("Cart.total crashes on plain numbers")
+    w.bash(
+        "python -m pytest tests -q",
+        "tests/test_cart.py::test_errors PASSED\nERROR: expected message\n2 passed",
+    )
+    _edit_cart(w, project)
+    w.bash("python -m pytest tests -q", "2 passed")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []
 
 
 def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: Path) -> None:

@@ -99,9 +99,11 @@ TEST_FILE = re.compile(
 )
 
 
-def line_mark(line: str) -> int:
-    """A line of code's identity, whitespace folded, hashed small (kept in the session state)."""
-    return zlib.crc32(" ".join(line.split()).encode("utf-8", "replace"))
+def line_mark(line: str, path: str = "") -> int:
+    """A line of code's identity in a file (by the file's name), whitespace folded, hashed small (kept in the
+    session state): a line the session wrote into its own script is not the library line it copied."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return zlib.crc32(f"{name}\0{' '.join(line.split())}".encode("utf-8", "replace"))
 
 
 def replaced_lines(change: FileChange) -> list[str]:

@@ -13,6 +13,8 @@ where the last read stopped, with the engine's state kept in the session file) a
    that creates it (`git clone URL testbed`). Between the error's last failure and that run lies the
    **fix**: the edits (folded per file, final state, reverted files dropped), the changed command
    (another interpreter, flags, folder), the packages installed, and the agent's words.
+   A reproduction that exits 0 but prints error lines (it caught the exception) opens an error shown only
+   in its output, resolved by the same script run again without them after a source edit.
 4. The episode model decides whether the episode is knowledge (not a scratch slip in a throwaway script,
    not a retry that simply passed). Episodes are handed out when the turn ends, so that an agent that
    recorded the fix itself (`recall learn` / the MCP tool `recall_learn`) in that turn supersedes them.
@@ -105,7 +107,8 @@ class Stream:
     said: list[dict[str, Any]] = field(default_factory=list)
     background: dict[int, None] = field(default_factory=dict)  # an ordered set: the oldest go first
     created: list[str] = field(default_factory=list)
-    written: dict[int, None] = field(default_factory=dict)  # lines the session's edits wrote (folded)
+    # lines the session's edits wrote (folded, per file by its name)
+    written: dict[int, None] = field(default_factory=dict)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
@@ -339,6 +342,8 @@ class Engine:
         entry = {"id": run.id, "text": text, "ts": run.ts}
         inside = next((m for m in missing if commands.inside(st.shell, m)), None)
         for err in st.open:
+            if err.get("shown"):
+                continue
             same = err["command"] == run.command.text or commands.same_check(
                 commands.parse(err["command"]), run.command
             )
@@ -370,16 +375,20 @@ class Engine:
 
     def _passed(self, st: Stream, run: Run) -> None:
         st.shell = commands.moved(st.shell, run.command)[-20:]
-        for mark in (output.fold(ln) for ln in output.lines_of(run.text)):  # all of it is background now
+        lines = output.lines_of(run.text)
+        shown = output.shown_errors(lines, st.background) if _reproduces(run.command) else []
+        printed = {output.fold(ln) for ln in lines}
+        for mark in printed:  # all of it is background now
             st.background.pop(mark, None)
             st.background[mark] = None
         while len(st.background) > MAX_BACKGROUND:
             del st.background[next(iter(st.background))]
-        if not st.open:
+        if not st.open and not shown:
             return
         self._resolve_matching(st, run, failing_folds=None)
         self._reproduced(st, run)
         self._variant(st, run)
+        self._shown(st, run, shown, printed)
         if st.open and not run.command.probe:
             st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
             del st.runs[:-MAX_EDITS]
@@ -393,7 +402,7 @@ class Engine:
         reach); or, for an error naming a missing path, a passing run that creates it."""
         still = []
         for err in st.open:
-            if failing_folds is not None and not complete and err.get("test"):
+            if err.get("shown") or (failing_folds is not None and not complete and err.get("test")):
                 still.append(err)
             elif self._resolves(err, run, failing_folds) and not _narrowed_only(st, err, run, failing_folds):
                 self._resolved(st, err, self._episode(st, err, run, by_failing_run=failing_folds is not None))
@@ -445,17 +454,51 @@ class Engine:
                 continue
             if not err.get("raised"):
                 continue
-            since = int(err["last_seq"])
-            changed = [
-                edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq
-            ]
-            if any(
-                not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path)
-                for c in changed
-            ):
+            if _source_edited(st, err, run):
                 st.open.remove(err)
                 self._resolved(st, err, self._episode(st, err, run, by_failing_run=False, other_check=True))
             return  # only the newest error a script raised
+
+    def _shown(self, st: Stream, run: Run, shown: list[str], printed: set[int]) -> None:
+        """Reproduce, edit, rerun, when the reproduction exits 0: a script or snippet that printed error
+        lines (it caught the exception and printed it, `BUG: ...`, `✗ ...`) opens an error shown only in its
+        output. The same script run again after edits to the project's own source files (not files the
+        session created, not tests), without those lines, shows it fixed by those edits: the learning is
+        keyed by the lines that went. Lines still printed keep it open (the fix missed them); lines gone
+        without a source edit (the script itself changed) say nothing, and the error is forgotten."""
+        seen: set[int] = set()
+        for err in [e for e in st.open if e.get("shown")]:
+            if commands.same_check(commands.parse(err["command"]), run.command):
+                seen.update(err["folds"])
+                self._rerun_shown(st, err, run, printed)
+        fresh = [ln for ln in shown if output.fold(ln) not in seen]
+        if fresh:
+            st.open.append(_shown_error(run, fresh))
+            del st.open[:-MAX_OPEN]
+
+    def _rerun_shown(self, st: Stream, err: dict[str, Any], run: Run, printed: set[int]) -> None:
+        """The script that showed `err` ran again (and passed): what it no longer prints after a source edit
+        is fixed by that edit; what it still prints stays open, from this run."""
+        kept = [f for f in err["folds"] if f in printed]
+        if len(kept) == len(err["folds"]):  # the bug still shows: a later fix is what fixes it
+            err.update(last_seq=run.seq, last=_run_state(run))
+            return
+        st.open.remove(err)
+        if not _source_edited(st, err, run):
+            return
+        text = err["errors"][-1]["text"]
+        gone = [ln for ln in text.splitlines() if output.fold(ln) not in printed]
+        episode = self._episode(st, {**err, "errors": [{**err["errors"][-1], "text": "\n".join(gone)}]}, run,
+                                by_failing_run=False)  # fmt: skip
+        st.ready.append(episode)
+        if self.record:
+            self.judged_episodes.append(episode)
+        if kept:
+            rest = "\n".join(ln for ln in text.splitlines() if output.fold(ln) in printed)
+            entry = {**err["errors"][-1], "text": rest}
+            st.open.append(
+                {**err, "errors": [entry], "folds": kept, "last_seq": run.seq, "last": _run_state(run)}
+            )
 
     def _variant(self, st: Stream, run: Run) -> None:
         """The newest open error whose program this passing run runs another way (`make typecheck` failed,
@@ -466,7 +509,11 @@ class Engine:
             return
         for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
-            if tries >= VARIANT_TRIES or str((err.get("last") or {}).get("tool") or "Bash") != "Bash":
+            if (
+                err.get("shown")
+                or tries >= VARIANT_TRIES
+                or str((err.get("last") or {}).get("tool") or "Bash") != "Bash"
+            ):
                 continue
             relation = commands.variant(commands.parse(err["command"]), run.command)
             if relation is None:
@@ -527,13 +574,16 @@ class Engine:
             steps=steps[-MAX_STEPS:],
             said=[s["text"] for s in st.said if since <= s["seq"] <= run.seq],
             created=set(st.created),
-            background=set(st.background),
+            # what a passing run showed is background by now, except the lines this error is about
+            background=set(st.background) - set(err["folds"] if err.get("shown") else ()),
             missing=list(err.get("missing") or []),
             by_failing_run=by_failing_run,
             other_check=other_check,
             variant=variant is not None,
         )
-        replaced = [edits.line_mark(ln) for c in changes if not c.created for ln in edits.replaced_lines(c)]
+        replaced = [
+            edits.line_mark(ln, c.path) for c in changes if not c.created for ln in edits.replaced_lines(c)
+        ]
         episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
         episode.features = episode_features(episode, bool(others), episode.background)
         if variant is not None:
@@ -553,7 +603,7 @@ class Engine:
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
-        for mark in map(edits.line_mark, edits.written_lines(call.name, call.input)):
+        for mark in (edits.line_mark(ln, path) for ln in edits.written_lines(call.name, call.input)):
             st.written.pop(mark, None)  # the session's own code: a fix of it later is not knowledge
             st.written[mark] = None
         while len(st.written) > MAX_WRITTEN:
@@ -605,6 +655,43 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     else:
         command = commands.tool_command(call.name, call.input)
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+
+
+def _shown_error(run: Run, lines: list[str]) -> dict[str, Any]:
+    """An open error seen only in the output of a run that passed (`Engine._shown`)."""
+    return {
+        "command": run.command.text,
+        "errors": [{"id": run.id, "text": "\n".join(lines), "ts": run.ts}],
+        "folds": sorted({output.fold(ln) for ln in lines}),
+        "missing": [],
+        "last_seq": run.seq,
+        "last": _run_state(run),
+        "test": False,
+        "raised": False,
+        "inside": None,
+        "shown": True,
+    }
+
+
+def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:
+    """Were the project's own source files (not files the session created, not tests) edited between the
+    error's last failure and `run`?"""
+    since = int(err["last_seq"])
+    changed = [edits.FileChange.from_state(e["change"]) for e in st.edits if since < e["seq"] < run.seq]
+    return any(
+        not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path) for c in changed
+    )
+
+
+def _reproduces(command: commands.Command) -> bool:
+    """A script or snippet run (`python repro.py`, `python -c`), not a test run: what a reproduction is."""
+    main = command.main
+    return (
+        main is not None
+        and not command.installs
+        and main.program in commands.INTERPRETERS
+        and not _is_test(main)
+    )
 
 
 def _a_step(command: str, failed: Run, passed: Run) -> bool:

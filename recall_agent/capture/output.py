@@ -153,6 +153,22 @@ def error_lines(lines: list[str], background: Collection[int]) -> list[str]:
     return [ln for ln in lines if is_error_line(ln) and fold(ln) not in background]
 
 
+SHOWN_MAX = 10  # error lines of one passing run kept as what it showed
+
+
+def shown_errors(lines: list[str], background: Collection[int]) -> list[str]:
+    """The lines of a run that passed which say something failed (a reproduction that caught the exception
+    and printed it, `BUG: ...`, `✗ ...`): error lines, background, warnings, the summaries every failure
+    prints and a script that failed to load (`No module named`, a syntax error) left out."""
+    found = [
+        ln
+        for ln in error_lines(lines, background)
+        if not _WARNING.search(ln) and not _generic(ln) and not _LOADING.search(ln)
+    ]
+    return list(dict.fromkeys(found))[:SHOWN_MAX]
+
+
+_LOADING = re.compile(r"\bNo module named\b|\b(?:SyntaxError|IndentationError|TabError)\b")
 _UNITTEST_FAILED_ID = re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))")
 
 

@@ -108,6 +108,9 @@ class Consolidation:
 
         best: tuple[float, Any] = (DEFAULT_MIN_SIMILARITY_ERROR, None)
         auto = _injectable_new(new)
+        slip = self._same_folder_slip(conn, repo, new, auto)
+        if slip is not None:
+            return slip
         for row in rows[:SAME_CAUSE_QUERIES]:
             q = Query.from_text(row.text)
             if q.noise:
@@ -123,6 +126,27 @@ class Consolidation:
                 if s.similarity >= best[0] and (best[1] is None or s.similarity > best[0]):
                     best = (s.similarity, self._key(s.candidate.learning.id))  # type: ignore[attr-defined]
         return best[1]
+
+    def _same_folder_slip(self, conn: Any, repo: str, new: Learning, auto: bool) -> Any | None:
+        """A folder fix (the folder did not exist yet and was created; the shell was already inside it) is
+        one slip whatever command met it (`cd testbed`, `ls testbed/x`, `find testbed`): a learning of
+        `repo` whose fix names the same cause for a folder of the same name is this learning's row. Found
+        through the full-text index on the folder's name, never a scan."""
+        mine = _folder_key(new.fix)
+        if mine is None:
+            return None
+        ids = self._ids_in_repo(conn, repo, [], [mine[1].lower()], False, RANKED_HITS)  # type: ignore[attr-defined]
+        best: tuple[int, Any] = (0, None)
+        for start in range(0, len(ids), SAME_CAUSE_CANDIDATES):  # a folder's name is in many errors
+            batch = self._load(conn, ids[start : start + SAME_CAUSE_CANDIDATES], fixes=True)  # type: ignore[attr-defined]
+            for cand in batch:
+                # any of its fixes (the one it shows is the most frequent, which may be another cause's)
+                fixes = [f.get("fix") if isinstance(f, dict) else f.fix for f in cand.learning.fixes]
+                if mine not in {_folder_key(f) for f in [*fixes, cand.learning.fix]}:
+                    continue
+                if _injectable_stored(cand.learning) == auto and cand.learning.seen_count > best[0]:
+                    best = (cand.learning.seen_count, self._key(cand.learning.id))  # type: ignore[attr-defined]
+        return best[1]  # the row met most often: copies made before the rows met fold into it over time
 
     def _candidate_ids(self, conn: Any, repo: str, q: Any) -> list[Any]:
         """Learnings of `repo` sharing the query's fingerprint, then its full-text hits on the query's rarest
@@ -347,6 +371,17 @@ def _folder_cause(fix: Any) -> str | None:
     if folder is None:
         return None
     return folder.get("cause") if isinstance(folder, dict) else getattr(folder, "cause", None)
+
+
+def _folder_key(fix: Any) -> tuple[str, str] | None:
+    """(cause, the folder's name) of a folder fix: `./work/testbed` and `testbed` are one folder."""
+    cause = _folder_cause(fix)
+    if not cause:
+        return None
+    folder = fix.get("folder") if isinstance(fix, dict) else getattr(fix, "folder", None)
+    path = folder.get("path") if isinstance(folder, dict) else getattr(folder, "path", None)
+    name = str(path or "").replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return (str(cause), name) if name and name not in (".", "..") else None
 
 
 def _aware(dt: datetime | None) -> Any:

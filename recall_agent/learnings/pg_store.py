@@ -297,7 +297,6 @@ class PgStore(StoreCore):
             timeout=timeout,
             open=False,
             check=_probe_if_idle,  # a connection that died with the server is replaced
-            reset=_note_returned,
             # reads run outside a transaction (each statement its own snapshot, as READ COMMITTED gives
             # inside one): no BEGIN/COMMIT round trips per request; writes open one (`_writing`)
             kwargs={
@@ -676,19 +675,34 @@ class PgStore(StoreCore):
             (ckeys.path_keys(paths, [path_basename(p) for p in paths]), lid),
         )
 
+    def _cache_key(self, lid: UUID) -> UUID:
+        return lid  # ids read from PostgreSQL and learnings' ids are both UUIDs: no str() per id
+
     def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
+        for r in conn.execute(f"SELECT {_LEARNING_COLUMNS} FROM learnings WHERE id = ANY(%s)", (ids,)):
+            yield _read_learning(r)
+
+    def _candidate_rows(
+        self, conn: psycopg.Connection, ids: list[UUID]
+    ) -> Iterator[tuple[LearningRow, list[SignatureRow]]]:
+        # the learning and its signatures (as arrays in position order) in one statement
         for r in conn.execute(
-            "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
-            " last_shown_at, last_useful_at, seen_count, session_count, first_seen_at, last_seen_at,"
-            " provenance, author, review, quarantine FROM learnings WHERE id = ANY(%s)",
+            f"SELECT {_LEARNING_COLUMNS}, s.t, s.n, s.f, s.e, s.m, s.i FROM learnings l CROSS JOIN LATERAL"
+            " (SELECT array_agg(text ORDER BY position) t, array_agg(normalized ORDER BY position) n,"
+            " array_agg(fingerprint ORDER BY position) f, array_agg(embedding ORDER BY position) e,"
+            " array_agg(embedding_model ORDER BY position) m, array_agg(id ORDER BY position) i"
+            " FROM signatures WHERE learning_id = l.id) s WHERE l.id = ANY(%s)",
             (ids,),
-        ):
-            yield LearningRow(
-                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
-                int(r[12]), int(r[13]), int(r[14]), r[15], r[16], int(r[17]), int(r[18]), r[19], r[20],
-                r[21], r[22], r[23], None if r[24] is None else list(r[24]),
-            )  # fmt: skip
+        ).fetchall():
+            rows = (
+                [
+                    SignatureRow(t, n, f, bytes(e) if e is not None else None, m, i)
+                    for t, n, f, e, m, i in zip(*r[25:], strict=True)
+                ]
+                if r[25] is not None
+                else []
+            )
+            yield _read_learning(r), rows
 
     def _signature_rows(
         self, conn: psycopg.Connection, ids: list[UUID]
@@ -801,6 +815,23 @@ class PgStore(StoreCore):
         return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
 
 
+_LEARNING_COLUMNS = (  # as _read_learning reads them
+    "id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type, confidence,"
+    " access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count, last_shown_at,"
+    " last_useful_at, seen_count, session_count, first_seen_at, last_seen_at, provenance, author, review,"
+    " quarantine"
+)
+
+
+def _read_learning(r: Sequence[Any]) -> LearningRow:
+    """A `learnings` row read as _LEARNING_COLUMNS (its first 25 values)."""
+    return LearningRow(
+        r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
+        int(r[12]), int(r[13]), int(r[14]), r[15], r[16], int(r[17]), int(r[18]), r[19], r[20],
+        r[21], r[22], r[23], None if r[24] is None else list(r[24]),
+    )  # fmt: skip
+
+
 def _probe_if_idle(conn: psycopg.Connection) -> None:
     """The pool's check at checkout: a connection returned less than PROBE_IDLE seconds ago answered then, so
     it is used as it is (probing every checkout was one round trip of a request's five or six); one idle
@@ -810,10 +841,6 @@ def _probe_if_idle(conn: psycopg.Connection) -> None:
         ConnectionPool.check_connection(conn)
 
 
-def _note_returned(conn: psycopg.Connection) -> None:
-    conn._recall_returned = time.monotonic()  # type: ignore[attr-defined]
-
-
 class _Guarded:
     """`with` a pooled connection; connection failures become DatabaseUnavailable with a readable message."""
 
@@ -821,11 +848,13 @@ class _Guarded:
         self.store = store
         self.timeout = timeout
         self._cm: Any = None
+        self._conn: Any = None
 
     def __enter__(self) -> psycopg.Connection:
         self._cm = self.store._pool.connection(timeout=self.timeout)
         try:
-            return self._cm.__enter__()
+            self._conn = self._cm.__enter__()
+            return self._conn
         except PoolTimeout as exc:
             stats = self.store._pool.get_stats()
             if stats.get("pool_size", 0) >= self.store._pool.max_size and not stats.get("pool_available", 0):
@@ -840,6 +869,9 @@ class _Guarded:
             raise _translated(self.store, exc) from exc
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        # when it was returned (_probe_if_idle), noted here: the pool's `reset` hook would hand every return to
+        # its worker thread, a thread hop per request (~10 % of a request's CPU at 1M; docs/benchmarks.md)
+        self._conn._recall_returned = time.monotonic()
         try:
             self._cm.__exit__(exc_type, exc, tb)
         except psycopg.Error as err:  # the commit itself failed: nothing was acknowledged

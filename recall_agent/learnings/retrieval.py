@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from uuid import UUID
 
 from recall_agent.learnings import acceptance, keys, lifecycle
 from recall_agent.learnings import features as feats
@@ -303,10 +304,10 @@ def retrieve(
         if sim >= request.min_similarity_context and sim > 0:
             context_hits.append(Scored(cand, sim, MatchType.TASK_CONTEXT))
 
-    merged: dict[str, Match] = {}
+    merged: dict[UUID, Match] = {}
     for s in error_hits + context_hits:
         match = _to_match(s, request.repo, now)
-        key = str(match.learning_id)
+        key = match.learning_id
         if key not in merged or match.combined_score > merged[key].combined_score:
             merged[key] = match
     ranked = sorted(
@@ -361,7 +362,7 @@ def _to_match(s: Scored, repo: str, now: datetime) -> Match:
 
 
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:
-    seen: dict[str, Candidate] = {}
+    seen: dict[UUID, Candidate] = {}
     for c in cands:
-        seen.setdefault(str(c.learning.id), c)
+        seen.setdefault(c.learning.id, c)
     return list(seen.values())

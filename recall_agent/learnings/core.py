@@ -50,6 +50,17 @@ MAX_QUERY_TERMS = 4  # the rarest query terms sent to the full-text index
 CACHE_MAX = 50_000  # entries of each cache before it is dropped whole
 
 
+def wanted_terms(terms: Sequence[str]) -> list[str]:
+    """The query terms a full-text candidate read considers (lower-cased, distinct, at most 64)."""
+    return [t for t in dict.fromkeys(t.lower() for t in terms) if t][:64]
+
+
+def context_paths(file_paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The distinct paths of a context query and their distinct basenames."""
+    paths = [p for p in dict.fromkeys(file_paths) if p]
+    return paths, list(dict.fromkeys(path_basename(p) for p in paths))
+
+
 class LearningRow(NamedTuple):
     """A `learnings` row as the adapter reads it, converted to Python values."""
 
@@ -265,7 +276,7 @@ class StoreCore(Consolidation, Curation, ABC):
             return self._cached_candidates(conn, self._ids_by_fingerprint(conn, fps, limit))
 
     def candidates_by_terms(self, terms: Sequence[str], limit: int) -> list[Candidate]:
-        wanted = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:64]
+        wanted = wanted_terms(terms)
         if not wanted:
             return []
         with self._reading("search learnings") as conn:
@@ -284,10 +295,9 @@ class StoreCore(Consolidation, Curation, ABC):
     def candidates_by_context(
         self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
     ) -> list[Candidate]:
-        paths = [p for p in dict.fromkeys(file_paths) if p]
+        paths, bases = context_paths(file_paths)
         if not paths and not task_type:
             return []
-        bases = list(dict.fromkeys(path_basename(p) for p in paths))
         with self._reading("search learnings") as conn:
             self._refresh_caches(conn)
             # two indexed queries (one with `paths OR task type` walks the repository's learnings)

@@ -699,11 +699,13 @@ class PgStore(StoreCore):
     ) -> Iterator[tuple[LearningRow, list[SignatureRow]]]:
         # the learning and its signatures (as arrays in position order) in one statement
         for r in conn.execute(
+            # aggregated in the order of the subquery (the index's): six `ORDER BY` aggregates sort six times per
+            # learning, which cost PostgreSQL more CPU than the two statements this replaces
             f"SELECT {_LEARNING_COLUMNS}, s.t, s.n, s.f, s.e, s.m, s.i FROM learnings l CROSS JOIN LATERAL"
-            " (SELECT array_agg(text ORDER BY position) t, array_agg(normalized ORDER BY position) n,"
-            " array_agg(fingerprint ORDER BY position) f, array_agg(embedding ORDER BY position) e,"
-            " array_agg(embedding_model ORDER BY position) m, array_agg(id ORDER BY position) i"
-            " FROM signatures WHERE learning_id = l.id) s WHERE l.id = ANY(%s)",
+            " (SELECT array_agg(text) t, array_agg(normalized) n, array_agg(fingerprint) f, array_agg(embedding) e,"
+            " array_agg(embedding_model) m, array_agg(id) i FROM (SELECT text, normalized, fingerprint, embedding,"
+            " embedding_model, id FROM signatures WHERE learning_id = l.id ORDER BY position) o) s"
+            " WHERE l.id = ANY(%s)",
             (ids,),
         ).fetchall():
             rows = (
@@ -857,15 +859,25 @@ class PgStore(StoreCore):
                 (("fp", tuple(fps), fingerprint_limit), f"ARRAY({_BY_FINGERPRINT})", (fps, fingerprint_limit))
             )
         specific, broad = _key_values(keys) if self.candidate_keys else ([], [])
+        head, head_params = (
+            "",
+            (),
+        )  # the specific keys' ids, read once for their column and the broad keys' test
         if specific:
-            parts.append((("keys", tuple(specific), KEY_READS), f"ARRAY({_BY_KEYS})", (specific, KEY_READS)))
+            head, head_params = (
+                f"WITH spec AS MATERIALIZED (SELECT ARRAY({_BY_KEYS}) AS ids) ",
+                (specific, KEY_READS),
+            )
+            parts.append((("keys", tuple(specific), KEY_READS), "(SELECT ids FROM spec)", ()))
         if broad:  # read only when the specific keys find nothing (as candidates_by_keys does)
-            when = f"cardinality(ARRAY({_BY_KEYS})) = 0" if specific else "true"
-            parts.append((
-                ("keys", tuple(broad), KEY_READS),
-                f"CASE WHEN {when} THEN ARRAY({_BY_KEYS}) END",
-                ((specific, KEY_READS) if specific else ()) + (broad, KEY_READS),
-            ))  # fmt: skip
+            when = "(SELECT cardinality(ids) = 0 FROM spec)" if specific else "true"
+            parts.append(
+                (
+                    ("keys", tuple(broad), KEY_READS),
+                    f"CASE WHEN {when} THEN ARRAY({_BY_KEYS}) END",
+                    (broad, KEY_READS),
+                )
+            )
         unknown = [t for t in wanted_terms(terms) if t not in self._doc_counts]
         if unknown:
             parts.append(("df", _DOC_COUNTS_JSON, (unknown,)))
@@ -878,8 +890,10 @@ class PgStore(StoreCore):
         if task_type:
             params = (repo, task_type, context_limit)
             parts.append((("task", repo, task_type, context_limit), f"ARRAY({_BY_TASK})", params))
-        sql = "SELECT " + ", ".join(part[1] for part in parts)
-        row = self._local.conn.execute(sql, [p for part in parts for p in part[2]]).fetchone()
+        sql = head + "SELECT " + ", ".join(part[1] for part in parts)
+        row = self._local.conn.execute(
+            sql, [*head_params, *(p for part in parts for p in part[2])]
+        ).fetchone()
         reads: dict[Hashable, Any] = {"gens": tuple(row[0])}
         for (key, _, params), value in zip(parts[1:], row[1:], strict=True):
             reads[key] = (frozenset(params[0]), value or {}) if key == "df" else value

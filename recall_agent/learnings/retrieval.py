@@ -134,7 +134,7 @@ def _prefetch(
     request's will be: the same arguments error_candidates and candidates_by_context pass. Returns the
     query's candidate keys (computed once for both)."""
     prefetch = getattr(store, "prefetch", None)
-    if prefetch is None:
+    if prefetch is None or (q is None and not wants_context):  # no candidate read: nothing to read ahead
         return None
     query_keys = keys.keys_of(q.normalized) if q is not None else []
     prefetch(

@@ -4,6 +4,7 @@ join gave, and a store migrated from before the keys gets them for what it alrea
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -164,3 +165,114 @@ def test_a_store_from_before_the_keys_gets_them_when_migrated(pg_url: str) -> No
         assert [c.learning.id for c in store.candidates_by_context("shop", ["y/x.py"], None, 5)] == [lid]
     finally:
         store.close()
+
+
+def _mixed_store_items() -> list[Learning]:
+    """Errors of several shapes (some sharing a template, some a line), paths sharing basenames, task types."""
+    now = datetime.now(UTC)
+    shapes = [
+        "KeyError: '{w}_id'",
+        "ModuleNotFoundError: No module named '{w}'",
+        'Traceback (most recent call last):\n  File "app/{w}.py", line 3, in run\nTypeError: {w}() missing 1'
+        " required positional argument: 'x'",
+        "src/{w}.ts(3,4): error TS2304: Cannot find name '{w}'.",
+    ]
+    return [
+        Learning(
+            repo="shop" if i % 4 else "billing",
+            error_signatures=[shapes[i % len(shapes)].format(w=f"name{i % 37}")] if i % 9 else [],
+            resolution_summary=f"fix {i}",
+            file_paths_touched=[f"src/d{i % 5}/mod_{i % 13}.py"],
+            task_type=["bug_fix", "ci_fix", "feature"][i % 3],
+            created_at=now - timedelta(minutes=i),
+        )
+        for i in range(400)
+    ]
+
+
+def test_prefetch_gives_the_answers_of_the_reads_it_replaces_in_fewer_statements(pg_url: str) -> None:
+    """PgStore.prefetch reads a request's first candidate reads in one statement; every answer is the one a
+    store without it gives (a read whose arguments it did not read asks the database as before), and the
+    requests run fewer statements. Each side on a fresh store object (no cache carried over)."""
+    from recall_agent.learnings.pg_store import PgStore
+
+    loader = PgStore(pg_url)
+    loader.bulk_load(_mixed_store_items())
+    loader.close()
+    texts = [
+        "KeyError: 'name3_id'",  # stored again
+        "KeyError: 'nothing_like_it_id'",  # the template only
+        "ModuleNotFoundError: No module named 'name5'\nduring import of plugins",
+        'Traceback (most recent call last):\n  File "x/y.py", line 9, in go\nTypeError: name2() missing 1'
+        " required positional argument: 'x'",
+        "something happened somewhere",  # noise
+        "src/name7.ts(30,1): error TS2304: Cannot find name 'name7'.",
+    ]
+    requests = [
+        LearningRetrievalRequest(match_type=mt, error_text=t, repo=repo, file_paths=paths, task_type=task)
+        for t in texts
+        for mt, repo, paths, task in (
+            ("error_signature", "shop", [], None),
+            ("auto", "billing", ["lib/d1/mod_4.py"], "bug_fix"),
+        )
+    ] + [
+        LearningRetrievalRequest(match_type="task_context", repo="shop", file_paths=p, task_type=task)
+        for p, task in (
+            (["src/d2/mod_2.py"], None),
+            (["other/mod_9.py", "src/d0/mod_0.py"], "ci_fix"),
+            ([], "feature"),
+        )
+    ]
+    now = datetime.now(UTC)
+    answers, statements = {}, {}
+    for side in ("prefetch", "separate reads"):
+        answers[side], statements[side] = _answered(pg_url, requests, now, prefetch=side == "prefetch")
+    assert answers["prefetch"] == answers["separate reads"]
+    assert sum(map(len, answers["prefetch"])) > len(requests)  # the requests do find learnings
+    assert statements["prefetch"] < 0.7 * statements["separate reads"], statements
+
+
+def _answered(
+    pg_url: str, requests: list[LearningRetrievalRequest], now: datetime, *, prefetch: bool
+) -> tuple[list[list[dict]], int]:
+    """The wire form of each request's matches on a fresh store object, and the statements they ran."""
+    from recall_agent.learnings.pg_store import PgStore
+
+    store = PgStore(pg_url)
+    store.check_schema(5.0)
+    count = [0]
+    real = psycopg.Connection.execute
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        count[0] += 1
+        return real(self, *args, **kwargs)
+
+    try:
+        with (
+            mock.patch.object(psycopg.Connection, "execute", counted),
+            contextlib.nullcontext() if prefetch else mock.patch.object(PgStore, "prefetch", None),
+        ):
+            answers = [
+                [m.to_wire() for m in retrieval.retrieve(store, r, now=now, record_access=False).matches]
+                for r in requests
+            ]
+    finally:
+        store.close()
+    return answers, count[0]
+
+
+def test_a_candidate_read_in_one_statement_is_the_one_read_in_two(pg_store) -> None:
+    from recall_agent.learnings.core import StoreCore
+
+    pg_store.bulk_load(_mixed_store_items())
+    pg_store.add(
+        Learning(
+            repo="shop", error_signatures=["KeyError: 'a'", "KeyError: 'b'\nagain"], resolution_summary="two"
+        )
+    )
+    with pg_store._conn() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM learnings ORDER BY created_at")]
+        one = list(pg_store._candidate_rows(conn, ids))
+        two = list(StoreCore._candidate_rows(pg_store, conn, ids))
+    assert sorted(one, key=lambda r: str(r[0].id)) == sorted(two, key=lambda r: str(r[0].id))
+    assert any(len(rows) == 2 for _, rows in one) and any(not rows for _, rows in one)

@@ -50,6 +50,17 @@ MAX_QUERY_TERMS = 4  # the rarest query terms sent to the full-text index
 CACHE_MAX = 50_000  # entries of each cache before it is dropped whole
 
 
+def wanted_terms(terms: Sequence[str]) -> list[str]:
+    """The query terms a full-text candidate read considers (lower-cased, distinct, at most 64)."""
+    return [t for t in dict.fromkeys(t.lower() for t in terms) if t][:64]
+
+
+def context_paths(file_paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The distinct paths of a context query and their distinct basenames."""
+    paths = [p for p in dict.fromkeys(file_paths) if p]
+    return paths, list(dict.fromkeys(path_basename(p) for p in paths))
+
+
 class LearningRow(NamedTuple):
     """A `learnings` row as the adapter reads it, converted to Python values."""
 
@@ -105,7 +116,7 @@ class StoreCore(Consolidation, Curation, ABC):
         self._data_gen: Hashable = None
         self._doc_counts: dict[str, int] = {}
         self._ranked: dict[tuple[tuple[str, ...], bool, int], list[str]] = {}
-        self._candidates: dict[str, Candidate] = {}
+        self._candidates: dict[Hashable, Candidate] = {}
         self._session = threading.local()  # .fresh: caches checked in this thread's open session
 
     # ------------------------------------------------------------------ adapter: connections
@@ -170,6 +181,16 @@ class StoreCore(Consolidation, Curation, ABC):
     def _signature_rows(self, conn: Any, ids: list[Any]) -> Iterator[tuple[Any, SignatureRow]]:
         """(learning id, row) for the learnings `ids`, each learning's rows in position order."""
 
+    def _candidate_rows(self, conn: Any, ids: list[Any]) -> Iterator[tuple[LearningRow, list[SignatureRow]]]:
+        """Each learning of `ids` (any order, unknown ids skipped) with its signature rows in position order.
+        Two queries by default; an adapter may read both in one (pg_store.py: a round trip fewer for every
+        candidate the cache lacks)."""
+        sigs: dict[str, list[SignatureRow]] = {}
+        for lid, row in self._signature_rows(conn, ids):
+            sigs.setdefault(str(lid), []).append(row)
+        for r in self._learning_rows(conn, ids):
+            yield r, sigs.get(str(r.id), [])
+
     @abstractmethod
     def _page(self, conn: Any, after: tuple[Any, Any] | None, batch: int) -> list[tuple[Any, Any]]:
         """(created_at, id) of the next `batch` learnings after `after`, oldest first."""
@@ -205,6 +226,11 @@ class StoreCore(Consolidation, Curation, ABC):
     def _key(self, learning_id: UUID) -> Any:
         """The adapter's id value for a learning id (SQLite stores text, PostgreSQL uuid)."""
         return learning_id
+
+    def _cache_key(self, lid: Any) -> Hashable:
+        """The candidate cache's key of an adapter id or a learning's UUID: one key for both (SQLite's ids
+        are text, so text; an adapter whose ids are UUIDs may use them as they are)."""
+        return str(lid)
 
     # ------------------------------------------------------------------ store API
 
@@ -250,7 +276,7 @@ class StoreCore(Consolidation, Curation, ABC):
             return self._cached_candidates(conn, self._ids_by_fingerprint(conn, fps, limit))
 
     def candidates_by_terms(self, terms: Sequence[str], limit: int) -> list[Candidate]:
-        wanted = [t for t in dict.fromkeys(t.lower() for t in terms) if t][:64]
+        wanted = wanted_terms(terms)
         if not wanted:
             return []
         with self._reading("search learnings") as conn:
@@ -269,10 +295,9 @@ class StoreCore(Consolidation, Curation, ABC):
     def candidates_by_context(
         self, repo: str, file_paths: Sequence[str], task_type: str | None, limit: int
     ) -> list[Candidate]:
-        paths = [p for p in dict.fromkeys(file_paths) if p]
+        paths, bases = context_paths(file_paths)
         if not paths and not task_type:
             return []
-        bases = list(dict.fromkeys(path_basename(p) for p in paths))
         with self._reading("search learnings") as conn:
             self._refresh_caches(conn)
             # two indexed queries (one with `paths OR task type` walks the repository's learnings)
@@ -311,13 +336,10 @@ class StoreCore(Consolidation, Curation, ABC):
         if not ids:
             return []
         by_id: dict[str, Candidate] = {}
-        for r in self._learning_rows(conn, ids):
+        for r, rows in self._candidate_rows(conn, ids):
             learning = StoredLearning(**{**r._asdict(), "task_type": read_task_type(r.task_type)})
-            by_id[str(r.id)] = Candidate(learning=learning)
-        for lid, row in self._signature_rows(conn, ids):
-            cand = by_id[str(lid)]
-            cand.signatures.append(row)
-            cand.learning.error_signatures.append(row.text)
+            learning.error_signatures.extend(row.text for row in rows)
+            by_id[str(r.id)] = Candidate(learning=learning, signatures=rows)
         if fixes:
             for lid, found in self._fixes_of(conn, [i for i in ids if str(i) in by_id]).items():
                 by_id[lid].learning.fixes = found if len(found) > 1 else []
@@ -376,9 +398,9 @@ class StoreCore(Consolidation, Curation, ABC):
     def _cached_candidates(self, conn: Any, ids: list[Any]) -> list[Candidate]:
         """`_load` through the candidate cache (callers only read candidates, never change them); the
         caller has called `_refresh_caches` on this connection."""
-        cache = self._candidates
-        keyed = [(i, str(i)) for i in ids]  # str(UUID) is Python code: once per id
+        cache, key = self._candidates, self._cache_key
+        keyed = [(i, key(i)) for i in ids]  # str(UUID) is Python code: once per id
         missing = [i for i, k in keyed if k not in cache]
         if missing:
-            cache.update((str(c.learning.id), c) for c in self._load(conn, missing))
+            cache.update((key(c.learning.id), c) for c in self._load(conn, missing))
         return [cache[k] for _, k in keyed if k in cache]

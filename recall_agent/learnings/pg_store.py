@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
@@ -38,7 +38,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from recall_agent.learnings import keys as ckeys
 from recall_agent.learnings import signatures as sigs
 from recall_agent.learnings.consolidate import MIGRATION
-from recall_agent.learnings.core import Changes, LearningRow, MergeState, StoreCore
+from recall_agent.learnings.core import (
+    Changes,
+    LearningRow,
+    MergeState,
+    StoreCore,
+    context_paths,
+    wanted_terms,
+)
 from recall_agent.learnings.records import (
     dedupe,
     parse_id,
@@ -297,7 +304,6 @@ class PgStore(StoreCore):
             timeout=timeout,
             open=False,
             check=_probe_if_idle,  # a connection that died with the server is replaced
-            reset=_note_returned,
             # reads run outside a transaction (each statement its own snapshot, as READ COMMITTED gives
             # inside one): no BEGIN/COMMIT round trips per request; writes open one (`_writing`)
             kwargs={
@@ -341,11 +347,16 @@ class PgStore(StoreCore):
             try:
                 yield
             finally:
-                self._local.conn = None
+                self._local.conn = self._local.reads = (
+                    None  # what prefetch() read lives as long as the session
+                )
 
     def _generations(self, conn: psycopg.Connection) -> tuple[int, int]:
-        gens = dict(conn.execute("SELECT name, n FROM recall_generation").fetchall())
-        return gens.get("index", 0), gens.get("data", 0)
+        found = self._prefetched("gens")
+        if found is not None:
+            return found
+        index_gen, data_gen = conn.execute(_GENERATIONS).fetchone()[0]
+        return index_gen, data_gen
 
     def _ensure_schema(self, timeout: float) -> None:
         if self._schema_ready:
@@ -676,19 +687,36 @@ class PgStore(StoreCore):
             (ckeys.path_keys(paths, [path_basename(p) for p in paths]), lid),
         )
 
+    def _cache_key(self, lid: UUID) -> UUID:
+        return lid  # ids read from PostgreSQL and learnings' ids are both UUIDs: no str() per id
+
     def _learning_rows(self, conn: psycopg.Connection, ids: list[UUID]) -> Iterator[LearningRow]:
+        for r in conn.execute(f"SELECT {_LEARNING_COLUMNS} FROM learnings WHERE id = ANY(%s)", (ids,)):
+            yield _read_learning(r)
+
+    def _candidate_rows(
+        self, conn: psycopg.Connection, ids: list[UUID]
+    ) -> Iterator[tuple[LearningRow, list[SignatureRow]]]:
+        # the learning and its signatures (as arrays in position order) in one statement
         for r in conn.execute(
-            "SELECT id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type,"
-            " confidence, access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count,"
-            " last_shown_at, last_useful_at, seen_count, session_count, first_seen_at, last_seen_at,"
-            " provenance, author, review, quarantine FROM learnings WHERE id = ANY(%s)",
+            # aggregated in the order of the subquery (the index's): six `ORDER BY` aggregates sort six times per
+            # learning, which cost PostgreSQL more CPU than the two statements this replaces
+            f"SELECT {_LEARNING_COLUMNS}, s.t, s.n, s.f, s.e, s.m, s.i FROM learnings l CROSS JOIN LATERAL"
+            " (SELECT array_agg(text) t, array_agg(normalized) n, array_agg(fingerprint) f, array_agg(embedding) e,"
+            " array_agg(embedding_model) m, array_agg(id) i FROM (SELECT text, normalized, fingerprint, embedding,"
+            " embedding_model, id FROM signatures WHERE learning_id = l.id ORDER BY position) o) s"
+            " WHERE l.id = ANY(%s)",
             (ids,),
-        ):
-            yield LearningRow(
-                r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
-                int(r[12]), int(r[13]), int(r[14]), r[15], r[16], int(r[17]), int(r[18]), r[19], r[20],
-                r[21], r[22], r[23], None if r[24] is None else list(r[24]),
-            )  # fmt: skip
+        ).fetchall():
+            rows = (
+                [
+                    SignatureRow(t, n, f, bytes(e) if e is not None else None, m, i)
+                    for t, n, f, e, m, i in zip(*r[25:], strict=True)
+                ]
+                if r[25] is not None
+                else []
+            )
+            yield _read_learning(r), rows
 
     def _signature_rows(
         self, conn: psycopg.Connection, ids: list[UUID]
@@ -714,13 +742,18 @@ class PgStore(StoreCore):
         ).fetchall()
 
     def _ids_by_fingerprint(self, conn: psycopg.Connection, fps: list[str], limit: int) -> list[UUID]:
-        sql = "SELECT learning_id FROM signatures WHERE fingerprint = ANY(%s) GROUP BY learning_id LIMIT %s"
-        return [r[0] for r in conn.execute(sql, (fps, limit))]
+        found = self._prefetched(("fp", tuple(fps), limit))
+        if found is not None:
+            return found
+        return [r[0] for r in conn.execute(_BY_FINGERPRINT, (fps, limit))]
 
     def _doc_counts_of(self, conn: psycopg.Connection, terms: list[str]) -> dict[str, int]:
-        return dict(
-            conn.execute("SELECT term, df FROM signature_terms WHERE term = ANY(%s)", (terms,)).fetchall()
-        )
+        found = self._prefetched(
+            "df"
+        )  # (the terms asked, their counts): another thread may have cached some since
+        if found is not None and found[0].issuperset(terms):
+            return {t: n for t, n in found[1].items() if t in terms}
+        return dict(conn.execute(_DOC_COUNTS, (terms,)).fetchall())
 
     def _ranked_ids(
         self, conn: psycopg.Connection, terms: list[str], require_all: bool, limit: int
@@ -762,13 +795,11 @@ class PgStore(StoreCore):
         # each key's newest `limit` from the index alone (learning_path_keys), then the newest of their union:
         # the same learnings as a join of files and learnings ordered by date, reading at most keys x limit
         # index entries however many learnings share a basename
-        rows = conn.execute(
-            "SELECT k.learning_id FROM unnest(%s::bigint[]) AS u (key) CROSS JOIN LATERAL"
-            " (SELECT learning_id, created_at FROM learning_path_keys WHERE repo_key = %s AND key = u.key"
-            " ORDER BY created_at DESC LIMIT %s) AS k ORDER BY k.created_at DESC, k.learning_id",
-            (ckeys.path_keys(paths, bases), ckeys.repo_key(repo), limit),
-        ).fetchall()
-        return list(dict.fromkeys(r[0] for r in rows))[:limit]
+        found = self._prefetched(("paths", repo, tuple(paths), tuple(bases), limit))
+        if found is None:
+            params = (ckeys.path_keys(paths, bases), ckeys.repo_key(repo), limit)
+            found = [r[0] for r in conn.execute(_BY_PATHS, params).fetchall()]
+        return list(dict.fromkeys(found))[:limit]
 
     # ------------------------------------------------------------------ candidate keys (keys.py)
 
@@ -780,8 +811,7 @@ class PgStore(StoreCore):
         with self._reading("search learnings") as conn:
             self._refresh_caches(conn)
             ids: list[UUID] = []
-            specific = [k.value for k in keys if k.kind != "template"]
-            broad = [k.value for k in keys if k.kind == "template"]
+            specific, broad = _key_values(keys)
             if specific:
                 ids = list(dict.fromkeys(self._ids_by_keys(conn, specific, KEY_READS)))
             if broad and not ids:  # no learning shares a line or a value: the same kind of message, a few
@@ -789,16 +819,134 @@ class PgStore(StoreCore):
             return self._cached_candidates(conn, ids[:limit])
 
     def _ids_by_keys(self, conn: psycopg.Connection, keys: list[int], per_key: int) -> list[UUID]:
-        rows = conn.execute(
-            "SELECT k.learning_id FROM unnest(%s::bigint[]) WITH ORDINALITY AS u (key, n) CROSS JOIN LATERAL"
-            " (SELECT learning_id FROM learning_keys WHERE key = u.key LIMIT %s) AS k ORDER BY u.n",
-            (keys, per_key),
-        ).fetchall()
-        return [r[0] for r in rows]
+        found = self._prefetched(("keys", tuple(keys), per_key))
+        if found is not None:
+            return found
+        return [r[0] for r in conn.execute(_BY_KEYS, (keys, per_key)).fetchall()]
 
     def _ids_by_task(self, conn: psycopg.Connection, repo: str, task_type: str, limit: int) -> list[UUID]:
-        sql = "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s"
-        return [r[0] for r in conn.execute(sql, (repo, task_type, limit))]
+        found = self._prefetched(("task", repo, task_type, limit))
+        if found is not None:
+            return found
+        return [r[0] for r in conn.execute(_BY_TASK, (repo, task_type, limit))]
+
+    # ------------------------------------------------------------------ one round trip for a request's first reads
+
+    def prefetch(
+        self,
+        *,
+        fingerprints: Sequence[str] = (),
+        fingerprint_limit: int = 0,
+        keys: Sequence[ckeys.Key] = (),
+        terms: Sequence[str] = (),
+        repo: str = "",
+        file_paths: Sequence[str] = (),
+        task_type: str | None = None,
+        context_limit: int = 0,
+    ) -> None:
+        """Inside a session(): read in one statement what the request's candidate reads will ask first (the
+        cache generations, the ids by fingerprint, by key, by path and by task, the document counts of the
+        terms the cache lacks), each answer kept under the arguments its own read would pass. The reads
+        are unchanged: each takes its answer from here when its arguments match, else asks the database
+        as before; what is not taken is dropped with the session. ~5 round trips a request become ~2
+        (docs/benchmarks.md, issue 39's fifth round)."""
+        if getattr(self._local, "conn", None) is None:
+            return
+        parts: list[tuple[Hashable, str, tuple[Any, ...]]] = [("gens", f"({_GENERATIONS})", ())]
+        fps = list(dict.fromkeys(fingerprints))
+        if fps:
+            parts.append(
+                (("fp", tuple(fps), fingerprint_limit), f"ARRAY({_BY_FINGERPRINT})", (fps, fingerprint_limit))
+            )
+        specific, broad = _key_values(keys) if self.candidate_keys else ([], [])
+        head, head_params = (
+            "",
+            (),
+        )  # the specific keys' ids, read once for their column and the broad keys' test
+        if specific:
+            head, head_params = (
+                f"WITH spec AS MATERIALIZED (SELECT ARRAY({_BY_KEYS}) AS ids) ",
+                (specific, KEY_READS),
+            )
+            parts.append((("keys", tuple(specific), KEY_READS), "(SELECT ids FROM spec)", ()))
+        if broad:  # read only when the specific keys find nothing (as candidates_by_keys does)
+            when = "(SELECT cardinality(ids) = 0 FROM spec)" if specific else "true"
+            parts.append(
+                (
+                    ("keys", tuple(broad), KEY_READS),
+                    f"CASE WHEN {when} THEN ARRAY({_BY_KEYS}) END",
+                    (broad, KEY_READS),
+                )
+            )
+        unknown = [t for t in wanted_terms(terms) if t not in self._doc_counts]
+        if unknown:
+            parts.append(("df", _DOC_COUNTS_JSON, (unknown,)))
+        paths, bases = context_paths(file_paths)
+        if paths:
+            params = (ckeys.path_keys(paths, bases), ckeys.repo_key(repo), context_limit)
+            parts.append(
+                (("paths", repo, tuple(paths), tuple(bases), context_limit), f"ARRAY({_BY_PATHS})", params)
+            )
+        if task_type:
+            params = (repo, task_type, context_limit)
+            parts.append((("task", repo, task_type, context_limit), f"ARRAY({_BY_TASK})", params))
+        sql = head + "SELECT " + ", ".join(part[1] for part in parts)
+        row = self._local.conn.execute(
+            sql, [*head_params, *(p for part in parts for p in part[2])]
+        ).fetchone()
+        reads: dict[Hashable, Any] = {"gens": tuple(row[0])}
+        for (key, _, params), value in zip(parts[1:], row[1:], strict=True):
+            reads[key] = (frozenset(params[0]), value or {}) if key == "df" else value
+        self._local.reads = reads
+
+    def _prefetched(self, key: Hashable) -> Any:
+        """The answer prefetch() read for these arguments (once), else None."""
+        reads = getattr(self._local, "reads", None)
+        return reads.pop(key, None) if reads else None
+
+
+# candidate reads: each run alone, or several as one statement by PgStore.prefetch (as ARRAY(...) of them)
+_GENERATIONS = (
+    "SELECT ARRAY[COALESCE((SELECT n FROM recall_generation WHERE name = 'index'), 0),"
+    " COALESCE((SELECT n FROM recall_generation WHERE name = 'data'), 0)]"
+)
+_BY_FINGERPRINT = (
+    "SELECT learning_id FROM signatures WHERE fingerprint = ANY(%s) GROUP BY learning_id LIMIT %s"
+)
+_BY_KEYS = (
+    "SELECT k.learning_id FROM unnest(%s::bigint[]) WITH ORDINALITY AS u (key, n) CROSS JOIN LATERAL"
+    " (SELECT learning_id FROM learning_keys WHERE key = u.key LIMIT %s) AS k ORDER BY u.n"
+)
+_BY_PATHS = (
+    "SELECT k.learning_id FROM unnest(%s::bigint[]) AS u (key) CROSS JOIN LATERAL"
+    " (SELECT learning_id, created_at FROM learning_path_keys WHERE repo_key = %s AND key = u.key"
+    " ORDER BY created_at DESC LIMIT %s) AS k ORDER BY k.created_at DESC, k.learning_id"
+)
+_BY_TASK = "SELECT id FROM learnings WHERE repo = %s AND task_type = %s ORDER BY created_at DESC LIMIT %s"
+_DOC_COUNTS = "SELECT term, df FROM signature_terms WHERE term = ANY(%s)"
+_DOC_COUNTS_JSON = "(SELECT json_object_agg(term, df) FROM signature_terms WHERE term = ANY(%s))"
+
+
+def _key_values(keys: Sequence[ckeys.Key]) -> tuple[list[int], list[int]]:
+    """A query's candidate keys: (line and slot keys, template keys)."""
+    return [k.value for k in keys if k.kind != "template"], [k.value for k in keys if k.kind == "template"]
+
+
+_LEARNING_COLUMNS = (  # as _read_learning reads them
+    "id, session_id, repo, file_paths_touched, resolution_summary, ticket_id, task_type, confidence,"
+    " access_count, last_accessed_at, created_at, fix, shown_count, helped_count, hurt_count, last_shown_at,"
+    " last_useful_at, seen_count, session_count, first_seen_at, last_seen_at, provenance, author, review,"
+    " quarantine"
+)
+
+
+def _read_learning(r: Sequence[Any]) -> LearningRow:
+    """A `learnings` row read as _LEARNING_COLUMNS (its first 25 values)."""
+    return LearningRow(
+        r[0], r[1], r[2], list(r[3]), r[4], r[5], r[6], float(r[7]), int(r[8]), r[9], r[10], r[11],
+        int(r[12]), int(r[13]), int(r[14]), r[15], r[16], int(r[17]), int(r[18]), r[19], r[20],
+        r[21], r[22], r[23], None if r[24] is None else list(r[24]),
+    )  # fmt: skip
 
 
 def _probe_if_idle(conn: psycopg.Connection) -> None:
@@ -810,10 +958,6 @@ def _probe_if_idle(conn: psycopg.Connection) -> None:
         ConnectionPool.check_connection(conn)
 
 
-def _note_returned(conn: psycopg.Connection) -> None:
-    conn._recall_returned = time.monotonic()  # type: ignore[attr-defined]
-
-
 class _Guarded:
     """`with` a pooled connection; connection failures become DatabaseUnavailable with a readable message."""
 
@@ -821,11 +965,13 @@ class _Guarded:
         self.store = store
         self.timeout = timeout
         self._cm: Any = None
+        self._conn: Any = None
 
     def __enter__(self) -> psycopg.Connection:
         self._cm = self.store._pool.connection(timeout=self.timeout)
         try:
-            return self._cm.__enter__()
+            self._conn = self._cm.__enter__()
+            return self._conn
         except PoolTimeout as exc:
             stats = self.store._pool.get_stats()
             if stats.get("pool_size", 0) >= self.store._pool.max_size and not stats.get("pool_available", 0):
@@ -840,6 +986,9 @@ class _Guarded:
             raise _translated(self.store, exc) from exc
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        # when it was returned (_probe_if_idle), noted here: the pool's `reset` hook would hand every return to
+        # its worker thread, a thread hop per request (~10 % of a request's CPU at 1M; docs/benchmarks.md)
+        self._conn._recall_returned = time.monotonic()
         try:
             self._cm.__exit__(exc_type, exc, tb)
         except psycopg.Error as err:  # the commit itself failed: nothing was acknowledged

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from uuid import UUID
 
 from recall_agent.learnings import acceptance, keys, lifecycle
 from recall_agent.learnings import features as feats
@@ -112,14 +113,41 @@ class Scored:
     why: Reason | None = None
 
 
-def error_candidates(store: CandidateStore, q: Query) -> list[Candidate]:
+def error_candidates(
+    store: CandidateStore, q: Query, query_keys: list[keys.Key] | None = None
+) -> list[Candidate]:
     """The candidates of an error query: same fingerprint, then (a store with candidate keys: pg_store.py)
     the learnings sharing a line, a decisive value or the message template, then the full-text hits on its
-    terms."""
+    terms. `query_keys`: keys.keys_of(q.normalized) when the caller has them."""
     by_fp = [] if q.noise else store.candidates_by_fingerprint([q.fingerprint], FINGERPRINT_CANDIDATES)
     by_keys = getattr(store, "candidates_by_keys", None)
-    keyed = by_keys(keys.keys_of(q.normalized), KEY_CANDIDATES) if by_keys is not None else []
+    if by_keys is not None and query_keys is None:
+        query_keys = keys.keys_of(q.normalized)
+    keyed = by_keys(query_keys, KEY_CANDIDATES) if by_keys is not None else []
     return _dedupe(by_fp + keyed + store.candidates_by_terms(q.terms(), LEXICAL_CANDIDATES))
+
+
+def _prefetch(
+    store: CandidateStore, q: Query | None, request: RetrievalRequest, wants_context: bool
+) -> list[keys.Key] | None:
+    """Tell a store that reads several candidate reads in one round trip (pg_store.PgStore.prefetch) what this
+    request's will be: the same arguments error_candidates and candidates_by_context pass. Returns the
+    query's candidate keys (computed once for both)."""
+    prefetch = getattr(store, "prefetch", None)
+    if prefetch is None or (q is None and not wants_context):  # no candidate read: nothing to read ahead
+        return None
+    query_keys = keys.keys_of(q.normalized) if q is not None else []
+    prefetch(
+        fingerprints=[] if q is None or q.noise else [q.fingerprint],
+        fingerprint_limit=FINGERPRINT_CANDIDATES,
+        keys=query_keys,
+        terms=q.terms() if q is not None else (),
+        repo=request.repo,
+        file_paths=request.file_paths if wants_context else (),
+        task_type=request.task_type if wants_context else None,
+        context_limit=CONTEXT_CANDIDATES,
+    )
+    return query_keys
 
 
 def score_error(
@@ -279,8 +307,9 @@ def retrieve(
     # every candidate read in one store session (one connection, one cache check); scoring after it
     session = getattr(store, "session", None)
     with session() if session is not None else contextlib.nullcontext():
+        query_keys = _prefetch(store, q, request, wants_context)
         if q is not None:
-            error_cands = error_candidates(store, q)
+            error_cands = error_candidates(store, q, query_keys)
         if wants_context:
             context_cands = store.candidates_by_context(
                 request.repo, request.file_paths, request.task_type, CONTEXT_CANDIDATES
@@ -303,10 +332,10 @@ def retrieve(
         if sim >= request.min_similarity_context and sim > 0:
             context_hits.append(Scored(cand, sim, MatchType.TASK_CONTEXT))
 
-    merged: dict[str, Match] = {}
+    merged: dict[UUID, Match] = {}
     for s in error_hits + context_hits:
         match = _to_match(s, request.repo, now)
-        key = str(match.learning_id)
+        key = match.learning_id
         if key not in merged or match.combined_score > merged[key].combined_score:
             merged[key] = match
     ranked = sorted(
@@ -361,7 +390,7 @@ def _to_match(s: Scored, repo: str, now: datetime) -> Match:
 
 
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:
-    seen: dict[str, Candidate] = {}
+    seen: dict[UUID, Candidate] = {}
     for c in cands:
-        seen.setdefault(str(c.learning.id), c)
+        seen.setdefault(c.learning.id, c)
     return list(seen.values())

@@ -6,7 +6,19 @@ What ships (recall_agent/capture/weights.json) is, in this order:
     python3 bench/sessions/fit_capture.py --only-transient      # the transient model, on top of them
     python3 bench/sessions/fit_capture.py --only-variant        # the variant model, on top of them
 
-(`transient` and `variant` are described at fit_transient and fit_variant.)
+(`transient` and `variant` are described at fit_transient and fit_variant.) The lead merging branches that
+change the engine's features re-runs those three commands, in that order, on the merged engine.
+
+How well that generalises, judged inside the tuning half (the held-out projects are never read here):
+
+    python3 bench/sessions/fit_capture.py --objective project --lopo [--jobs 2] [--lopo-out F.json]
+
+leaves each tuning project out in turn (SWE-ContextBench is one project), fits all four models on the other
+eight exactly as above (`fit_all`; the episode target fixed at the shipped `target_precision` instead of
+chosen again per fold, which would take an hour), captures the left-out project's sessions in process and
+prints P / R / right resolutions per project, their mean over projects, pooled and over the interactive
+projects, beside the same sessions with the shipped weights (in sample). It writes no weights. This table
+is the criterion for choosing features (issue 33's fifth round, docs/benchmarks.md).
 
 1. **run** — did a tool call fail? Every labelled session is replayed with the labels' verdicts (a call is
    a failure when a label lists it: `failed`, `also`, `unfixed`), so each run's features are computed

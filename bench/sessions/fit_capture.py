@@ -560,12 +560,16 @@ def main(argv: list[str] | None = None) -> int:
         "what ships is fitted, the episode target fixed at the shipped one), score it, print the table",
     )
     ap.add_argument("--jobs", type=int, default=1, help="--lopo: folds fitted in parallel")
+    ap.add_argument(
+        "--lopo-target", type=float, help="--lopo: this episode target instead of the shipped one"
+    )
     ap.add_argument("--lopo-out", type=Path, help="--lopo: also write the table as JSON here")
     args = ap.parse_args(argv)
     global FOLD_BY, OBJECTIVE
     FOLD_BY, OBJECTIVE = args.fold_by, args.objective
     if args.lopo:
-        target = float(json.loads(SHIPPED.read_text())["episode"].get("target_precision") or 0.7)
+        shipped = float(json.loads(SHIPPED.read_text())["episode"].get("target_precision") or 0.7)
+        target = args.lopo_target or shipped
         rows = leave_one_project_out(target, datetime.now(UTC).strftime("%Y-%m-%d"), args.jobs)
         if args.lopo_out:
             summary = {"left_out": lopo_means(rows, "left_out"), "in_sample": lopo_means(rows, "in_sample")}

@@ -399,21 +399,11 @@ def cross_validate(
 
 
 def captured(sessions: list[L.Label]) -> list[dict]:
-    """The learnings the engine (with the models in `model.WEIGHTS`) stores from these sessions, in process
-    (`bench_capture.inprocess_learnings` on the transcripts read once)."""
-    from recall_agent.capture import learning
+    """The learnings the engine (with the models in `model.WEIGHTS`) stores from these sessions, in process,
+    from the transcripts read once."""
+    from bench_capture import inprocess_learnings
 
-    out = []
-    for label in sessions:
-        steps, stats = read(label)
-        engine = Engine()
-        engine.feed(steps)
-        engine.end_turn()
-        ctx = learning.Context(
-            session_id=stats.session_id or label.session, root=stats.cwd, branch=None, repo="r"
-        )
-        out += [b for b in (learning.build(ep, ctx) for ep in engine.episodes()) if b]
-    return out
+    return inprocess_learnings(sessions, read)[0]
 
 
 def fit_all(train: list[L.Label], out: Path, target: float, stamp: str) -> None:

@@ -439,7 +439,9 @@ def leave_one_project_out(target: float, stamp: str, jobs: int = 1) -> dict[str,
     transient, variant) fitted on the other tuning projects' labels as what ships is fitted, then that
     project's sessions captured in process and judged (one label per session, as bench_capture scores).
     The episode target is fixed (`target`), not chosen again per fold (that nested choice costs an hour).
-    Beside it: the same sessions with the weights in `model.WEIGHTS` (in sample)."""
+    Beside it: the same sessions with the weights in `model.WEIGHTS` (in sample). A known leak: each fold's
+    first fit replays its sessions with the shipped transient and variant models (fitted on every project),
+    which decide some of the episodes it sees (docs/benchmarks.md, issue 33's fifth round)."""
     from bench_capture import judge
 
     tune = L.load_projects(("tune",))

@@ -131,7 +131,9 @@ def per_session(stored: list[dict], db: Path) -> list[dict]:
     return out
 
 
-def inprocess_learnings(sessions: list[L.Label]) -> tuple[list[dict], float]:
+def inprocess_learnings(sessions: list[L.Label], read: Any = None) -> tuple[list[dict], float]:
+    """The learnings this process's engine builds from the sessions. `read`: label -> (steps, stats), for a
+    caller that keeps transcripts read (fit_capture.py); else each transcript is read here."""
     from recall_agent.capture import learning
     from recall_agent.capture.engine import Engine
     from recall_agent.capture.transcript import Transcript
@@ -139,12 +141,16 @@ def inprocess_learnings(sessions: list[L.Label]) -> tuple[list[dict], float]:
     out = []
     start = time.perf_counter()
     for label in sessions:
-        t = Transcript(label.path)
+        if read is None:
+            t = Transcript(label.path)
+            steps, stats = t.steps(), t.stats
+        else:
+            steps, stats = read(label)
         engine = Engine()
-        engine.feed(t.steps())
+        engine.feed(steps)
         engine.end_turn()
         ctx = learning.Context(
-            session_id=t.stats.session_id or label.session, root=t.stats.cwd, branch=None, repo="r"
+            session_id=stats.session_id or label.session, root=stats.cwd, branch=None, repo="r"
         )
         for ep in engine.episodes():
             built = learning.build(ep, ctx)

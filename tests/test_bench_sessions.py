@@ -178,3 +178,30 @@ def test_agreement_matches_entries_by_call_id_and_scores_fields(tmp_path: Path, 
     assert result["cause_pairs"] == {"pairs": 1, "same_first": 1, "same_second": 0, "same_both": 0, "f1": 0.0}
     assert [row["failed"] for row in result["only_second"]] == ["c1"]
     assert agreement.kappa([(True, True), (False, False), (True, False), (False, False)]) == 0.5
+
+
+def test_leave_one_project_out_means_skip_undefined_projects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_capture --lopo's summary: a project that stores nothing has no precision and is left out of the
+    mean (not counted as 0 or 1); pooled figures sum the counts; SWE-ContextBench is not interactive."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+
+    def row(stored: int, real: int, found: int, useful: int, right: int) -> dict:
+        figures = {"stored": stored, "real": real, "found": found, "useful_labelled": useful, "right": right}
+        figures |= {
+            "precision": real / stored if stored else None,
+            "recall": found / useful if useful else None,
+            "right_resolution": right / real if real else None,
+        }
+        return {"left_out": figures, "in_sample": figures}
+
+    rows = {"swecb": row(10, 9, 9, 90, 9), "a": row(4, 2, 2, 4, 1), "b": row(0, 0, 0, 8, 0)}
+    means = fit.lopo_means(rows, "left_out")
+    assert means["precision"] == pytest.approx((0.9 + 0.5) / 2, abs=1e-3)  # b stored nothing
+    assert means["recall"] == pytest.approx((0.1 + 0.5 + 0.0) / 3, abs=1e-3)
+    assert means["pooled_precision"] == pytest.approx(11 / 14, abs=1e-3)
+    assert means["interactive_precision"] == 0.5 and means["interactive_recall"] == pytest.approx(
+        2 / 12, abs=1e-3
+    )
+    assert means["score"] == pytest.approx(min(0.7 / 0.9, 0.2 / 0.7), abs=1e-3)

@@ -433,3 +433,41 @@ def test_error_lines_of_common_tools(line: str) -> None:
     """The lines that say what failed in tsc, markdownlint, make, npm and formatter reports are the error
     (the episode's key and the model's `error_lines` feature), not background text."""
     assert output.error_lines([line], set()) == [line]
+
+
+def test_what_tells_trial_and_error_from_a_lesson(tmp_path: Path) -> None:
+    """Issue 33's episode features for a refit to weigh: the failing tool is an MCP tool (its later success
+    is the same call with other arguments), how many times the error failed before the fix, and how much of
+    the failing command the passing one keeps."""
+    from hooks_fixtures import Session, _tool_result, _tool_use, make_project
+
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    project = make_project(tmp_path)
+    s = Session("sess-lesson", project, {})
+    s._log(
+        _tool_use("toolu_mcp_1", "mcp__db__query", {"sql": "select * from playrs"}),
+        _tool_result("toolu_mcp_1", 'ERROR: 42P01: relation "playrs" does not exist', True),
+        _tool_use("toolu_mcp_2", "mcp__db__query", {"sql": "select * from players"}),
+        _tool_result("toolu_mcp_2", '[{"count": 3}]', False),
+    )
+    test = f"cd {project} && python -m pytest tests"
+    for _ in range(3):
+        s.logged_failure(test, "Exit code 1\nE   ModuleNotFoundError: No module named 'requests_oauth'")
+    s.edit("src/app/client.py")
+    s.bash_ok(test, stdout="1 passed in 0.01s")
+    s.logged_failure(
+        "go vet ./...", "Exit code 1\n./main.go:3:2: fmt.Printf format %d has arg s of wrong type"
+    )
+    s.bash_ok("go build ./... ; go vet ./... ; echo BUILD_OK", stdout="BUILD_OK")
+    engine = Engine(record=True)
+    engine.feed(Transcript(s.transcript).steps())
+    engine.end_turn()
+    by_tool = {ep.failed.command.text.split()[0]: ep.features for ep in engine.judged_episodes}
+    mcp, pytest_run, vet = by_tool["mcp__db__query"], by_tool["cd"], by_tool["go"]
+    assert mcp["other_tool"] == 1.0 and pytest_run["other_tool"] == 0.0 and vet["other_tool"] == 0.0
+    assert pytest_run["failures_repeated"] == 0.5 and mcp["failures_repeated"] == 0.0
+    assert pytest_run["command_overlap"] == 1.0
+    assert vet["command_overlap"] == pytest.approx(3 / 7)  # go, vet, ./... of 7 words
+    assert 0.0 < mcp["command_overlap"] < 1.0

@@ -6,7 +6,19 @@ What ships (recall_agent/capture/weights.json) is, in this order:
     python3 bench/sessions/fit_capture.py --only-transient      # the transient model, on top of them
     python3 bench/sessions/fit_capture.py --only-variant        # the variant model, on top of them
 
-(`transient` and `variant` are described at fit_transient and fit_variant.)
+(`transient` and `variant` are described at fit_transient and fit_variant.) The lead merging branches that
+change the engine's features re-runs those three commands, in that order, on the merged engine.
+
+How well that generalises, judged inside the tuning half (the held-out projects are never read here):
+
+    python3 bench/sessions/fit_capture.py --objective project --lopo [--jobs 2] [--lopo-out F.json]
+
+leaves each tuning project out in turn (SWE-ContextBench is one project), fits all four models on the other
+eight exactly as above (`fit_all`; the episode target fixed at the shipped `target_precision` instead of
+chosen again per fold, which would take an hour), captures the left-out project's sessions in process and
+prints P / R / right resolutions per project, their mean over projects, pooled and over the interactive
+projects, beside the same sessions with the shipped weights (in sample). It writes no weights. This table
+is the criterion for choosing features (issue 33's fifth round, docs/benchmarks.md).
 
 1. **run** — did a tool call fail? Every labelled session is replayed with the labels' verdicts (a call is
    a failure when a label lists it: `failed`, `also`, `unfixed`), so each run's features are computed
@@ -41,7 +53,9 @@ decide alone what a new project gets (issue 33's fourth round).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import io
 import json
 import sys
 import tempfile
@@ -93,11 +107,36 @@ FOLD_BY = "session"  # or "project" (--fold-by): main() sets it
 OBJECTIVE = "pooled"
 
 
+# a transcript's steps and stats, read once per process (every fit replays the same sessions several times)
+_READ: dict[Path, tuple[list, object]] = {}
+
+
+def read(label: L.Label) -> tuple[list, object]:
+    if label.path not in _READ:
+        t = Transcript(label.path)
+        _READ[label.path] = (list(t.steps()), t.stats)
+    return _READ[label.path]
+
+
 def replay(label: L.Label, decide_run=None) -> Engine:
     engine = Engine(record=True, decide_run=decide_run)
-    engine.feed(Transcript(label.path).steps())
+    engine.feed(read(label)[0])
     engine.end_turn()
     return engine
+
+
+_RUN_ROWS: dict[tuple, list[tuple[dict[str, float], bool]]] = {}
+
+
+def run_rows(label: L.Label) -> list[tuple[dict[str, float], bool]]:
+    """A session's runs as the run model sees them, replayed with the labels' verdicts (so they do not
+    depend on any fitted weights: computed once per process and label)."""
+    key = (label.path, label.half, label.data.get("labeller"))
+    if key not in _RUN_ROWS:
+        failing = label.failed_ids()
+        engine = replay(label, decide_run=lambda run, f: L.suffix(run.id) in failing)
+        _RUN_ROWS[key] = [(features, failed) for _run, features, failed in engine.judged_runs]
+    return _RUN_ROWS[key]
 
 
 def project_weights(projects: np.ndarray, alpha: float) -> np.ndarray:
@@ -193,9 +232,7 @@ def fit_run(tune: list[L.Label], stamp: str) -> dict:
     """The run model, on the labels' verdicts."""
     rows, ys, folds, projects = [], [], [], []
     for label in tune:
-        failing = label.failed_ids()
-        engine = replay(label, decide_run=lambda run, f, failing=failing: L.suffix(run.id) in failing)
-        for _run, features, failed in engine.judged_runs:
+        for features, failed in run_rows(label):
             rows.append(features)
             ys.append(1.0 if failed else 0.0)
             folds.append(fold_of(label))
@@ -361,6 +398,125 @@ def cross_validate(
     return totals
 
 
+def captured(sessions: list[L.Label]) -> list[dict]:
+    """The learnings the engine (with the models in `model.WEIGHTS`) stores from these sessions, in process,
+    from the transcripts read once."""
+    from bench_capture import inprocess_learnings
+
+    return inprocess_learnings(sessions, read)[0]
+
+
+def fit_all(train: list[L.Label], out: Path, target: float, stamp: str) -> None:
+    """What ships, fitted on `train` into `out`, in the documented order: the run and episode models (the
+    episode threshold at the out-of-fold precision `target`), then the transient and the variant models on
+    top of them. `out` starts as a copy of the shipped weights (the transient and variant models the first
+    replay needs)."""
+    out.write_text(SHIPPED.read_text())
+    weights, _ = fit(train, out, target, stamp)
+    weights["episode"]["target_precision"] = target
+    _write(out, weights)
+    weights["transient"] = fit_transient(train, stamp)
+    _write(out, weights)
+    weights["variant"] = fit_variant(train, stamp)
+    _write(out, weights)
+
+
+def lopo_fold(args: tuple[str, float, str, str]) -> tuple[str, dict, str]:
+    """One fold of `leave_one_project_out`: every model fitted without `project`, its sessions scored."""
+    from bench_capture import judge
+
+    project, target, stamp, tmp = args
+    train = [lb for lb in L.load_for_fit(("tune",)) if lb.project != project]
+    test = [lb for lb in L.load_projects(("tune",)) if lb.project == project]
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        fit_all(train, Path(tmp) / f"lopo-{project}.json", target, stamp)
+    return project, judge(test, captured(test)), log.getvalue()
+
+
+def leave_one_project_out(target: float, stamp: str, jobs: int = 1) -> dict[str, dict]:
+    """Generalisation judged inside the tuning half: for each tuning project, every model (run, episode,
+    transient, variant) fitted on the other tuning projects' labels as what ships is fitted, then that
+    project's sessions captured in process and judged (one label per session, as bench_capture scores).
+    The episode target is fixed (`target`), not chosen again per fold (that nested choice costs an hour).
+    Beside it: the same sessions with the weights in `model.WEIGHTS` (in sample). A known leak: each fold's
+    first fit replays its sessions with the shipped transient and variant models (fitted on every project),
+    which decide some of the episodes it sees (docs/benchmarks.md, issue 33's fifth round)."""
+    from bench_capture import judge
+
+    tune = L.load_projects(("tune",))
+    projects = sorted({lb.project for lb in tune})
+    in_sample = {p: judge(s, captured(s)) for p in projects for s in [[lb for lb in tune if lb.project == p]]}
+    with tempfile.TemporaryDirectory(prefix="recall-fit-lopo-") as tmp:
+        folds = [(p, target, stamp, tmp) for p in projects]
+        if jobs > 1:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                results = pool.map(lopo_fold, folds, chunksize=1)
+        else:
+            results = [lopo_fold(f) for f in folds]
+    out = {}
+    for project, r, _log in results:
+        out[project] = {"left_out": _summary(r), "in_sample": _summary(in_sample[project])}
+    print_lopo(out)
+    return out
+
+
+def _summary(r: dict) -> dict:
+    keys = ("sessions", "stored", "useful_labelled", "real", "found", "right", "precision", "recall",
+            "right_resolution")  # fmt: skip
+    return {k: r.get(k) for k in keys} | {"missed": r.get("missed"), "not_useful": r.get("not_useful")}
+
+
+def lopo_means(rows: dict[str, dict], which: str) -> dict[str, float | None]:
+    """Means over projects (a project that stores nothing has no precision; one with no useful fix no
+    recall), pooled figures, and the interactive projects (all but SWE-ContextBench) pooled."""
+    out: dict[str, float | None] = {}
+    for key in ("precision", "recall", "right_resolution"):
+        vals = [r[which][key] for r in rows.values() if r[which][key] is not None]
+        out[key] = round(sum(vals) / len(vals), 3) if vals else None
+    for name, sel in (("pooled", rows), ("interactive", {p: r for p, r in rows.items() if p != "swecb"})):
+        c = {
+            k: sum(r[which][k] or 0 for r in sel.values())
+            for k in ("stored", "real", "found", "useful_labelled", "right")
+        }
+        out[f"{name}_precision"] = round(c["real"] / c["stored"], 3) if c["stored"] else None
+        out[f"{name}_recall"] = round(c["found"] / c["useful_labelled"], 3) if c["useful_labelled"] else None
+        out[f"{name}_right"] = round(c["right"] / c["real"], 3) if c["real"] else None
+    p, r = out["precision"] or 0.0, out["recall"] or 0.0
+    out["score"] = round(min(p / STORED_PRECISION, r / STORED_RECALL), 3)
+    return out
+
+
+def print_lopo(rows: dict[str, dict]) -> None:
+    def f(v: float | None) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    print(
+        "\nleave one tuning project out (every model fitted on the other projects) | in sample (shipped weights)"
+    )
+    print(f"{'project':<22}{'sessions':>9}{'useful':>7}{'stored':>7}{'P':>7}{'R':>7}{'right':>7}   |"
+          f"{'stored':>7}{'P':>7}{'R':>7}{'right':>7}")  # fmt: skip
+    for project, r in sorted(rows.items(), key=lambda kv: -kv[1]["left_out"]["sessions"]):
+        a, b = r["left_out"], r["in_sample"]
+        print(f"{project:<22}{a['sessions']:>9}{a['useful_labelled']:>7}{a['stored']:>7}{f(a['precision']):>7}"
+              f"{f(a['recall']):>7}{f(a['right_resolution']):>7}   |{b['stored']:>7}{f(b['precision']):>7}"
+              f"{f(b['recall']):>7}{f(b['right_resolution']):>7}")  # fmt: skip
+    for label, key in (
+        ("mean over projects", ""),
+        ("pooled", "pooled_"),
+        ("interactive pooled", "interactive_"),
+    ):
+        a, b = lopo_means(rows, "left_out"), lopo_means(rows, "in_sample")
+        pk, rk, tk = (f"{key}precision", f"{key}recall", f"{key}right" if key else "right_resolution")
+        print(
+            f"{label:<45}{f(a[pk]):>7}{f(a[rk]):>7}{f(a[tk]):>7}   |{'':>7}{f(b[pk]):>7}{f(b[rk]):>7}{f(b[tk]):>7}"
+        )
+    print(f"min(P mean / {STORED_PRECISION}, R mean / {STORED_RECALL}): left out {lopo_means(rows, 'left_out')['score']}"
+          f", in sample {lopo_means(rows, 'in_sample')['score']}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=model.WEIGHTS)
@@ -389,9 +545,29 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="fit the transient model alone into --out (the run and episode models there are kept)",
     )
+    ap.add_argument(
+        "--lopo",
+        action="store_true",
+        help="write nothing: leave each tuning project out in turn (all four models fitted on the others, as "
+        "what ships is fitted, the episode target fixed at the shipped one), score it, print the table",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="--lopo: folds fitted in parallel")
+    ap.add_argument(
+        "--lopo-target", type=float, help="--lopo: this episode target instead of the shipped one"
+    )
+    ap.add_argument("--lopo-out", type=Path, help="--lopo: also write the table as JSON here")
     args = ap.parse_args(argv)
     global FOLD_BY, OBJECTIVE
     FOLD_BY, OBJECTIVE = args.fold_by, args.objective
+    if args.lopo:
+        shipped = float(json.loads(SHIPPED.read_text())["episode"].get("target_precision") or 0.7)
+        target = args.lopo_target or shipped
+        rows = leave_one_project_out(target, datetime.now(UTC).strftime("%Y-%m-%d"), args.jobs)
+        if args.lopo_out:
+            summary = {"left_out": lopo_means(rows, "left_out"), "in_sample": lopo_means(rows, "in_sample")}
+            args.lopo_out.write_text(json.dumps({"target": target, "objective": OBJECTIVE, "means": summary,
+                                                 "projects": rows}, indent=1) + "\n")  # fmt: skip
+        return 0
     # every labeller of the tuning projects' sessions (their disagreement is in the fit); the held-out
     # projects' labels are never read here
     tune = L.load_for_fit(("tune",))

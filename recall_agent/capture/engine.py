@@ -90,6 +90,7 @@ class Episode:
     other_check: bool = False  # resolved by another script or test run after source edits (a reproduction)
     own_code: float = 0.0  # the share of the lines the fix changed that the session itself wrote earlier
     variant: bool = False  # resolved by the next run of the failed program run another way (`make type`)
+    failures: int = 1  # failing runs of this error before the fix (trial and error fails again and again)
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
@@ -354,6 +355,7 @@ class Engine:
                 err.update(
                     folds=sorted(set(err["folds"]) | set(folds)), last_seq=run.seq, last=_run_state(run)
                 )
+                err["failures"] = int(err.get("failures") or 1) + 1
                 err["missing"] = sorted(set(err.get("missing") or []) | set(missing))
                 err["raised"] = raised
                 return
@@ -580,6 +582,7 @@ class Engine:
             by_failing_run=by_failing_run,
             other_check=other_check,
             variant=variant is not None,
+            failures=int(err.get("failures") or 1),
         )
         replaced = [
             edits.line_mark(ln, c.path) for c in changes if not c.created for ln in edits.replaced_lines(c)
@@ -823,7 +826,20 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         # the command was called wrongly (a usage message, an unknown option or target, no such command)
         "error_usage": float(any(_USAGE.search(ln) for ln in (errs or lines)[:40])),
         "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
+        # the failing tool is neither the shell nor a path tool (an MCP tool, a Skill): a later success of
+        # that tool is most often the same call with other arguments
+        "other_tool": float(ep.failed.tool not in PATH_TOOLS and ep.failed.tool != "Bash"),
+        # the share of words the failing and the passing command have in common: a rerun of the check after
+        # a fix keeps them all; a command that only shares one segment of a compound line keeps few
+        "command_overlap": _overlap(ep.failed.command.text, ep.passed.command.text),
+        # the same error failed again and again before the fix (trial and error rather than one lesson)
+        "failures_repeated": (min(ep.failures, 5) - 1) / 4,
     }
+
+
+def _overlap(a: str, b: str) -> float:
+    wa, wb = set(a.split()), set(b.split())
+    return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
 
 
 _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})

@@ -8,6 +8,9 @@ file, and a digest of every table's rows. The two sides run at the same time, `-
 machine's load falls on both alike (one after the other, CPU time moved ±15% between runs on this VM).
 
     python3 bench/bench_index_slice.py bench/.cache/kernel/linux-source-6.1 --release 4c93050 --rounds 3
+    # instructions by function (deterministic, load-free), one side over every 8th file of the slice:
+    valgrind --tool=callgrind --callgrind-out-file=cg.out python3 bench/bench_index_slice.py <tree> \
+        --side --stride 8 --no-rows && callgrind_annotate --inclusive=yes cg.out
 """
 
 from __future__ import annotations
@@ -32,14 +35,16 @@ def slice_paths(tree: Path, every: int, offset: int) -> list[str]:
     return [rel for i, rel in enumerate(listed.splitlines()) if (i // BLOCK) % every == offset]
 
 
-def measure(tree: Path, every: int, offset: int) -> dict:
-    """One side (run with the checkout to measure first on sys.path)."""
+def measure(tree: Path, every: int, offset: int, stride: int = 1, rows: bool = True) -> dict:
+    """One side (run with the checkout to measure first on sys.path); `stride`: every Nth file of the slice
+    (a smaller run under valgrind), `rows`: digest the tables."""
     from recall_agent.architecture import graph, indexer
 
     jobs = []
     for rel in slice_paths(tree, every, offset):
         st = (tree / rel).stat()
         jobs.append((rel, st.st_mtime_ns, st.st_size, None))
+    jobs = jobs[::stride]
     for suffix in (".c", ".h"):  # grammars loaded and queries compiled before the clock starts
         indexer._parse_chunk(str(tree), [j for j in jobs if j[0].endswith(suffix)][:1])
     started = time.process_time()
@@ -58,18 +63,10 @@ def measure(tree: Path, every: int, offset: int) -> dict:
                         indexer._write_parsed(conn, p, next_symbol, fresh=True)
         write_cpu = time.process_time() - started
         digest = {}
-        for table in (
-            "files",
-            "symbols",
-            "imports",
-            "calls",
-            "sites",
-            "file_text",
-            "symbol_text",
-            "site_text",
-        ):
-            rows = sorted(map(repr, map(tuple, conn.execute(f"SELECT * FROM {table}"))))
-            digest[table] = [len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]]
+        tables = ("files", "symbols", "imports", "calls", "sites", "file_text", "symbol_text", "site_text")
+        for table in tables if rows else ():
+            found = sorted(map(repr, map(tuple, conn.execute(f"SELECT * FROM {table}"))))
+            digest[table] = [len(found), hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]]
         conn.close()
     return {
         "files": len(jobs),
@@ -85,17 +82,21 @@ def measure(tree: Path, every: int, offset: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tree", type=Path, help="a git checkout (the kernel: bench_large_repo.py unpacks it)")
-    ap.add_argument("--release", required=True, help="the commit measured beside this checkout")
+    ap.add_argument("--release", default="", help="the commit measured beside this checkout (required)")
     ap.add_argument("--every", type=int, default=40, help="every Nth block of 300 files")
     ap.add_argument("--offset", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--results", type=Path, default=HERE / "results" / "index_slice.json")
-    ap.add_argument("--side", action="store_true", help=argparse.SUPPRESS)  # one side, JSON on stdout
+    ap.add_argument("--side", action="store_true", help="measure this checkout only (JSON on stdout)")
+    ap.add_argument("--stride", type=int, default=1, help="with --side: every Nth file of the slice")
+    ap.add_argument("--no-rows", action="store_true", help="with --side: no digest of the rows")
     args = ap.parse_args()
     tree = args.tree.resolve()
     if args.side:
-        print(json.dumps(measure(tree, args.every, args.offset)))
+        print(json.dumps(measure(tree, args.every, args.offset, args.stride, not args.no_rows)))
         return 0
+    if not args.release:
+        ap.error("--release is required (the commit measured beside this checkout)")
     sys.path.insert(0, str(HERE))
     from release import package_in, release_tree
 
@@ -108,7 +109,7 @@ def main() -> int:
         for _ in range(args.rounds):
             procs = {
                 label: subprocess.Popen(
-                    [sys.executable, __file__, str(tree), "--release", args.release, "--side"]
+                    [sys.executable, __file__, str(tree), "--side"]
                     + ["--every", str(args.every), "--offset", str(args.offset)],
                     env={**os.environ, "PYTHONPATH": path},
                     stdout=subprocess.PIPE,

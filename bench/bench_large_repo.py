@@ -570,7 +570,7 @@ def _save(results: dict, path: Path, skip: bool) -> None:
     if not skip:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"saved {path.relative_to(ROOT)}")
+        print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")  # --results elsewhere
 
 
 def print_index(label: str, r: dict) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from recall_agent.architecture import messages, values, words
@@ -107,7 +108,7 @@ def extract(spec: LanguageSpec, source: bytes) -> FileFacts:
         facts.imports.append(Import(REFS_SPEC, sorted(facts.refs), 0))
     facts.sites = messages.sites(spec.name, source, root, facts.symbols, strings)
     facts.comments = words.comments(spec.name, source, root, docs)
-    facts.idents = words.identifier_words(source.decode("utf-8", "replace"))
+    facts.idents = words.identifier_words(source)
     return facts
 
 
@@ -378,21 +379,24 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
     """Nest definitions by byte range (qualified names, methods) and attach calls to their enclosing def."""
     events = [(n.start_byte, -n.end_byte, 0, (n, kind, name, recv)) for n, kind, name, recv in defs]
     events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
-    events.sort(key=lambda e: (e[0], e[1], e[2]))
-    stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    events.sort(key=_EVENT_ORDER)
+    # (end_byte, qualname, kind, the caller of a call inside: the innermost definition that is not a class)
+    stack: list[tuple[int, str, str, str]] = []
     anchor = defs[0][0] if defs else calls[0][0] if calls else None
-    receivers, returns = values.analyse(
-        spec.name, source, _root(anchor) if anchor is not None else None, [(n, r) for n, _, r in calls]
+    receivers, returns = (
+        values.analyse(spec.name, source, _root(anchor), [(n, r) for n, _, r in calls])
+        if anchor is not None and values.has_bindings(spec.name)
+        else ({}, {})
     )
     seen: set[tuple[int, str]] = set()
+    out_calls = facts.calls
     for start, neg_end, is_call, payload in events:
         while stack and stack[-1][0] <= start:
             stack.pop()
         if is_call:
             node, name, recv = payload
-            caller = next((q for _, q, k in reversed(stack) if k not in CLASS_KINDS), "")
-            rtype = receivers.get((node.start_byte, node.end_byte), "") if receivers else ""
-            facts.calls.append(Call(caller, name, recv, node.start_point[0] + 1, rtype))
+            rtype = receivers.get((start, -neg_end), "") if receivers else ""
+            out_calls.append(Call(stack[-1][3] if stack else "", name, recv, node.start_point[0] + 1, rtype))
             continue
         node, kind, name, recv = payload
         if (start, kind) in seen:
@@ -400,8 +404,9 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
         seen.add((start, kind))
         parent_q = stack[-1][1] if stack else ""
         parent_kind = stack[-1][2] if stack else ""
+        caller = stack[-1][3] if stack else ""
         if kind == "impl":  # Rust impl block: a container for methods, not a symbol
-            stack.append((-neg_end, recv, "class"))
+            stack.append((-neg_end, recv, "class", caller))
             continue
         if "::" in name:  # C++ out-of-class definition: void Client::send()
             scope, name = name.rsplit("::", 1)[0].replace("::", "."), name.rsplit("::", 1)[1]
@@ -421,10 +426,13 @@ def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
                 end_line=node.end_point[0] + 1,
                 signature=_signature(spec, source, node),
                 doc=_doc(spec, source, node),
-                returns=returns.get(node.start_byte, ""),
+                returns=returns.get(start, ""),
             )
         )
-        stack.append((-neg_end, qualname, kind))
+        stack.append((-neg_end, qualname, kind, caller if kind in CLASS_KINDS else qualname))
+
+
+_EVENT_ORDER = itemgetter(0, 1, 2)  # by start, outermost first, a definition before a call at its start
 
 
 def _root(node: Node) -> Node:

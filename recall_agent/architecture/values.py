@@ -100,14 +100,20 @@ def callee_value(fn_text: str) -> str:
     return f"T:{last}" if last[:1].isupper() else f"R:{last}"
 
 
+def has_bindings(lang: str) -> bool:
+    """Whether `analyse` reads anything in this language (Python and the JS family)."""
+    return lang == "python" or lang in JS_LANGS
+
+
 @cache
 def _query(lang: str) -> Query | None:
     from tree_sitter import Query
 
     from recall_agent.architecture.languages import grammar
 
-    text = _PY_BINDINGS if lang == "python" else _JS_BINDINGS if lang in JS_LANGS else ""
-    return Query(grammar(lang), text) if text else None
+    if not has_bindings(lang):
+        return None
+    return Query(grammar(lang), _PY_BINDINGS if lang == "python" else _JS_BINDINGS)
 
 
 def _family(lang: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 _WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
@@ -310,6 +310,12 @@ def _program(check: Check) -> str:
     return _VERSION_SUFFIX.sub("", name) if name.startswith(("pip", "python")) else name
 
 
+def overlap(a: Iterable[str], b: Iterable[str]) -> float:
+    """The share of words two commands have in common (two empty ones agree)."""
+    wa, wb = set(a), set(b)
+    return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
+
+
 def variant(failure: Command, later: Command) -> dict[str, float] | None:
     """`later` runs the failed command's program another way (not the same check, not a rerun, a narrower
     selection or other output flags): `make typecheck` -> `make type`, `zsh -c X` -> `bash -c X`, `pip install
@@ -322,10 +328,9 @@ def variant(failure: Command, later: Command) -> dict[str, float] | None:
         return None  # another script under the same interpreter is another check, not another way to run it
     if same_check(failure, later) or not_a_fix(failure, later) is not None:
         return None
-    wa, wb = set(_words(a.key)[1:]), set(_words(b.key)[1:])
     return {
         "variant_same_family": float(a.family == b.family),
-        "variant_overlap": len(wa & wb) / len(wa | wb) if wa | wb else 1.0,
+        "variant_overlap": overlap(_words(a.key)[1:], _words(b.key)[1:]),
         "variant_program_swap": float(a.program != b.program),
         "variant_folder": float(failure.cwd != later.cwd),
         "variant_steps": float(len(_real(later)) != len(_real(failure))),

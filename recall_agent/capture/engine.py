@@ -492,9 +492,7 @@ class Engine:
         gone = [ln for ln in text.splitlines() if output.fold(ln) not in printed]
         episode = self._episode(st, {**err, "errors": [{**err["errors"][-1], "text": "\n".join(gone)}]}, run,
                                 by_failing_run=False)  # fmt: skip
-        st.ready.append(episode)
-        if self.record:
-            self.judged_episodes.append(episode)
+        self._hand_out(st, episode)  # not `_resolved`: no failed call of its own to count or credit
         if kept:
             rest = "\n".join(ln for ln in text.splitlines() if output.fold(ln) in printed)
             entry = {**err["errors"][-1], "text": rest}
@@ -533,6 +531,10 @@ class Engine:
         self.resolved += 1
         self.resolved_ids.extend(e["id"] for e in err["errors"])
         self.verdicts.setdefault(str(err["last"]["id"]), "helped")
+        self._hand_out(st, episode)
+
+    def _hand_out(self, st: Stream, episode: Episode) -> None:
+        """The episode goes out at the turn's end (and is kept for fitting when recording)."""
         st.ready.append(episode)
         if self.record:
             self.judged_episodes.append(episode)
@@ -831,15 +833,10 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "other_tool": float(ep.failed.tool not in PATH_TOOLS and ep.failed.tool != "Bash"),
         # the share of words the failing and the passing command have in common: a rerun of the check after
         # a fix keeps them all; a command that only shares one segment of a compound line keeps few
-        "command_overlap": _overlap(ep.failed.command.text, ep.passed.command.text),
+        "command_overlap": commands.overlap(ep.failed.command.text.split(), ep.passed.command.text.split()),
         # the same error failed again and again before the fix (trial and error rather than one lesson)
         "failures_repeated": (min(ep.failures, 5) - 1) / 4,
     }
-
-
-def _overlap(a: str, b: str) -> float:
-    wa, wb = set(a.split()), set(b.split())
-    return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
 
 
 _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})

@@ -859,10 +859,8 @@ class PgStore(StoreCore):
                 (("fp", tuple(fps), fingerprint_limit), f"ARRAY({_BY_FINGERPRINT})", (fps, fingerprint_limit))
             )
         specific, broad = _key_values(keys) if self.candidate_keys else ([], [])
-        head, head_params = (
-            "",
-            (),
-        )  # the specific keys' ids, read once for their column and the broad keys' test
+        # the specific keys' ids, read once for their column and the broad keys' test
+        head, head_params = "", ()
         if specific:
             head, head_params = (
                 f"WITH spec AS MATERIALIZED (SELECT ARRAY({_BY_KEYS}) AS ids) ",

@@ -241,3 +241,18 @@ def test_a_subject_described_in_words(flask_like: Path) -> None:
     assert "src/flask/sessions.py (TaggedJSONSerializer)" in content
     # words no single file clearly is: said so, not guessed
     assert _one("who calls the frobnicator thing", flask_like).startswith("No file or symbol named")
+
+
+def test_identifier_words_are_the_identifier_regex_words() -> None:
+    """identifier_words finds identifiers by bytes.translate + split (issue 39): the same words, in the same
+    order, as splitting each match of the identifier regex, on numbers, `$`, non-ASCII and line ends."""
+    import re
+
+    from recall_agent.architecture.words import identifier_words
+
+    source = "x = 0x1F + foo$bar; 123abc _a9 __init__\nparseHTTPResponse(é_name, naïve) 42 $el\r\nkref_put\n"
+    expected: dict[str, None] = {}
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_$][A-Za-z0-9_$]*", source)):
+        expected.update(dict.fromkeys(split_identifier(name)))
+    assert identifier_words(source.encode()) == " ".join(expected)
+    assert "x1f" in expected and "parse" in expected and "kref" in expected

@@ -99,7 +99,8 @@ def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
     [
         ("git push", "git push --set-upstream origin feat", "`git push --set-upstream origin feat` instead of `git push`"),
         ("cd testbed && pytest -x", "pytest -x", "ran it without `cd testbed` (the shell was already there)"),
-        ("pytest -x", "cd testbed && pytest -x", "ran it from `testbed`"),
+        ("pytest -x", "cd testbed && pytest -x", "ran it after `cd testbed`"),
+        ("python -m pytest t.py -v", "pytest t.py -v", "ran it without `python -m` (`pytest t.py -v`)"),
         ("pytest -x", "pytest -x", None),
     ],
 )  # fmt: skip

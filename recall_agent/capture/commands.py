@@ -470,7 +470,7 @@ def change(before: Command, after: Command) -> str | None:
         return None
     if _real(before) == _real(after):  # the same checks: the folder or the setup around them changed
         if after.cwd and after.cwd != before.cwd:
-            return f"ran it from `{after.cwd}`"
+            return f"ran it after `cd {after.cwd}`"
         dropped = [c.key for c in before.checks if c.setup and c not in after.checks]
         if before.cwd and not after.cwd:
             dropped.insert(0, f"cd {before.cwd}")
@@ -480,6 +480,9 @@ def change(before: Command, after: Command) -> str | None:
         if dropped:
             return f"ran it without `{'; '.join(dropped)}`{ALREADY_THERE}"
         return None
+    dropped = _only_dropped(before, after)
+    if dropped:
+        return f"ran it without `{dropped}` (`{_shown(after)}`)"
     moved = before.cwd != after.cwd
     shown_after, shown_before = _shown(after, moved), _shown(before, moved)
     if shown_after != shown_before and not shown_after.endswith("…"):
@@ -495,6 +498,24 @@ def change(before: Command, after: Command) -> str | None:
             return segment
     shown_before, shown_after = differing(full_before, full_after)
     return f"`{shown_after}` instead of `{shown_before}`"
+
+
+def _only_dropped(before: Command, after: Command) -> str | None:
+    """The words `after` left out of `before` when that is all that changed (`python -m pytest x` ->
+    `pytest x`: `python -m`; `gh pr create … --label patch` -> `gh pr create …`: `--label patch`), the
+    leading `cd DIR` and the checks compared, output plumbing not; None when anything was added or
+    replaced. "X instead of Y" hides such a difference in two long lines that look alike."""
+    import difflib
+
+    def words(cmd: Command) -> list[str]:
+        return [*(["cd", cmd.cwd, "&&"] if cmd.cwd else []), *" && ".join(_real(cmd)).split()]
+
+    a, b = words(before), words(after)
+    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not b or not ops or any(op[0] != "delete" for op in ops):
+        return None
+    gone = [" ".join(a[i1:i2]).removesuffix(" &&").removeprefix("&& ") for _, i1, i2, _, _ in ops]
+    return _cut(" … ".join(g for g in gone if g), 80) or None
 
 
 def _changed_segment(before: Command, after: Command) -> str | None:

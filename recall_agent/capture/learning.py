@@ -238,8 +238,11 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
             f"{missing or 'The missing path'} did not exist: created it with `{_cut(episode.created_by)}`."
         )
     if episode.inside and not episode.changes:
+        lesson = _inside_lesson(episode)
         parts.append(
-            f"The shell was already in `{episode.inside}` (the folder carries over between calls)"
+            f"The shell was already in `{episode.inside}` (the folder carries over between calls): {lesson}."
+            if lesson
+            else f"The shell was already in `{episode.inside}` (the folder carries over between calls)"
             + (f": {episode.command_change.removesuffix(ALREADY_THERE)}." if episode.command_change else ".")
         )
     elif episode.command_change and not episode.changes:
@@ -250,6 +253,27 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
     if parts and fix_kind(episode) == "environment":
         return "Environment: " + " ".join(parts)
     return " ".join(parts)
+
+
+def _inside_lesson(episode: Episode) -> str | None:
+    """What the failing command did that the shell being inside the folder already undid, said as what to
+    leave out: its `cd testbed` (`cd testbed && pytest`), else the folder's prefix on its paths (`ls
+    testbed/sympy`). Whatever run later passed, that is the fix a later session needs."""
+    folder = episode.inside or ""
+    failed, passed = episode.failed.command, episode.passed.command
+    if passed.cwd and passed.cwd != failed.cwd:
+        return None  # it went somewhere else by its own `cd` (a full path): the changed command says where
+    cds = [c.targets[0] for c in failed.checks if c.family == "cd" and c.targets]
+    for target in [*([failed.cwd] if failed.cwd else []), *cds]:
+        if target.removeprefix("./").split("/", 1)[0] == folder:
+            return f"ran it without `cd {_cut(target, 80)}`"
+    prefixed = [
+        m.removeprefix("./") for m in episode.missing if m.removeprefix("./").startswith(folder + "/")
+    ]
+    if prefixed and prefixed[0].rstrip("/") != folder:
+        inner = prefixed[0][len(folder) + 1 :]
+        return f"used the paths without their `{folder}/` prefix (`{_cut(inner, 80)}` for `{_cut(prefixed[0], 80)}`)"
+    return None
 
 
 def fix_kind(episode: Episode) -> str:

@@ -3,6 +3,7 @@ but not said, written as the client writes transcripts and read by the real engi
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from pathlib import Path
@@ -124,3 +125,154 @@ def test_a_full_path_cd_keeps_the_changed_command(tmp_path: Path) -> None:
         ],
     )  # fmt: skip
     assert "`cd ./w/testbed/test_epub`" in first
+
+
+# ---------------------------------------------------------------------- source edits
+
+
+def _edit(w: TranscriptWriter, root: Path, rel: str, old: str, new: str) -> None:
+    """An Edit as the client records it: the call, and a result with the file as it was (`originalFile`) and
+    the hunks of the change with three lines of context (`structuredPatch`); the file on disk changes."""
+    file = root / rel
+    original = file.read_text()
+    assert original.count(old) == 1
+    updated = original.replace(old, new)
+    a, b = original.splitlines(), updated.splitlines()
+    hunks = []
+    for group in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_grouped_opcodes(3):
+        i1, j1 = group[0][1], group[0][3]
+        i2, j2 = group[-1][2], group[-1][4]
+        lines = []
+        for tag, x1, x2, y1, y2 in group:
+            if tag == "equal":
+                lines += [" " + ln for ln in a[x1:x2]]
+            else:
+                lines += ["-" + ln for ln in a[x1:x2]] + ["+" + ln for ln in b[y1:y2]]
+        hunks.append(
+            {"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1, "newLines": j2 - j1, "lines": lines}
+        )
+    file.write_text(updated)
+    result = {"filePath": str(file), "oldString": old, "newString": new, "originalFile": original,
+              "structuredPatch": hunks, "userModified": False, "replaceAll": False}  # fmt: skip
+    w.tool("Edit", {"file_path": str(file), "old_string": old, "new_string": new},
+           f"The file {file} has been updated.", result=result)  # fmt: skip
+
+
+def _edit_session(tmp_path: Path, files: dict[str, str], edits: list[tuple[str, str, str]], test: str) -> str:
+    """A failing test run, the edits, the same run passing: the stored learning's first line."""
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-edits", str(tmp_path))
+    w.prompt("fix the failing test")
+    error = "Exit code 1\nE   AttributeError: 'Exists' object is not subscriptable\nFAILED tests/queries/test_q.py::test_q_and_exists"
+    w.bash(test, error, exit_code=1)
+    for rel, old, new in edits:
+        _edit(w, tmp_path, rel, old, new)
+    w.bash(test, "12 passed in 0.31s")
+    engine = Engine()
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    ctx = learning.Context(session_id="sess-edits", root=str(tmp_path), branch="main", repo="django")
+    (found,) = [b for e in engine.episodes() if (b := learning.build(e, ctx))]
+    first = found["resolution_summary"].splitlines()[0]
+    assert len(first) <= FIX_LINE_MAX and not first.endswith("…"), first
+    return first
+
+
+QUERY_UTILS = (
+    "class Q(tree.Node):\n"
+    "    def deconstruct(self):\n"
+    "        path = '%s.%s' % (self.__class__.__module__, self.__class__.__name__)\n"
+    "        args, kwargs = (), {}\n"
+    "        if len(self.children) == 1 and not isinstance(self.children[0], Q):\n"
+    "            child = self.children[0]\n"
+    "            kwargs = {child[0]: child[1]}\n"
+    "        else:\n"
+    "            args = tuple(self.children)\n"
+    "        return path, args, kwargs\n"
+)
+TEST_Q = (
+    "from django.db.models import F, Q\nfrom django.test import SimpleTestCase\n\n\nclass QTests(SimpleTestCase):\n"
+    + "".join(
+        f"    def test_reconstruct_{i}(self):\n        q = Q(price__gt=F('discounted_price_{i}'))\n"
+        f"        path, args, kwargs = q.deconstruct()\n        self.assertEqual(Q(*args, **kwargs), q)\n\n"
+        for i in range(8)
+    )
+)
+
+
+def test_the_source_fix_comes_before_a_big_test_edit(tmp_path: Path) -> None:
+    """swecb 486d21b7: the test file was edited first with a big hunk, the library's one-line fix second;
+    the line showed the test hunk from its unchanged start and cut the fix off."""
+    big_new = TEST_Q.replace(
+        "from django.db.models import F, Q", "from django.db.models import Exists, F, Q"
+    ) + (
+        "\n\nclass QWithExistsTests(SimpleTestCase):\n    def test_q_and_exists(self):\n"
+        + "        q = Q(Exists(Item.objects.all())) & Q(x=1)\n" * 6
+    )
+    first = _edit_session(
+        tmp_path,
+        {"django/db/models/query_utils.py": QUERY_UTILS, "tests/queries/test_q.py": TEST_Q},
+        [
+            ("tests/queries/test_q.py", TEST_Q, big_new),
+            ("django/db/models/query_utils.py", "            kwargs = {child[0]: child[1]}\n",
+             "            if isinstance(child, tuple):\n                kwargs = {child[0]: child[1]}\n"
+             "            else:\n                args = (child,)\n"),
+        ],
+        "python -m pytest tests/queries/test_q.py",
+    )  # fmt: skip
+    assert first.startswith("Changed `django/db/models/query_utils.py` (`Q.deconstruct`): ")
+    assert "args = (child,)" in first and "`tests/queries/test_q.py`" in first
+
+
+RUN_PY = (
+    "from pylint import config\n"
+    "from pylint.config.exceptions import ArgumentPreprocessingError\n"
+    "from pylint.config.utils import _preprocess_options\n\n\n"
+    "class Run:\n"
+    '    """Helper class to use as main for pylint."""\n\n'
+    "    def __init__(\n"
+    "        self,\n"
+    "        args,\n"
+    "        reporter=None,\n"
+    "    ) -> None:\n"
+    + "        linter.load_default_plugins()\n"
+    * 30
+    + "        args = _config_initialization(\n"
+    "            linter, args, reporter, config_file=self._rcfile\n"
+    "        )\n"
+    "        linter.run(args)\n"
+)
+
+
+def test_a_fix_in_two_places_names_the_function_and_shows_both(tmp_path: Path) -> None:
+    """swecb 2ae56e98: an import at the top and a try/except in `Run.__init__` (whose signature spans
+    several lines): the line named no function and showed the imports, the fix cut off."""
+    first = _edit_session(
+        tmp_path,
+        {"pylint/lint/run.py": RUN_PY},
+        [
+            ("pylint/lint/run.py", "import ArgumentPreprocessingError\n",
+             "import ArgumentPreprocessingError, _UnrecognizedOptionError\n"),
+            ("pylint/lint/run.py", "        args = _config_initialization(\n            linter, args, reporter, config_file=self._rcfile\n        )\n",
+             "        try:\n            args = _config_initialization(\n                linter, args, reporter, config_file=self._rcfile\n"
+             "            )\n        except _UnrecognizedOptionError:\n            sys.exit(32)\n"),
+        ],
+        "python -m pytest tests/test_self.py",
+    )  # fmt: skip
+    assert "`pylint/lint/run.py` (`Run.__init__`)" in first
+    assert "ArgumentPreprocessingError, _UnrecognizedOptionError" in first and "sys.exit(32)" in first
+    assert "linter.load_default_plugins()" not in first  # the lines both sides keep are not shown
+
+
+def test_a_config_file_names_its_section(tmp_path: Path) -> None:
+    """A TOML edit names the table it changed (`tool.mypy.overrides`), as a source edit names its function."""
+    toml = '[project]\nname = "shop"\n\n[[tool.mypy.overrides]]\nmodule = ["respx.*"]\nignore_missing_imports = true\n'
+    first = _edit_session(
+        tmp_path,
+        {"pyproject.toml": toml},
+        [("pyproject.toml", 'module = ["respx.*"]\n', 'module = ["respx.*", "structlog.*"]\n')],
+        "mypy src",
+    )
+    assert first.startswith("Changed `pyproject.toml` (`tool.mypy.overrides`): ")

@@ -18,6 +18,7 @@ from typing import Any
 
 CHANGE_MAX = 160  # characters of old / new text kept for the summary
 SYMBOLS_MAX = 6
+DIFF_CELLS_MAX = 250_000  # lines × lines of the two sides' changed middle a line diff may cost
 
 _DEF = re.compile(
     r"^(?P<indent>[ \t]*)(?:(?:export|default|public|private|protected|static|async|final|abstract|override|"
@@ -29,6 +30,7 @@ _DEF = re.compile(
 _NAME_IN_NEW = re.compile(
     r"^[ \t]*(?:async\s+)?(?:def|class|function|func|fn)\s+(?:\([^)]{0,80}\)\s*)?([A-Za-z_$][\w$]*)", re.M
 )
+_CLOSERS = frozenset(")]}")
 _NOT_METHODS = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "else", "elif", "try"})
 
 
@@ -131,32 +133,57 @@ def fold(earlier: FileChange, later: FileChange) -> FileChange:
     return FileChange(earlier.path, False, symbols, old, new, earlier.edits + 1)
 
 
-def describe(change: FileChange) -> str:
-    """`old` → `new`, each cut to the lines that differ and to CHANGE_MAX characters."""
+def describe(change: FileChange, limit: int = CHANGE_MAX, places: int = 1) -> str:
+    """What changed: each place that differs as `old` → `new` (`added …`, `removed …`), each side cut to
+    `limit` characters, the lines both sides keep left out. One place (the first) by default: the form the
+    fix evidence keeps and the self-check reads (`selfcheck.parse_change`); with `places` > 1 (a summary),
+    as many more as fit in about `2 × limit` characters, and how many were left out."""
     if change.created:
         return "created"
-    old, new = _differing(change.old, change.new)
-    if not old and new:
-        return f"added `{_cut(new)}`"
-    if old and not new:
-        return f"removed `{_cut(old)}`"
-    return f"`{_cut(old)}` → `{_cut(new)}`"
+    found = _differing(change.old, change.new)
+    if not found:
+        return "no change"
+    if places == 1:
+        found = found[:1]
+    shown: list[str] = []
+    budget = 2 * limit + len(" → ``") * 2
+    for n, (old, new) in enumerate(found[:places]):
+        side = limit if n == 0 else min(limit, (budget - len(" … ".join(shown))) // 2 - 6)
+        if n and side < 12:
+            break
+        one_side = side * 2 if places > 1 else side  # a summary's room is for both sides
+        if not old:
+            shown.append(f"added `{_cut(new, one_side)}`")
+        elif not new:
+            shown.append(f"removed `{_cut(old, one_side)}`")
+        else:
+            shown.append(f"`{_cut(old, side)}` → `{_cut(new, side)}`")
+    left = len(found) - len(shown)
+    return " … ".join(shown) + (f" (and {left} more place{'s' if left > 1 else ''})" if left else "")
 
 
-def _differing(old: str, new: str) -> tuple[str, str]:
-    """The lines of `old` and `new` between their common first and last lines."""
+def _differing(old: str, new: str) -> list[tuple[str, str]]:
+    """The places where `old` and `new` differ, by a line diff, each as (its old lines, its new lines): the
+    lines both sides keep are left out, so a big hunk is not shown from its unchanged start."""
+    import difflib
+
     a = [ln.strip() for ln in old.splitlines() if ln.strip()]
     b = [ln.strip() for ln in new.splitlines() if ln.strip()]
     while a and b and a[0] == b[0]:
         a, b = a[1:], b[1:]
     while a and b and a[-1] == b[-1]:
         a, b = a[:-1], b[:-1]
-    return " ".join(a), " ".join(b)
+    if not a and not b:
+        return []
+    if len(a) * len(b) > DIFF_CELLS_MAX:  # a file rewritten whole: the diff would cost too much CPU
+        return [(" ".join(a), " ".join(b))]
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    return [(" ".join(a[i1:i2]), " ".join(b[j1:j2])) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
 
 
-def _cut(text: str) -> str:
+def _cut(text: str, limit: int = CHANGE_MAX) -> str:
     text = " ".join(text.split()).replace("`", "'")
-    return text if len(text) <= CHANGE_MAX else text[: CHANGE_MAX - 1] + "…"
+    return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
 
 
 def _norm(text: str) -> str:
@@ -196,14 +223,26 @@ def _symbols_at(original: str, line: int | None, new: str) -> list[str]:
     definition the new text adds."""
     found: list[str] = []
     if original and line:
-        found = [_enclosing(original.splitlines(), line - 1)] if original else []
-        found = [f for f in found if f]
+        lines = original.splitlines()
+        found = [f for f in (_enclosing(lines, line - 1) or _section(lines, line - 1),) if f]
     added = [m for m in _NAME_IN_NEW.findall(new) if m]
     if added:
         outer = found[0].rsplit(".", 1)[0] if found and "." in found[0] else (found[0] if found else "")
         prefix = outer + "." if outer and not _defines_class(new, added[0]) else ""
         found = [*(f"{prefix}{a}" for a in added[:SYMBOLS_MAX]), *found]
     return list(dict.fromkeys(found))[:SYMBOLS_MAX]
+
+
+_SECTION = re.compile(r"^\[\[?([A-Za-z_][\w.\-]{0,100})\]\]?[ \t]*(?:#.*)?$")
+
+
+def _section(lines: list[str], index: int) -> str:
+    """The TOML / INI section a line of a configuration file is in (`tool.mypy.overrides`)."""
+    for line in reversed(lines[max(0, index - 2000) : index + 1]):
+        m = _SECTION.match(line)
+        if m:
+            return m.group(1)
+    return ""
 
 
 def _defines_class(new: str, name: str) -> bool:
@@ -218,8 +257,8 @@ def _enclosing(lines: list[str], index: int) -> str:
     limit = _indent(lines[index]) if lines[index].strip() else 10**6
     for i in range(index, max(-1, index - 2000), -1):
         line = lines[i]
-        if not line.strip():
-            continue
+        if not line.strip() or line.lstrip()[:1] in _CLOSERS:
+            continue  # a closing line (`) -> None:` of a signature over several lines) opens nothing
         width = _indent(line)
         if width >= limit and i != index:
             continue

@@ -218,15 +218,6 @@ def summarize(episode: Episode, files: list[str]) -> str:
 
 def _fix_line(episode: Episode, files: list[str]) -> str:
     parts = []
-    if episode.changes:
-        described = []
-        for change, path in zip(episode.changes, files, strict=True):
-            where = f"`{path}`" + (f" (`{', '.join(change.symbols[:3])}`)" if change.symbols else "")
-            described.append(f"{where}: {edits.describe(change)}")
-        shown = "; ".join(described[:3]) + (
-            f"; and {len(described) - 3} more file(s)" if len(described) > 3 else ""
-        )
-        parts.append(f"Changed {shown}.")
     packages = packages_of(episode.installs)
     if packages:
         parts.append("Installed " + ", ".join(f"`{p}`" for p in packages[:5]) + ".")
@@ -252,7 +243,55 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
         parts.append(f"Ran {ran} before it.")
     if parts and fix_kind(episode) == "environment":
         return "Environment: " + " ".join(parts)
+    if episode.changes:
+        rest = sum(len(p) + 1 for p in parts)
+        parts.insert(0, _changed(episode, files, FIX_LINE_MAX - rest))
     return " ".join(parts)
+
+
+FILES_SHOWN = 3
+PLACES_SHOWN = 3  # places of one file's change shown, as they fit
+CHANGE_SIDE_MIN = 24  # characters of old and of new text below which a file is named without its change
+
+
+def _changed(episode: Episode, files: list[str], room: int) -> str:
+    """`Changed `a.py` (`f`): `old` → `new`; `b.py` …` within `room` characters: the project's source files
+    first, then tests, then files the session created; each shown file named with its functions before any
+    change text is shown, the old → new text cut to share what is left (never the next file's name)."""
+    pairs = sorted(zip(episode.changes, files, strict=True), key=lambda cp: _rank(cp[0], cp[1], episode))
+    shown = pairs[:FILES_SHOWN]
+    more = f"; and {len(pairs) - FILES_SHOWN} more file(s)" if len(pairs) > FILES_SHOWN else ""
+    room -= len("Changed .") + len(more) + 2 * (len(shown) - 1)
+    per_file = max(1, room // len(shown))
+    described = []
+    for change, path in shown:
+        where = f"`{path}`" + (f" (`{_symbols(change.symbols, per_file // 2)}`)" if change.symbols else "")
+        side = (per_file - len(where) - len(": `` → ``")) // 2
+        if change.created or side >= CHANGE_SIDE_MIN:
+            described.append(f"{where}: {edits.describe(change, min(side, edits.CHANGE_MAX), PLACES_SHOWN)}")
+        else:
+            described.append(where)
+    return f"Changed {'; '.join(described)}{more}."
+
+
+def _rank(change: edits.FileChange, path: str, episode: Episode) -> int:
+    """0 the project's source, 1 its tests, 2 a file the session created (a script, a new test)."""
+    if change.created or change.path in episode.created:
+        return 2
+    return 1 if edits.TEST_FILE.search(path) else 0
+
+
+def _symbols(symbols: list[str], room: int) -> str:
+    """As many of the changed functions as fit in `room` (at least one), the first whole and the rest
+    without the class they share with it (`T.test_a, test_b`)."""
+    outer = symbols[0].rsplit(".", 1)[0] + "." if "." in symbols[0] else ""
+    names = [symbols[0], *(s.removeprefix(outer) if outer else s for s in symbols[1:])]
+    text = names[0]
+    for name in names[1:]:
+        if len(text) + 2 + len(name) > room:
+            break
+        text += ", " + name
+    return text
 
 
 def _inside_lesson(episode: Episode) -> str | None:

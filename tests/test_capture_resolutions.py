@@ -276,3 +276,38 @@ def test_a_config_file_names_its_section(tmp_path: Path) -> None:
         "mypy src",
     )
     assert first.startswith("Changed `pyproject.toml` (`tool.mypy.overrides`): ")
+
+
+def test_the_folder_itself_from_inside_it_is_dot(tmp_path: Path) -> None:
+    """swecb 84421cd0: inside testbed, `ls -la testbed` names nothing; the lesson is `.` for `testbed`."""
+    first = _fix_line(
+        tmp_path,
+        [
+            ("cd testbed && git checkout 4da0b645", "HEAD is now at 4da0b645", 0),
+            ("ls -la testbed", "Exit code 1\nls: testbed: No such file or directory", 1),
+            ("pwd && ls -la", "/work/testbed\nsympy\nsetup.py", 0),
+        ],
+    )  # fmt: skip
+    assert first.endswith("used the paths without their `testbed/` prefix (`.` for `testbed`).")
+
+
+def test_steps_before_the_check_are_all_named_within_the_line(tmp_path: Path) -> None:
+    """oh-my-posh c0fff321: a benchmark timed out after two minutes; two long steps ran before the check
+    passed with fewer iterations. Each step is named by its start (`timeout 60 go test`, not its `cd`), the
+    line is not cut."""
+    loop = "; ".join(
+        f"echo {n}; timeout 60 go test -run=^$ -bench=BenchmarkEnginePrimary -benchtime={n}x ."
+        for n in range(4)
+    )
+    first = _fix_line(
+        tmp_path,
+        [
+            ("go test -run=^$ -bench=BenchmarkEnginePrimary -benchmem -benchtime=200000x .", "Command timed out after 2m 0s", 1),
+            ("cd D:/oh-my-posh/src/prompt && timeout 60 go test -run=^$ -bench=BenchmarkEnginePrimary -benchmem -benchtime=20000x . 2>&1 | tail -10",
+             "BenchmarkEnginePrimary-8 20000 52311 ns/op", 0),
+            (f"cd D:/oh-my-posh/src/prompt && {loop}", "BenchmarkEnginePrimary-8", 0),
+            ("go test -run=^$ -bench=BenchmarkEnginePrimary -benchmem -benchtime=64000x " + "-memprofile=\"$TEMP/mem.out\" " * 3 + ".",
+             "BenchmarkEnginePrimary-8 64000 51000 ns/op\nok", 0),
+        ],
+    )  # fmt: skip
+    assert "Ran `timeout 60 go test" in first and " then `echo 0;" in first and first.endswith(" before it.")

@@ -137,29 +137,43 @@ def describe(change: FileChange, limit: int = CHANGE_MAX, places: int = 1) -> st
     """What changed: each place that differs as `old` → `new` (`added …`, `removed …`), each side cut to
     `limit` characters, the lines both sides keep left out. One place (the first) by default: the form the
     fix evidence keeps and the self-check reads (`selfcheck.parse_change`); with `places` > 1 (a summary),
-    as many more as fit in about `2 × limit` characters, and how many were left out."""
+    as many more as fit in `2 × limit` characters, then how many were left out (MORE_MAX characters more)."""
     if change.created:
         return "created"
     found = _differing(change.old, change.new)
     if not found:
         return "no change"
+    total = 2 * limit + len("`` → ``")  # what one place shows at most; more places share it
+    shown = [_place(*found[0], limit, both=places > 1)]
     if places == 1:
-        found = found[:1]
-    shown: list[str] = []
-    budget = 2 * limit + len(" → ``") * 2
-    for n, (old, new) in enumerate(found[:places]):
-        side = limit if n == 0 else min(limit, (budget - len(" … ".join(shown))) // 2 - 6)
-        if n and side < 12:
+        return shown[0]
+    for old, new in found[1:places]:
+        left = len(found) - len(shown) - 1
+        room = total - len(" … ".join(shown)) - len(" … ") - (len(_more(left)) if left else 0)
+        if room < 2 * PLACE_SIDE_MIN + len("`` → ``"):
             break
-        one_side = side * 2 if places > 1 else side  # a summary's room is for both sides
-        if not old:
-            shown.append(f"added `{_cut(new, one_side)}`")
-        elif not new:
-            shown.append(f"removed `{_cut(old, one_side)}`")
-        else:
-            shown.append(f"`{_cut(old, side)}` → `{_cut(new, side)}`")
+        shown.append(_place(old, new, (room - len("`` → ``")) // 2, both=True))
     left = len(found) - len(shown)
-    return " … ".join(shown) + (f" (and {left} more place{'s' if left > 1 else ''})" if left else "")
+    return " … ".join(shown) + (_more(left) if left else "")
+
+
+MORE_MAX = len(" (and 999 more places)")
+PLACE_SIDE_MIN = 12  # characters of a further place's old and new text, below which it is counted, not shown
+
+
+def _place(old: str, new: str, side: int, both: bool) -> str:
+    """One place as `old` → `new`, `added …` or `removed …`; `both`: one-sided text may take both sides'
+    room (a summary's), else one side's (the evidence's form)."""
+    one = max(1, side * 2 - 3) if both else side  # `removed ``` costs what `` → `` does, and 3 more
+    if not old:
+        return f"added `{_cut(new, one)}`"
+    if not new:
+        return f"removed `{_cut(old, one)}`"
+    return f"`{_cut(old, side)}` → `{_cut(new, side)}`"
+
+
+def _more(left: int) -> str:
+    return f" (and {left} more place{'s' if left > 1 else ''})"
 
 
 def _differing(old: str, new: str) -> list[tuple[str, str]]:

@@ -239,14 +239,39 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
     elif episode.command_change and not episode.changes:
         parts.append(f"Fixed by the command: {episode.command_change}.")
     if episode.steps and not episode.changes and not episode.created_by:
-        ran = " then ".join(f"`{_cut(s)}`" for s in episode.steps)
-        parts.append(f"Ran {ran} before it.")
+        room = FIX_LINE_MAX - len("Environment: ") - sum(len(p) + 1 for p in parts)
+        parts.append(_steps(episode.steps, room))
     if parts and fix_kind(episode) == "environment":
         return "Environment: " + " ".join(parts)
     if episode.changes:
         rest = sum(len(p) + 1 for p in parts)
         parts.insert(0, _changed(episode, files, FIX_LINE_MAX - rest))
     return " ".join(parts)
+
+
+STEP_MIN = 24  # characters of a step below which it is counted, not shown
+
+
+def _steps(steps: list[str], room: int) -> str:
+    """`Ran `a` then `b` before it.` in `room` characters: every step's start shown when they fit (what a
+    command is, `npm install`, `timeout 60 go test`, is at its start), the room shared among them; else
+    the steps nearest the check, the earlier ones counted."""
+    for n in range(len(steps), 0, -1):
+        more = f" (and {len(steps) - n} earlier)" if n < len(steps) else ""
+        free = room - len("Ran  before it.") - len(more) - (n - 1) * len(" then ") - 2 * n
+        if free // n >= STEP_MIN or n == 1:
+            each = max(STEP_MIN, min(120, free // n))
+            shown = [f"`{_cut(_without_cd(x), each)}`" for x in steps[-n:]]
+            return f"Ran {' then '.join(shown)}{more} before it."
+    return ""
+
+
+_LEADING_CD = re.compile(r"^\s*cd +(?:\"[^\"]*\"|'[^']*'|\S+) *(?:&&|;) *")
+
+
+def _without_cd(command: str) -> str:
+    """A step without its leading `cd DIR &&` (the evidence keeps it): what it ran is what a reader needs."""
+    return _LEADING_CD.sub("", command, count=1) or command
 
 
 FILES_SHOWN = 3
@@ -266,7 +291,7 @@ def _changed(episode: Episode, files: list[str], room: int) -> str:
     described = []
     for change, path in shown:
         where = f"`{path}`" + (f" (`{_symbols(change.symbols, per_file // 2)}`)" if change.symbols else "")
-        side = (per_file - len(where) - len(": `` → ``")) // 2
+        side = (per_file - len(where) - len(": `` → ``") - edits.MORE_MAX) // 2
         if change.created or side >= CHANGE_SIDE_MIN:
             described.append(f"{where}: {edits.describe(change, min(side, edits.CHANGE_MAX), PLACES_SHOWN)}")
         else:
@@ -306,12 +331,11 @@ def _inside_lesson(episode: Episode) -> str | None:
     for target in [*([failed.cwd] if failed.cwd else []), *cds]:
         if target.removeprefix("./").split("/", 1)[0] == folder:
             return f"ran it without `cd {_cut(target, 80)}`"
-    prefixed = [
-        m.removeprefix("./") for m in episode.missing if m.removeprefix("./").startswith(folder + "/")
-    ]
-    if prefixed and prefixed[0].rstrip("/") != folder:
-        inner = prefixed[0][len(folder) + 1 :]
-        return f"used the paths without their `{folder}/` prefix (`{_cut(inner, 80)}` for `{_cut(prefixed[0], 80)}`)"
+    # `testbed/x` is `x` from inside it, and `testbed` itself (`find testbed`, `pip install -e ./testbed`) is `.`
+    named = [m for m in episode.missing if m.removeprefix("./").split("/", 1)[0] == folder]
+    if named:
+        inner = named[0].removeprefix("./").removeprefix(folder).lstrip("/") or "."
+        return f"used the paths without their `{folder}/` prefix (`{_cut(inner, 80)}` for `{_cut(named[0], 80)}`)"
     return None
 
 

@@ -241,6 +241,7 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
     if episode.steps and not episode.changes and not episode.created_by:
         room = FIX_LINE_MAX - len("Environment: ") - sum(len(p) + 1 for p in parts)
         parts.append(_steps(episode.steps, room))
+        parts = [p for p in parts if p]
     if parts and fix_kind(episode) == "environment":
         return "Environment: " + " ".join(parts)
     if episode.changes:
@@ -259,11 +260,11 @@ def _steps(steps: list[str], room: int) -> str:
     for n in range(len(steps), 0, -1):
         more = f" (and {len(steps) - n} earlier)" if n < len(steps) else ""
         free = room - len("Ran  before it.") - len(more) - (n - 1) * len(" then ") - 2 * n
-        if free // n >= STEP_MIN or n == 1:
-            each = max(STEP_MIN, min(120, free // n))
-            shown = [f"`{_cut(_without_cd(x), each)}`" for x in steps[-n:]]
+        if free // n >= STEP_MIN:
+            shown = [f"`{_cut(_without_cd(x), min(120, free // n))}`" for x in steps[-n:]]
             return f"Ran {' then '.join(shown)}{more} before it."
-    return ""
+    counted = f"Ran {len(steps)} other command{'s' if len(steps) > 1 else ''} before it."
+    return counted if len(counted) <= room else ""
 
 
 _LEADING_CD = re.compile(r"^\s*cd +(?:\"[^\"]*\"|'[^']*'|\S+) *(?:&&|;) *")

@@ -511,8 +511,10 @@ def _only_dropped(before: Command, after: Command) -> str | None:
         return [*(["cd", cmd.cwd, "&&"] if cmd.cwd else []), *" && ".join(_real(cmd)).split()]
 
     a, b = words(before), words(after)
+    if not b or len(b) >= len(a) or not set(b) <= set(a):  # nothing was only left out (most pairs: no diff)
+        return None
     ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if not b or not ops or any(op[0] != "delete" for op in ops):
+    if not ops or any(op[0] != "delete" for op in ops):
         return None
     gone = [" ".join(a[i1:i2]).removesuffix(" &&").removeprefix("&& ") for _, i1, i2, _, _ in ops]
     return _cut(" … ".join(g for g in gone if g), 80) or None

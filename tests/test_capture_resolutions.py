@@ -4,8 +4,10 @@ but not said, written as the client writes transcripts and read by the real engi
 from __future__ import annotations
 
 import difflib
+import random
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -311,3 +313,56 @@ def test_steps_before_the_check_are_all_named_within_the_line(tmp_path: Path) ->
         ],
     )  # fmt: skip
     assert "Ran `timeout 60 go test" in first and " then `echo 0;" in first and first.endswith(" before it.")
+
+
+def test_a_change_text_stays_within_its_room_and_the_evidence_keeps_one_place() -> None:
+    """Every place is counted or shown within `2 × limit` (+ the count); the evidence's form (one place) is
+    what the self-check parses, whatever the summary shows."""
+    from recall_agent.capture import edits
+    from recall_agent.selfcheck import parse_change
+
+    rng = random.Random(7)
+    for _ in range(400):
+        old = [f"line {rng.randint(0, 30)} " + "x" * rng.randint(0, 80) for _ in range(rng.randint(0, 30))]
+        new = list(old)
+        for _ in range(rng.randint(1, 6)):
+            new.insert(rng.randint(0, len(new)), "new " + "y" * rng.randint(0, 200))
+            if new and rng.random() < 0.5:
+                new.pop(rng.randint(0, len(new) - 1))
+        change = edits.FileChange("f.py", old="\n".join(old), new="\n".join(new))
+        for limit in (12, 40, 160):
+            summary = edits.describe(change, limit, places=3)
+            assert len(summary) <= 2 * limit + len("`` → ``") + edits.MORE_MAX, summary
+            evidence = edits.describe(change, limit)
+            assert "more place" not in evidence and " … " not in evidence.replace("…`", "`")
+            assert parse_change(evidence)[0] in ("replace", "added", "removed", "none")
+    two = edits.FileChange("run.py", old="import A\nx = 1\n" + "keep\n" * 20 + "y = 2\n",
+                           new="import A, B\nx = 1\n" + "keep\n" * 20 + "y = 3\n")  # fmt: skip
+    assert edits.describe(two) == "`import A` → `import A, B`"
+    assert edits.describe(two, places=3) == "`import A` → `import A, B` … `y = 2` → `y = 3`"
+    assert parse_change(edits.describe(two)) == ("replace", "import A", "import A, B")
+
+
+def test_a_file_rewritten_whole_is_not_diffed_line_by_line() -> None:
+    """A Write over a big file: past DIFF_CELLS_MAX the changed middle is shown as one place (no quadratic
+    line diff on the hook's path)."""
+    from recall_agent.capture import edits
+
+    old = "\n".join(f"a{i}" for i in range(2000))
+    new = "\n".join(f"b{i}" for i in range(2000))
+    started = time.process_time()
+    shown = edits.describe(edits.FileChange("big.py", old=old, new=new), places=3)
+    assert time.process_time() - started < 0.5
+    assert shown.startswith("`a0 a1 a2") and " … " not in shown.replace("…`", "`")
+
+
+def test_many_changed_functions_share_the_room_with_the_change() -> None:
+    """swecb 4fbf68ad: six test methods of one class changed; as many are named as fit in half the file's
+    room, the class said once."""
+    from recall_agent.capture.learning import _symbols
+
+    names = [f"TestShowFixtures.test_show_fixtures_{w}" for w in ("a" * 20, "b" * 20, "c" * 20, "d" * 20)]
+    assert _symbols(names, 140) == f"{names[0]}, test_show_fixtures_{'b' * 20}, test_show_fixtures_{'c' * 20}"
+    assert _symbols(names, 120) == f"{names[0]}, test_show_fixtures_{'b' * 20}"
+    assert _symbols(names, 10) == names[0]  # the first always
+    assert _symbols(["load", "save"], 40) == "load, save"

@@ -7,7 +7,6 @@ import difflib
 import random
 import re
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -344,16 +343,18 @@ def test_a_change_text_stays_within_its_room_and_the_evidence_keeps_one_place() 
 
 
 def test_a_file_rewritten_whole_is_not_diffed_line_by_line() -> None:
-    """A Write over a big file: past DIFF_CELLS_MAX the changed middle is shown as one place (no quadratic
-    line diff on the hook's path)."""
+    """A Write over a big file: past DIFF_CELLS_MAX the changed middle is shown as one place, not diffed line
+    by line (a quadratic diff on the hook's path); below it, every other line changed is many places."""
     from recall_agent.capture import edits
 
-    old = "\n".join(f"a{i}" for i in range(2000))
-    new = "\n".join(f"b{i}" for i in range(2000))
-    started = time.process_time()
-    shown = edits.describe(edits.FileChange("big.py", old=old, new=new), places=3)
-    assert time.process_time() - started < 0.5
-    assert shown.startswith("`a0 a1 a2") and " … " not in shown.replace("…`", "`")
+    def halves(n: int) -> edits.FileChange:
+        old = [f"line{i}" for i in range(n)]
+        new = [f"line{i}" if i % 2 else f"new{i}" for i in range(n)]
+        return edits.FileChange("big.py", old="\n".join(old), new="\n".join(new))
+
+    assert "more places" in edits.describe(halves(100), places=3)
+    big = edits.describe(halves(2000), places=3)
+    assert big.startswith("`line0 line1 line2") and "more place" not in big
 
 
 def test_many_changed_functions_share_the_room_with_the_change() -> None:

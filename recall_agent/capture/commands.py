@@ -370,7 +370,9 @@ def _same(want: Check, have: Check, probe: bool = False) -> bool:
     if want.family == have.family:
         if not have.targets:  # `pytest` runs everything `pytest tests/x.py` ran; `ls` does not name `ls x`
             return not probe
-        return all(any(_covers(o, t) for o in have.targets) for t in want.targets)
+        # a probe of `.` (`grep -rn other .`) looks at something else than the missing path it failed on
+        outer = [o for o in have.targets if not (probe and o.rstrip("/") in (".", ""))]
+        return bool(outer) and all(any(_covers(o, t) for o in outer) for t in want.targets)
     # the same script or targets under another interpreter / version of the program, or from another folder
     if want.program == have.program and want.program in INTERPRETERS:
         return _same_path(want.family.split(" ", 1)[-1], have.family.split(" ", 1)[-1])

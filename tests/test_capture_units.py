@@ -97,6 +97,14 @@ def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
     assert not commands.same_check(grep, commands.parse("grep -rln svg-png-compare ."), probes=True)
     assert not commands.same_check(probe, commands.parse("ls -la ."), probes=True)
     assert commands.same_check(grep, commands.parse("grep -n colorMode website"), probes=True)
+    # from inside the folder, the program that named the missing path, not the last one of the line
+    listing = commands.parse('ls build/docs && echo "=== counts ===" && echo done')
+    assert commands.uses_inner(commands.parse("ls docs"), listing, ["build/docs"], "build")
+    assert commands.uses_inner(commands.parse("ls -la"), listing, ["build/docs"], "build")
+    assert not commands.uses_inner(commands.parse("echo hi > /tmp/m.txt"), listing, ["build/docs"], "build")
+    later = commands.parse('head -3 /tmp/m.txt; echo "..."')  # `...` is go's every package, not a path
+    assert not commands.same_check(listing, later, probes=True, missing=["build/docs"])
+    assert commands.same_check(listing, commands.parse("ls build/docs/"), probes=True, missing=["build/docs"])
 
 
 @pytest.mark.parametrize(

@@ -431,7 +431,8 @@ class Engine:
             else commands.tool_command(tool, {}, err["command"])
         )
         same = commands.same_check(failure, run.command) or (
-            bool(err.get("missing")) and commands.same_check(failure, run.command, probes=True)
+            bool(err.get("missing"))
+            and commands.same_check(failure, run.command, probes=True, missing=err["missing"])
         )
         test = err.get("test")
         if not same and isinstance(test, str) and tool == "Bash":  # that test, run on its own
@@ -563,7 +564,7 @@ class Engine:
             run.command.text
             if err.get("missing")
             and failure is not None
-            and not commands.same_check(failure, run.command, probes=True)
+            and not commands.same_check(failure, run.command, probes=True, missing=err["missing"])
             and commands.creates(run.command, err["missing"])
             else None
         )

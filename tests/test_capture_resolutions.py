@@ -27,11 +27,14 @@ def _learnings(tmp_path: Path, calls: list[tuple[str, str, int]]) -> list[dict]:
     w.prompt("fix the bug")
     for command, out, code in calls:
         w.bash(command, out, exit_code=code)
-    engine = Engine()
+    engine = Engine(record=True)
     engine.feed(Transcript(w.save()).steps())
     engine.end_turn()
+    # what is tested is the text a pairing of error and fix says; whether the fitted models keep the episode
+    # moves with every refit of weights.json, so an episode they judged and dropped is read too
+    episodes = engine.episodes() or engine.judged_episodes[-1:]
     ctx = learning.Context(session_id="sess-resolutions", root=str(tmp_path), branch="main", repo="shop")
-    return [b for e in engine.episodes() if (b := learning.build(e, ctx))]
+    return [b for e in episodes if (b := learning.build(e, ctx))]
 
 
 def _fix_line(tmp_path: Path, calls: list[tuple[str, str, int]]) -> str:

@@ -92,6 +92,19 @@ def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
     assert commands.creates(commands.parse("git clone https://github.com/x/y.git testbed"), ["testbed"])
     assert commands.creates(commands.parse("mkdir -p output && ls"), ["./output/"])
     assert not commands.creates(commands.parse("ls testbed"), ["testbed"])
+    # a search of `.` for something else does not look at the path the failing probe missed
+    grep = commands.parse("grep -n colorMode -A8 website/docusaurus.config.js")
+    assert not commands.same_check(grep, commands.parse("grep -rln svg-png-compare ."), probes=True)
+    assert not commands.same_check(probe, commands.parse("ls -la ."), probes=True)
+    assert commands.same_check(grep, commands.parse("grep -n colorMode website"), probes=True)
+    # from inside the folder, the program that named the missing path, not the last one of the line
+    listing = commands.parse('ls build/docs && echo "=== counts ===" && echo done')
+    assert commands.uses_inner(commands.parse("ls docs"), listing, ["build/docs"], "build")
+    assert commands.uses_inner(commands.parse("ls -la"), listing, ["build/docs"], "build")
+    assert not commands.uses_inner(commands.parse("echo hi > /tmp/m.txt"), listing, ["build/docs"], "build")
+    later = commands.parse('head -3 /tmp/m.txt; echo "..."')  # `...` is go's every package, not a path
+    assert not commands.same_check(listing, later, probes=True, missing=["build/docs"])
+    assert commands.same_check(listing, commands.parse("ls build/docs/"), probes=True, missing=["build/docs"])
 
 
 @pytest.mark.parametrize(
@@ -472,3 +485,68 @@ def test_what_tells_trial_and_error_from_a_lesson(tmp_path: Path) -> None:
     assert pytest_run["command_overlap"] == 1.0
     assert vet["command_overlap"] == pytest.approx(3 / 7)  # go, vet, ./... of 7 words
     assert 0.0 < mcp["command_overlap"] < 1.0
+
+
+def test_the_session_s_own_work_in_progress_and_a_pass_read_off_the_output(tmp_path: Path) -> None:
+    """Issue 33's precision features: the fix changed a file the session had edited before the error first
+    failed (its own work in progress), and the run that showed it fixed hides its exit code."""
+    from hooks_fixtures import Session, make_project
+
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    project = make_project(tmp_path)
+    s = Session("sess-own-work", project, {})
+    s.edit("src/app/client.py", "import requests_oauth", "import requests_oauth2")  # the session's own change
+    test = f"cd {project} && python -m pytest tests"
+    s.logged_failure(test, "Exit code 1\nE   ModuleNotFoundError: No module named 'requests_oauth2'")
+    s.edit("src/app/client.py", "import requests_oauth2", "import requests_oauthlib")
+    s.bash_ok(test + " 2>&1 | tail -3", stdout="1 passed in 0.01s")
+    s.logged_failure(
+        "go vet ./...", "Exit code 1\n./main.go:3:2: fmt.Printf format %d has arg s of wrong type"
+    )
+    s.edit("src/app/client.py", "import requests_oauthlib", "import requests_oauthlib  # vet")
+    s.bash_ok("go vet ./...", stdout="")
+    engine = Engine(record=True)
+    engine.feed(Transcript(s.transcript).steps())
+    engine.end_turn()
+    pytest_run, vet = (ep.features for ep in engine.judged_episodes)
+    assert pytest_run["fix_touched_before"] == 1.0 and pytest_run["passed_masked"] == 1.0
+    assert vet["fix_touched_before"] == 1.0 and vet["passed_masked"] == 0.0
+    fresh = Session("sess-fresh-file", make_project(tmp_path / "fresh"), {})
+    fresh.logged_failure(test, "Exit code 1\nE   ModuleNotFoundError: No module named 'requests_oauth'")
+    fresh.edit("src/app/client.py")  # first touched by the fix itself
+    fresh.bash_ok(test, stdout="1 passed in 0.01s")
+    engine = Engine(record=True)
+    engine.feed(Transcript(fresh.transcript).steps())
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    assert episode.features["fix_touched_before"] == 0.0 and episode.features["passed_masked"] == 0.0
+
+
+def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Path) -> None:
+    """`Exit code 1` alone is printed by every failure: a learning keyed on it would be offered for any."""
+    from hooks_fixtures import Session, make_project
+
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    project = make_project(tmp_path)
+    s = Session("sess-exit-only", project, {})
+    for command, error in (
+        ("make lint", "Exit code 1"),
+        ("make types", "Exit code 2\nsrc/a.py:3: error: bad"),
+    ):
+        s.logged_failure(f"cd {project} && {command}", error)
+        s.edit("src/app/client.py", "import requests_oauth", "import requests_oauthlib")
+        s.bash_ok(f"cd {project} && {command}", stdout="ok")
+        s.edit("src/app/client.py", "import requests_oauthlib", "import requests_oauth")
+    engine = Engine(record=True)  # every resolved episode, whatever the fitted models say of it
+    engine.feed(Transcript(s.transcript).steps())
+    engine.end_turn()
+    episodes = engine.judged_episodes
+    ctx = learning.Context(session_id="sess-exit-only", root=str(project), branch=None, repo="r")
+    built = [learning.build(e, ctx) for e in episodes]
+    by_command = {e.failed.command.text.rsplit("&& ", 1)[-1]: b for e, b in zip(episodes, built, strict=True)}
+    assert set(by_command) == {"make lint", "make types"}
+    assert by_command["make lint"] is None and by_command["make types"] is not None

@@ -284,12 +284,15 @@ def _heredoc_body(value: str) -> str:
     return value
 
 
-def same_check(failure: Command, later: Command, *, probes: bool = False) -> bool:
+def same_check(
+    failure: Command, later: Command, *, probes: bool = False, missing: Iterable[str] = ()
+) -> bool:
     """Does `later` run the check that failed in `failure` (module docstring)? With `probes`, a probe's
-    failure counts as a check too (its error named a missing path)."""
+    failure counts as a check too (its error named a missing path: the probe that names one of `missing`,
+    else the last one of the line)."""
     want = failure.main
     if want is None and probes:
-        want = next((c for c in reversed(failure.checks) if not c.setup), None)
+        want = _naming(failure, missing) or next((c for c in reversed(failure.checks) if not c.setup), None)
     if want is None:
         return False
     return any(
@@ -370,7 +373,9 @@ def _same(want: Check, have: Check, probe: bool = False) -> bool:
     if want.family == have.family:
         if not have.targets:  # `pytest` runs everything `pytest tests/x.py` ran; `ls` does not name `ls x`
             return not probe
-        return all(any(_covers(o, t) for o in have.targets) for t in want.targets)
+        # a probe of `.` (`grep -rn other .`) looks at something else than the missing path it failed on
+        outer = [o for o in have.targets if not (probe and o.rstrip("/") in (".", ""))]
+        return bool(outer) and all(any(_covers(o, t) for o in outer) for t in want.targets)
     # the same script or targets under another interpreter / version of the program, or from another folder
     if want.program == have.program and want.program in INTERPRETERS:
         return _same_path(want.family.split(" ", 1)[-1], have.family.split(" ", 1)[-1])
@@ -443,11 +448,19 @@ def inside(shell: list[str], path: str) -> bool:
     return bool(shell and parts) and not path.startswith(("/", "~")) and parts[0] == shell[-1]
 
 
+def _naming(failure: Command, missing: Iterable[str]) -> Check | None:
+    """The check of a line that named a missing path (`ls x/y && echo done`: `ls`, not the `echo` after it)."""
+    names = {m.rstrip("/").removeprefix("./") for m in missing}
+    return next(
+        (c for c in failure.checks if any(t.rstrip("/").removeprefix("./") in names for t in c.targets)), None
+    )
+
+
 def uses_inner(command: Command, failure: Command, missing: list[str], folder: str) -> bool:
     """Does a command that ran use a missing `folder/x` path as `x` (the shell was already in folder), or
     rerun the failing program from where it is (`ls testbed/` -> `ls`)?"""
     inner = [m.removeprefix("./").split("/", 1)[1] if "/" in m.removeprefix("./") else "" for m in missing]
-    want = failure.checks[-1] if failure.checks else None
+    want = _naming(failure, missing) or (failure.checks[-1] if failure.checks else None)
     for check in command.checks:
         if check.setup:
             continue

@@ -91,6 +91,7 @@ class Episode:
     own_code: float = 0.0  # the share of the lines the fix changed that the session itself wrote earlier
     variant: bool = False  # resolved by the next run of the failed program run another way (`make type`)
     failures: int = 1  # failing runs of this error before the fix (trial and error fails again and again)
+    touched_before: float = 0.0  # the share of the fixed files the session had edited before the error
     features: dict[str, float] = field(default_factory=dict)
     keep: bool = False
     superseded: bool = False
@@ -110,6 +111,8 @@ class Stream:
     created: list[str] = field(default_factory=list)
     # lines the session's edits wrote (folded, per file by its name)
     written: dict[int, None] = field(default_factory=dict)
+    # the files the session's edits changed, each with the step of its first edit (by path, oldest first)
+    touched: dict[str, int] = field(default_factory=dict)
     ready: list[Episode] = field(default_factory=list)  # resolved this turn, handed out at its end
     name: str = "main"
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
@@ -140,6 +143,7 @@ class Stream:
             "background": list(self.background),
             "created": self.created,
             "written": list(self.written),
+            "touched": self.touched,
         }
 
     @classmethod
@@ -149,6 +153,9 @@ class Stream:
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
+        touched = data.get("touched")
+        if isinstance(touched, dict):
+            st.touched = {str(k): int(v) for k, v in touched.items() if isinstance(v, int)}
         for name in ("background", "written"):
             marks = data.get(name)
             if isinstance(marks, list):
@@ -366,6 +373,7 @@ class Engine:
                 "folds": folds,
                 "missing": missing,
                 "last_seq": run.seq,
+                "first_seq": run.seq,  # its first failure (a file the session edited before it is its own)
                 "last": _run_state(run),
                 "test": test or False,  # one failing test (its id) of a run that reported several
                 "raised": raised,  # its last failure printed an exception line (not background)
@@ -423,7 +431,8 @@ class Engine:
             else commands.tool_command(tool, {}, err["command"])
         )
         same = commands.same_check(failure, run.command) or (
-            bool(err.get("missing")) and commands.same_check(failure, run.command, probes=True)
+            bool(err.get("missing"))
+            and commands.same_check(failure, run.command, probes=True, missing=err["missing"])
         )
         test = err.get("test")
         if not same and isinstance(test, str) and tool == "Bash":  # that test, run on its own
@@ -555,7 +564,7 @@ class Engine:
             run.command.text
             if err.get("missing")
             and failure is not None
-            and not commands.same_check(failure, run.command, probes=True)
+            and not commands.same_check(failure, run.command, probes=True, missing=err["missing"])
             and commands.creates(run.command, err["missing"])
             else None
         )
@@ -590,6 +599,7 @@ class Engine:
             edits.line_mark(ln, c.path) for c in changes if not c.created for ln in edits.replaced_lines(c)
         ]
         episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
+        episode.touched_before = _touched_before(changes, st.touched, int(err.get("first_seq") or since))
         episode.features = episode_features(episode, bool(others), episode.background)
         if variant is not None:
             episode.features.update(
@@ -613,6 +623,9 @@ class Engine:
             st.written[mark] = None
         while len(st.written) > MAX_WRITTEN:
             del st.written[next(iter(st.written))]
+        st.touched.setdefault(path, st.seq)
+        while len(st.touched) > MAX_EDITS:
+            del st.touched[next(iter(st.touched))]
         if not st.open:
             return
         change = edits.change_of(call.name, call.input, details, path)
@@ -749,6 +762,14 @@ def _run_from_state(data: dict[str, Any]) -> Run:
     return Run(str(data.get("id") or ""), tool, command, "", True, int(data.get("seq") or 0), data.get("ts"))
 
 
+def _touched_before(changes: list[edits.FileChange], touched: dict[str, int], first: int) -> float:
+    """The share of the files a fix changed that the session itself had edited before the error first
+    failed (it is fixing what it was just writing or refactoring; Bash edits are not seen)."""
+    if not changes:
+        return 0.0
+    return sum(touched.get(c.path, first) < first for c in changes) / len(changes)
+
+
 def _fold_changes(entries: list[dict[str, Any]]) -> list[edits.FileChange]:
     by_path: dict[str, edits.FileChange] = {}
     for entry in entries:
@@ -783,6 +804,10 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     return {
         "fix_own_code": ep.own_code,
         "fix_only_own_code": float(ep.own_code >= 0.99),
+        # the fix changed files the session itself had edited before the error (its own work in progress)
+        "fix_touched_before": ep.touched_before,
+        # the run that showed it fixed hides its exit code (`| tail`, `| grep`): its pass is read off the output
+        "passed_masked": float(ep.passed.command.masked),
         "error_in_created_file": float(_deepest_file(last) in {c.rsplit("/", 1)[-1] for c in created}),
         "path_tool": float(ep.failed.tool in PATH_TOOLS),
         "resolved_by_other_check": float(ep.other_check),

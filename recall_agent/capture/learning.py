@@ -149,7 +149,7 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
         if text.strip():
             signatures.append(decisive(redact(text), ERROR_TEXT_MAX))
     signatures = [s for s in dict.fromkeys(signatures) if s.strip()]
-    if not signatures:
+    if not signatures or all(_says_nothing(s) for s in signatures):
         return None
     # redacted before anything is folded or cut: a secret's structure (a YAML block, `key = value` lines)
     # is what the redaction reads
@@ -190,6 +190,12 @@ def made_the_difference(episode: Episode) -> list[edits.FileChange]:
         if not (c.created or c.path in episode.created) or c.path.rsplit("/", 1)[-1] in ran
     ]  # fmt: skip
     return kept or episode.changes
+
+
+def _says_nothing(signature: str) -> bool:
+    """A signature of nothing but `Exit code N` lines: every failure prints it, so a learning keyed on it
+    would be offered for any failure at all."""
+    return all(output.is_exit_code_line(ln) for ln in signature.splitlines() if ln.strip())
 
 
 def _without_background(text: str, episode: Episode) -> str:

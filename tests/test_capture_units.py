@@ -23,6 +23,12 @@ from recall_agent.hooks import events
         ("sudo make build", "make build", ()),
         ("cargo build --release", "cargo build", ()),
         ('python -c "import django; print(django.VERSION)" && ls', 'python import django; print(django.VERSION)', ()),
+        # a wrapper's options and its own argument are not the check (a missing `timeout` is met without it)
+        ("timeout 900 .venv/bin/python -m pytest -q 2>&1 | tail -15", "pytest", ()),
+        ("gtimeout -s KILL 5m go test ./pkg/...", "go test", ("./pkg/...",)),
+        ("nice -n 10 make build", "make build", ()),
+        ("time -p cargo test", "cargo test", ()),
+        ("npx -p typescript tsc --noEmit", "tsc", ()),
     ],
 )  # fmt: skip
 def test_the_check_a_command_runs(command: str, family: str, targets: tuple[str, ...]) -> None:
@@ -42,6 +48,11 @@ def test_the_check_a_command_runs(command: str, family: str, targets: tuple[str,
         ("python3 << 'EOF'\nimport json\nprint(1)\nEOF", ["python3 << 'EOF' import json print(1) EOF"]),
         ("make \\\n  build", ["make build"]),
         ('python3 -c "\nimport x\nprint(2)\n"', ['python3 -c " import x print(2) "']),
+        # a here-document's `;`, `|` and quotes are its input's (Python code, a commit message), not the shell's
+        ("source .venv/bin/activate; python3 - <<'EOF'\nimport os; os.environ['A'] = \"x|y\"\nprint(1); print(\"it's\")\nEOF\nmake test",
+         ["source .venv/bin/activate", "python3 - <<'EOF' import os; os.environ['A'] = \"x|y\" print(1); print(\"it's\") EOF", "make test"]),
+        ("git commit -m \"$(cat <<'EOF'\nfix: a; b | c\nEOF\n)\" && git push",
+         ["git commit -m \"$(cat <<'EOF' fix: a; b | c EOF )\"", "git push"]),
     ],
 )  # fmt: skip
 def test_a_multi_line_script_is_read_line_by_line(script: str, checks: list[str]) -> None:
@@ -57,6 +68,7 @@ def test_folder_masking_and_probes() -> None:
     assert commands.parse("pytest || true").masked
     assert commands.parse("ls -la testbed").probe and commands.parse("git status").probe
     assert commands.parse("pip install -e .").installs and not commands.parse("pytest").installs
+    assert commands.parse("command -v gtimeout").probe  # looks a program up, as `which` does
 
 
 @pytest.mark.parametrize(
@@ -101,10 +113,33 @@ def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
         ("cd testbed && pytest -x", "pytest -x", "ran it without `cd testbed` (the shell was already there)"),
         ("pytest -x", "cd testbed && pytest -x", "ran it from `testbed`"),
         ("pytest -x", "pytest -x", None),
+        # the client refused `sleep N && check`; the check alone ran: the wait is what changed
+        ("sleep 30 && gh pr view 94 --json state", "gh pr view 94 --json state", "ran it without `sleep 30`"),
+        ("curl -sf localhost:8000/health", "sleep 3 && curl -sf localhost:8000/health", "ran it after `sleep 3`"),
+        ("pytest -q; echo done", "pytest -q", None),  # an `echo` around the same check: a rerun
+        # a program that is not there, and the same check without it or under its GNU name
+        ("timeout 900 pytest -q", "pytest -q", "`pytest -q` instead of `timeout 900 pytest -q`"),
+        ("timeout 900 pytest -q", "gtimeout 900 pytest -q", "`gtimeout 900 pytest -q` instead of `timeout 900 pytest -q`"),
     ],
 )  # fmt: skip
 def test_how_a_command_changed(before: str, after: str, said: str | None) -> None:
     assert commands.change(commands.parse(before), commands.parse(after)) == said
+
+
+def test_another_tools_structured_input_is_part_of_its_call() -> None:
+    """An MCP tool or StructuredOutput called again with its input reshaped: the shape is what changed."""
+    before = commands.tool_command("StructuredOutput", {"findings": {"findings": []}})
+    after = commands.tool_command("StructuredOutput", {"findings": []})
+    assert (
+        before.text == 'StructuredOutput findings={"findings":[]}'
+        and after.text == "StructuredOutput findings=[]"
+    )
+    assert (
+        commands.change(before, after)
+        == '`StructuredOutput findings=[]` instead of `StructuredOutput findings={"findings":[]}`'
+    )
+    long = commands.tool_command("mcp__db__query", {"rows": list(range(100)), "sql": "select 1"})
+    assert long.text.startswith("mcp__db__query rows=[0,1,2") and len(long.text) < 120
 
 
 def test_output_lines_background_and_identity() -> None:

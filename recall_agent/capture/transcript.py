@@ -295,7 +295,7 @@ class Transcript:
         text = result_text(block.get("content"))
         interrupted = isinstance(response, dict) and response.get("interrupted") is True
         missing_path = call.name in PATH_TOOLS and _MISSING_PATH.search(text[:300]) is not None
-        if missing_path:
+        if missing_path or _refused_command(call, text):
             text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "").strip()
         elif text.lstrip().startswith(_NOT_TOOL_OUTPUT) or "<tool_use_error>" in text[:200]:
             return None
@@ -308,6 +308,15 @@ class Transcript:
             ts=parse_time(entry.get("timestamp")),
             cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
         )
+
+
+def _refused_command(call: Call, text: str) -> bool:
+    """A shell command the client refused to run as written (`Blocked: sleep 90 followed by: gh pr checks`):
+    a failure of that command, which the same check run another way (without the `sleep`) fixes."""
+    return call.name == "Bash" and text.lstrip().startswith(_REFUSED)
+
+
+_REFUSED = "<tool_use_error>Blocked:"
 
 
 def _lines(fh: BinaryIO, stats: Stats, offset: int) -> Iterator[tuple[bytes, int]]:

@@ -593,7 +593,10 @@ class Engine:
         episode.features = episode_features(episode, bool(others), episode.background)
         if variant is not None:
             episode.features.update(
-                variant, variant_edits=float(bool(changes)), variant_between=min(len(others), 5) / 5
+                variant,
+                variant_edits=float(bool(changes)),
+                variant_between=min(len(others), 5) / 5,
+                variant_hinted=episode.features["command_hinted"],
             )
         decider = self._variant_model if variant is not None else self._episode_model
         # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
@@ -836,7 +839,22 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "command_overlap": commands.overlap(ep.failed.command.text.split(), ep.passed.command.text.split()),
         # the same error failed again and again before the fix (trial and error rather than one lesson)
         "failures_repeated": (min(ep.failures, 5) - 1) / 4,
+        # the error said what to run (`--break-system-packages`, `Would reformat: a.py` -> `ruff format a.py`)
+        "command_hinted": hinted(last, ep.failed.command.text, ep.passed.command.text),
     }
+
+
+_HINT_WORD = re.compile(r"[\w][\w./:=@+-]{2,}")
+
+
+def hinted(error: str, failed: str, passed: str) -> float:
+    """The share of the words the passing command has and the failing one had not that the error's output
+    names (0 when it has no new word): the error said how to call it."""
+    new = set(_HINT_WORD.findall(passed)) - set(_HINT_WORD.findall(failed))
+    if not new:
+        return 0.0
+    said = error[-6000:].lower()
+    return sum(w.lower() in said for w in new) / len(new)
 
 
 _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})

@@ -117,6 +117,7 @@ def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
         ("sleep 30 && gh pr view 94 --json state", "gh pr view 94 --json state", "ran it without `sleep 30`"),
         ("curl -sf localhost:8000/health", "sleep 3 && curl -sf localhost:8000/health", "ran it after `sleep 3`"),
         ("pytest -q; echo done", "pytest -q", None),  # an `echo` around the same check: a rerun
+        ("git add src/[id].astro", "git add 'src/[id].astro'", "`git add 'src/[id].astro'` instead of `git add src/[id].astro`"),
         # a program that is not there, and the same check without it or under its GNU name
         ("timeout 900 pytest -q", "pytest -q", "`pytest -q` instead of `timeout 900 pytest -q`"),
         ("timeout 900 pytest -q", "gtimeout 900 pytest -q", "`gtimeout 900 pytest -q` instead of `timeout 900 pytest -q`"),
@@ -368,6 +369,8 @@ def test_a_missing_file_the_agent_wrote_itself_is_told_apart(tmp_path: Path) -> 
         ("python3 -m pytest testbed/tests/t.py", "python3 -m pytest tests/t.py", None),  # another folder
         ("python3 -m pylint a", "mv a/a.py a/c.py && python3 -m pylint a", None),  # a step before it
         ("pip install -e testbed", "pip install -e ./testbed", None),
+        # the same words quoted: zsh had globbed the unquoted `[id]` (`no matches found`)
+        ("git add src/pages/works/[id].astro a.md", "git add 'src/pages/works/[id].astro' a.md", None),
     ],
 )  # fmt: skip
 def test_what_is_not_a_fix(before: str, after: str, why: str | None) -> None:

@@ -682,7 +682,7 @@ def not_a_fix(before: Command, after: Command) -> str | None:
         return None  # another step ran with it (`mv a b && cmd`, `pip install x && cmd`, `cd dir && cmd`)
     if a.key == b.key:
         return "rerun"
-    if a.family != b.family:
+    if a.family != b.family or _requoted(a, b):
         return None
     (words_a, narrow_a), (words_b, narrow_b) = _selection(a), _selection(b)
     if words_a == words_b:
@@ -710,6 +710,12 @@ def not_a_fix(before: Command, after: Command) -> str | None:
     if narrow_b - narrow_a and rest_a == rest_b and a.targets == b.targets:
         return "narrowed"
     return None
+
+
+def _requoted(a: Check, b: Check) -> bool:
+    """The same words, quoted otherwise: what the shell made of them changed (zsh's `no matches found` for
+    an unquoted `app/[locale]/page.tsx`, a `$` or space that split a word)."""
+    return a.key != b.key and _words(a.key) == _words(b.key)
 
 
 def _real(cmd: Command) -> tuple[str, ...]:

@@ -975,3 +975,15 @@ def test_another_tool_called_with_its_input_reshaped_says_the_shape(project: Pat
     assert episode.command_change == (
         '`StructuredOutput findings=[]` instead of `StructuredOutput findings={"findings":[]}`'
     )
+    # a structured input is kept as the call's text in the engine's state: redacted like a shell command
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    w = TranscriptWriter(tmp_path / "m.jsonl", "mcp-1", str(project))
+    w.prompt("call the API")
+    headers = {"headers": {"Authorization": f"Bearer {PLANTED_SECRET}"}, "url": "https://api.example.com/v1"}
+    w.tool_error("mcp__http__request", headers, "Error: HTTP 500 Internal Server Error")
+    engine = Engine()
+    engine.feed(Transcript(w.save()).steps())
+    state = json.dumps(engine.state())
+    assert "mcp__http__request headers=" in state and PLANTED_SECRET not in state

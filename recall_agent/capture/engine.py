@@ -660,8 +660,10 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
         if not isinstance(raw, str) or not raw.strip():
             return None
         command = commands.parse(_redacted(raw))  # a failure and its fix are redacted alike: still compare
-    else:
-        command = commands.tool_command(call.name, call.input)
+    else:  # its inputs (a structured one as JSON) are kept in the state: redacted as a command is
+        command = commands.tool_command(
+            call.name, {}, _redacted(commands.tool_command(call.name, call.input).text)
+        )
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
 
 

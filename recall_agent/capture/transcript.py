@@ -18,7 +18,8 @@ What real files hold and how it is met:
   entries and tool results already seen are skipped;
 - tool results that are images or structured objects: their text blocks are the text;
 - results the harness wrote rather than the tool (the user declined or interrupted, a permission was
-  missing, a `<tool_use_error>` about the call itself): neither a failure nor a success.
+  missing, a `<tool_use_error>` about the call itself): neither a failure nor a success, except a shell
+  command the client refused as written (`Blocked: sleep 90 followed by: ...`): a failure of that command.
 
 Reading can resume where an earlier read stopped (`Transcript(path, start=offset, calls=...)`): the hooks
 read a live session's new lines at every Stop. A last line without its newline (still being written) is

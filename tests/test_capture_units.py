@@ -494,7 +494,7 @@ def test_what_tells_trial_and_error_from_a_lesson(tmp_path: Path) -> None:
     for _ in range(3):
         s.logged_failure(test, "Exit code 1\nE   ModuleNotFoundError: No module named 'requests_oauth'")
     s.edit("src/app/client.py")
-    s.bash_ok(test, stdout="1 passed in 0.01s")
+    s.bash_ok(f"{test} 2>&1 | tail -n 20", stdout="1 passed in 0.01s")  # plumbing is not what it runs
     s.logged_failure(
         "go vet ./...", "Exit code 1\n./main.go:3:2: fmt.Printf format %d has arg s of wrong type"
     )
@@ -507,5 +507,7 @@ def test_what_tells_trial_and_error_from_a_lesson(tmp_path: Path) -> None:
     assert mcp["other_tool"] == 1.0 and pytest_run["other_tool"] == 0.0 and vet["other_tool"] == 0.0
     assert pytest_run["failures_repeated"] == 0.5 and mcp["failures_repeated"] == 0.0
     assert pytest_run["command_overlap"] == 1.0
-    assert vet["command_overlap"] == pytest.approx(3 / 7)  # go, vet, ./... of 7 words
+    assert vet["command_overlap"] == pytest.approx(
+        3 / 6
+    )  # go, vet, ./... of go build vet ./... echo BUILD_OK
     assert 0.0 < mcp["command_overlap"] < 1.0

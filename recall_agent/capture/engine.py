@@ -838,12 +838,18 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "other_tool": float(ep.failed.tool not in PATH_TOOLS and ep.failed.tool != "Bash"),
         # the share of words the failing and the passing command have in common: a rerun of the check after
         # a fix keeps them all; a command that only shares one segment of a compound line keeps few
-        "command_overlap": commands.overlap(ep.failed.command.text.split(), ep.passed.command.text.split()),
+        "command_overlap": commands.overlap(_check_words(ep.failed.command), _check_words(ep.passed.command)),
         # the same error failed again and again before the fix (trial and error rather than one lesson)
         "failures_repeated": (min(ep.failures, 5) - 1) / 4,
         # the error said what to run (`--break-system-packages`, `Would reformat: a.py` -> `ruff format a.py`)
         "command_hinted": hinted(last, ep.failed.command.text, ep.passed.command.text),
     }
+
+
+def _check_words(command: commands.Command) -> list[str]:
+    """The words of what a command runs, without its output plumbing (`2>&1 | tail -n 20`, which a rerun of
+    the check adds or drops as it likes) and without its leading `cd` (the folder is a feature of its own)."""
+    return [w for c in command.checks for w in c.key.split()] or command.text.split()
 
 
 _HINT_WORD = re.compile(r"[\w][\w./:=@+-]{2,}")

@@ -907,3 +907,83 @@ def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: 
     assert episode.failed.tool == "Grep" and episode.missing == [f"{project}/lib"]
     assert episode.command_change == f"`Grep path={project}/src` instead of `Grep path={project}/lib`"
     assert episode.features["path_tool"] == 1.0
+
+
+def _judged(path: Path) -> list:
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    engine = Engine(record=True)
+    engine.feed(Transcript(path).steps())
+    engine.end_turn()
+    return engine.judged_episodes
+
+
+def test_a_command_the_client_refused_is_a_failure_the_check_alone_fixes(
+    project: Path, tmp_path: Path
+) -> None:
+    """Claude Code refuses `sleep N && check` (its result, as a real transcript has it); the check run alone
+    is the same check, and the learning says the wait went."""
+    w = TranscriptWriter(tmp_path / "b.jsonl", "blocked-1", str(project))
+    w.prompt("wait for the PR checks")
+    refused = (
+        "<tool_use_error>Blocked: sleep 30 followed by: gh pr view 94 --json statusCheckRollup. Run blocking "
+        "commands in the background with run_in_background: true — you'll get a completion notification when "
+        "done.</tool_use_error>"
+    )
+    w.tool_error("Bash", {"command": "sleep 30 && gh pr view 94 --json statusCheckRollup"}, refused)
+    w.bash("gh pr view 94 --json statusCheckRollup", '{"statusCheckRollup":[{"conclusion":"SUCCESS"}]}')
+    (episode,) = _judged(w.save())
+    assert episode.errors[0]["text"].startswith("Blocked: sleep 30 followed by: gh pr view 94")
+    assert episode.command_change == "ran it without `sleep 30`"
+    # any other harness refusal (a permission prompt, a parallel call cancelled) is still neither
+    w = TranscriptWriter(tmp_path / "c.jsonl", "blocked-2", str(project))
+    w.prompt("run it")
+    w.tool_error(
+        "Bash", {"command": "make deploy"}, "<tool_use_error>Cancelled: parallel tool call</tool_use_error>"
+    )
+    w.bash("make deploy", "deployed")
+    assert _judged(w.save()) == []
+
+
+def test_a_missing_timeout_is_met_by_the_same_check_without_it(project: Path, tmp_path: Path) -> None:
+    """macOS has no GNU `timeout`: zsh says so with exit code 0 behind `| tail` (a real session's shape);
+    the same test run without it, or under `gtimeout`, shows it fixed, and says how."""
+    for later in ("pytest -q 2>&1 | tail -12", "gtimeout 900 pytest -q 2>&1 | tail -12"):
+        w = TranscriptWriter(tmp_path / "t.jsonl", "timeout-1", str(project))
+        w.prompt("run the tests")
+        w.bash(
+            f"cd {project} && timeout 900 pytest -q 2>&1 | tail -15", "(eval):1: command not found: timeout"
+        )
+        w.bash(f"cd {project} && {later}", "........ [100%]\n212 passed in 9.81s")
+        (episode,) = _judged(w.save())
+        assert "command not found: timeout" in episode.errors[0]["text"]
+        assert episode.command_change == f"`{later.split(' 2>&1')[0]}` instead of `timeout 900 pytest -q`"
+
+
+def test_another_tool_called_with_its_input_reshaped_says_the_shape(project: Path, tmp_path: Path) -> None:
+    """A structured-output tool rejected its input (`/findings: must be array`); the call that passed gave
+    an array: the learning's command shows both inputs, so it has a fix to say."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "schema-1", str(project))
+    w.prompt("review the diff and report the findings")
+    w.tool_error(
+        "StructuredOutput", {"findings": {"findings": []}},
+        "Output does not match required schema: /findings: must be array",
+    )  # fmt: skip
+    w.tool("StructuredOutput", {"findings": []}, "Structured output provided successfully", is_error=False)
+    (episode,) = _judged(w.save())
+    assert episode.command_change == (
+        '`StructuredOutput findings=[]` instead of `StructuredOutput findings={"findings":[]}`'
+    )
+    # a structured input is kept as the call's text in the engine's state: redacted like a shell command
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    w = TranscriptWriter(tmp_path / "m.jsonl", "mcp-1", str(project))
+    w.prompt("call the API")
+    headers = {"headers": {"Authorization": f"Bearer {PLANTED_SECRET}"}, "url": "https://api.example.com/v1"}
+    w.tool_error("mcp__http__request", headers, "Error: HTTP 500 Internal Server Error")
+    engine = Engine()
+    engine.feed(Transcript(w.save()).steps())
+    state = json.dumps(engine.state())
+    assert "mcp__http__request headers=" in state and PLANTED_SECRET not in state

@@ -18,12 +18,22 @@ same script or targets under another interpreter or program version (`python t.p
 from __future__ import annotations
 
 import functools
+import json
 import re
 import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-_WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout"}
+_WRAPPERS = {"sudo", "time", "env", "nice", "npx", "bunx", "command", "exec", "stdbuf", "timeout", "gtimeout"}
+# a wrapper's own options that take a value (`nice -n 10`, `sudo -u bob`, `timeout -s KILL 5`), and the
+# wrappers whose first word after their options is theirs (`timeout 900 pytest`: the duration)
+_TIMEOUT_OPTIONS = frozenset({"-s", "-k", "--signal", "--kill-after"})
+_WRAPPER_VALUE_OPTIONS = {
+    "nice": frozenset({"-n", "--adjustment"}), "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir"}), "npx": frozenset({"-p", "--package"}),
+    "bunx": frozenset({"-p", "--package"}), "timeout": _TIMEOUT_OPTIONS, "gtimeout": _TIMEOUT_OPTIONS,
+}  # fmt: skip
+_WRAPPER_ARGUMENT = frozenset({"timeout", "gtimeout"})
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("hatch", "run")}
 _MULTI = {
     "git", "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "docker", "kubectl", "pip", "pip3", "uv",
@@ -179,12 +189,13 @@ def _unquoted(text: str, quote: str = "") -> Iterator[tuple[int, str]]:
 
 
 def _segments(text: str) -> list[str]:
-    """The parts between `&&`, `||`, `;`, `|` and newlines outside quotes (one pass, no regex)."""
+    """The parts between `&&`, `||`, `;`, `|` and newlines outside quotes and here-documents (one pass)."""
+    scan = _heredocs_blanked(text)  # the same length: a here-document's body splits nothing
     parts, start, n = [], 0, len(text)
-    for i, ch in _unquoted(text):
+    for i, ch in _unquoted(scan):
         if i < start or i == n or ch not in ";|&\n":
             continue  # the second character of `&&` / `||`, the end, or not a separator
-        width = 2 if text[i : i + 2] in ("&&", "||") else 1
+        width = 2 if scan[i : i + 2] in ("&&", "||") else 1
         if ch != "&" or width == 2:
             parts.append(text[start:i])
             start = i + width
@@ -192,11 +203,59 @@ def _segments(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _heredocs_blanked(text: str) -> str:
+    """`text` with each here-document's body (as `_lines_joined` leaves it: `python - <<'EOF' a; b EOF`)
+    blanked out, so that its `;`, `|` and quotes (Python code, a commit message) are not the shell's."""
+    if "<<" not in text:
+        return text
+    out, pos = [], 0
+    for m in _HEREDOC.finditer(text):
+        if m.start() < pos:
+            continue
+        end = _heredoc_end(text, m.group(1), m.end())
+        out.append(text[pos : m.end()])
+        out.append(" " * (end - m.end()))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _heredoc_end(text: str, mark: str, start: int) -> int:
+    """Where the body that starts at `start` ends: its marker standing alone as a word (end of the text, or a
+    separator next); the text's end when the marker never comes."""
+    i = text.find(mark, start)
+    while i >= 0:
+        after = text[i + len(mark) : i + len(mark) + 3].lstrip()
+        if text[i - 1 : i].isspace() and (not after or after[0] in ";&|)"):
+            return i
+        i = text.find(mark, i + 1)
+    return len(text)
+
+
 def _strip_plumbing(cmd: str) -> str:
     """`cmd` without trailing `| tail`/`| grep x`/... stages (a loop, not one regex: linear time)."""
     while (i := cmd.rfind("|")) > 0 and cmd[i - 1] != "|" and _PLUMBING_STAGE.fullmatch(cmd[i + 1 :]):
         cmd = cmd[:i].rstrip()
     return cmd
+
+
+def _unwrapped(words: list[str]) -> list[str]:
+    """The words after a wrapper, its options and its own argument: `timeout 900 pytest -q` runs `pytest -q`
+    (so a missing `timeout` is met by the same check without it, or under `gtimeout`)."""
+    wrapper, rest = words[0], words[1:]
+    if wrapper == "command" and rest[:1] in (["-v"], ["-V"]):
+        return ["which", *rest[1:]]  # `command -v x` looks a program up, as `which x` does: a probe
+    takes_value = _WRAPPER_VALUE_OPTIONS.get(wrapper, frozenset())
+    while rest and rest[0].startswith("-") and rest[0] != "--":
+        rest = rest[2:] if rest[0] in takes_value and len(rest) > 1 else rest[1:]
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    if wrapper in _WRAPPER_ARGUMENT and rest and _DURATION.fullmatch(rest[0]):
+        rest = rest[1:]
+    return rest
+
+
+_DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 
 
 def _check(segment: str) -> Check | None:
@@ -216,7 +275,7 @@ def _check(segment: str) -> Check | None:
     if not words or words[0] in _BLOCK_WORDS:
         return None
     while words and (words[0] in _WRAPPERS or (len(words) > 1 and (words[0], words[1]) in _RUNNERS)):
-        words = words[2:] if len(words) > 1 and (words[0], words[1]) in _RUNNERS else words[1:]
+        words = words[2:] if len(words) > 1 and (words[0], words[1]) in _RUNNERS else _unwrapped(words)
     if not words:
         return None
     program = words[0].rsplit("/", 1)[-1]
@@ -253,8 +312,19 @@ def tool_command(tool: str, tool_input: dict[str, object], text: str | None = No
             value = tool_input[name]
             if isinstance(value, str | int | float | bool):
                 parts.append(f"{name}={str(value)[:80]}")
+            elif isinstance(value, dict | list):  # its shape is often what was wrong (`findings` nested)
+                parts.append(f"{name}={_compact(value)}")
         text = " ".join(" ".join(parts).split())
     return Command(text=text, cwd=None, checks=(Check(key=text, family=tool, program=tool),))
+
+
+def _compact(value: dict | list) -> str:
+    """A structured input as short JSON: its first 80 characters."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    except ValueError:  # a circular value cannot come from JSON; say so rather than fail
+        text = "…"
+    return text[:80]
 
 
 def option_values(command: str, option: str) -> list[str]:
@@ -492,7 +562,7 @@ def change(before: Command, after: Command) -> str | None:
             return f"ran it after `{'; '.join(added)}`"
         if dropped:
             return f"ran it without `{'; '.join(dropped)}`{ALREADY_THERE}"
-        return None
+        return _probes_changed(before, after)
     dropped = _only_dropped(before, after)
     if dropped:
         return f"ran it without `{dropped}` (`{_shown(after)}`)"
@@ -531,6 +601,20 @@ def _only_dropped(before: Command, after: Command) -> str | None:
         return None
     gone = [" ".join(a[i1:i2]).removesuffix(" &&").removeprefix("&& ") for _, i1, i2, _, _ in ops]
     return _cut(" … ".join(g for g in gone if g), 80) or None
+
+
+def _probes_changed(before: Command, after: Command) -> str | None:
+    """The same checks, and the difference is a wait: the `sleep 30` the client refused (`sleep 30 && gh pr
+    view 94` -> `gh pr view 94`), or one that gave a server time to start. (An `echo` or `ls` around the
+    same checks is a rerun, never a fix.)"""
+    keys_before, keys_after = {c.key for c in before.checks}, {c.key for c in after.checks}
+    gone = [c.key for c in before.checks if c.family == "sleep" and c.key not in keys_after]
+    new = [c.key for c in after.checks if c.family == "sleep" and c.key not in keys_before]
+    if gone and not new:
+        return f"ran it without `{_cut('; '.join(gone))}`"
+    if new and not gone:
+        return f"ran it after `{_cut('; '.join(new))}`"
+    return None
 
 
 def _changed_segment(before: Command, after: Command) -> str | None:
@@ -634,7 +718,7 @@ def not_a_fix(before: Command, after: Command) -> str | None:
         return None  # another step ran with it (`mv a b && cmd`, `pip install x && cmd`, `cd dir && cmd`)
     if a.key == b.key:
         return "rerun"
-    if a.family != b.family:
+    if a.family != b.family or _requoted(a, b):
         return None
     (words_a, narrow_a), (words_b, narrow_b) = _selection(a), _selection(b)
     if words_a == words_b:
@@ -662,6 +746,12 @@ def not_a_fix(before: Command, after: Command) -> str | None:
     if narrow_b - narrow_a and rest_a == rest_b and a.targets == b.targets:
         return "narrowed"
     return None
+
+
+def _requoted(a: Check, b: Check) -> bool:
+    """The same words, quoted otherwise: what the shell made of them changed (zsh's `no matches found` for
+    an unquoted `app/[locale]/page.tsx`, a `$` or space that split a word)."""
+    return a.key != b.key and _words(a.key) == _words(b.key)
 
 
 def _real(cmd: Command) -> tuple[str, ...]:

@@ -603,7 +603,10 @@ class Engine:
         episode.features = episode_features(episode, bool(others), episode.background)
         if variant is not None:
             episode.features.update(
-                variant, variant_edits=float(bool(changes)), variant_between=min(len(others), 5) / 5
+                variant,
+                variant_edits=float(bool(changes)),
+                variant_between=min(len(others), 5) / 5,
+                variant_hinted=episode.features["command_hinted"],
             )
         decider = self._variant_model if variant is not None else self._episode_model
         # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
@@ -670,8 +673,10 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
         if not isinstance(raw, str) or not raw.strip():
             return None
         command = commands.parse(_redacted(raw))  # a failure and its fix are redacted alike: still compare
-    else:
-        command = commands.tool_command(call.name, call.input)
+    else:  # its inputs (a structured one as JSON) are kept in the state: redacted as a command is
+        command = commands.tool_command(
+            call.name, {}, _redacted(commands.tool_command(call.name, call.input).text)
+        )
     return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
 
 
@@ -858,10 +863,31 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "other_tool": float(ep.failed.tool not in PATH_TOOLS and ep.failed.tool != "Bash"),
         # the share of words the failing and the passing command have in common: a rerun of the check after
         # a fix keeps them all; a command that only shares one segment of a compound line keeps few
-        "command_overlap": commands.overlap(ep.failed.command.text.split(), ep.passed.command.text.split()),
+        "command_overlap": commands.overlap(_check_words(ep.failed.command), _check_words(ep.passed.command)),
         # the same error failed again and again before the fix (trial and error rather than one lesson)
         "failures_repeated": (min(ep.failures, 5) - 1) / 4,
+        # the error said what to run (`--break-system-packages`, `Would reformat: a.py` -> `ruff format a.py`)
+        "command_hinted": hinted(last, ep.failed.command.text, ep.passed.command.text),
     }
+
+
+def _check_words(command: commands.Command) -> list[str]:
+    """The words of what a command runs, without its output plumbing (`2>&1 | tail -n 20`, which a rerun of
+    the check adds or drops as it likes) and without its leading `cd` (the folder is a feature of its own)."""
+    return [w for c in command.checks for w in c.key.split()] or command.text.split()
+
+
+_HINT_WORD = re.compile(r"[\w][\w./:=@+-]{2,}")
+
+
+def hinted(error: str, failed: str, passed: str) -> float:
+    """The share of the words the passing command has and the failing one had not that the error's output
+    names (0 when it has no new word): the error said how to call it."""
+    new = set(_HINT_WORD.findall(passed)) - set(_HINT_WORD.findall(failed))
+    if not new:
+        return 0.0
+    said = error[-6000:].lower()
+    return sum(w.lower() in said for w in new) / len(new)
 
 
 _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})

@@ -54,6 +54,12 @@ _PASSED = re.compile(
     r"(?i)\b\d+ passed\b|^OK(?: \(|$)|\ball tests? passed\b|\btests? passed\b|\bsuccess(?:fully)?\b|✓|\bPASS\b"
 )
 _PYTEST_FAILED = re.compile(r"(?i)\b\d+ (?:failed|errors?)\b")
+# a summary that counts failures, or a runner's note that the command failed, with a number that is not 0:
+# `Found 6 errors.` (ruff, biome), `✖ 12 problems`, `3 failed`, `ELIFECYCLE Command failed with exit code 1`
+_FAILURE_COUNT = re.compile(
+    r"(?i)(?<![\d.])[1-9]\d{0,5} (?:errors?|failed|failures?|problems?)\b"
+    r"|\bcommand failed with exit code [1-9]|\bexited with (?:exit )?code [1-9]"
+)
 _FOLD = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _SPACE = re.compile(r"\s+")
 
@@ -277,4 +283,7 @@ def run_features(
         "passed_words": float(any(_PASSED.search(ln) for ln in tail)),
         "tests_failed": float(any(_PYTEST_FAILED.search(ln) for ln in tail)),
         "background_only": float(bool(lines) and not errors and any(is_error_line(ln) for ln in lines)),
+        # counted on every line of the tail, background too: numbers fold, so a passing run's `Found 0
+        # errors.` would make a failing run's `Found 6 errors.` background
+        "failure_count": float(any(_FAILURE_COUNT.search(ln) for ln in lines[-10:])),
     }

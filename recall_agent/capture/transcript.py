@@ -18,7 +18,8 @@ What real files hold and how it is met:
   entries and tool results already seen are skipped;
 - tool results that are images or structured objects: their text blocks are the text;
 - results the harness wrote rather than the tool (the user declined or interrupted, a permission was
-  missing, a `<tool_use_error>` about the call itself): neither a failure nor a success.
+  missing, a `<tool_use_error>` about the call itself): neither a failure nor a success, except a shell
+  command the client refused as written (`Blocked: sleep 90 followed by: ...`): a failure of that command.
 
 Reading can resume where an earlier read stopped (`Transcript(path, start=offset, calls=...)`): the hooks
 read a live session's new lines at every Stop. A last line without its newline (still being written) is
@@ -295,7 +296,7 @@ class Transcript:
         text = result_text(block.get("content"))
         interrupted = isinstance(response, dict) and response.get("interrupted") is True
         missing_path = call.name in PATH_TOOLS and _MISSING_PATH.search(text[:300]) is not None
-        if missing_path:
+        if missing_path or _refused_command(call, text):
             text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "").strip()
         elif text.lstrip().startswith(_NOT_TOOL_OUTPUT) or "<tool_use_error>" in text[:200]:
             return None
@@ -308,6 +309,15 @@ class Transcript:
             ts=parse_time(entry.get("timestamp")),
             cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
         )
+
+
+def _refused_command(call: Call, text: str) -> bool:
+    """A shell command the client refused to run as written (`Blocked: sleep 90 followed by: gh pr checks`):
+    a failure of that command, which the same check run another way (without the `sleep`) fixes."""
+    return call.name == "Bash" and text.lstrip().startswith(_REFUSED)
+
+
+_REFUSED = "<tool_use_error>Blocked:"
 
 
 def _lines(fh: BinaryIO, stats: Stats, offset: int) -> Iterator[tuple[bytes, int]]:

@@ -78,9 +78,7 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     if ev.command:
         # commands carry secrets too (`curl -H "Authorization: ..."`, `DB_PASSWORD=... pytest`); a failure
         # and its success are redacted alike, so their keys still compare
-        ev.command, ev.key = (
-            _command_facts(ev.command) if tool == "Bash" else (redact(ev.command), ev.command)
-        )
+        ev.command, ev.key = _command_facts(ev.command) if tool == "Bash" else (redact(ev.command),) * 2
     return ev
 
 

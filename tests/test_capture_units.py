@@ -133,7 +133,7 @@ def test_a_probe_of_a_missing_path_and_what_creates_it() -> None:
         ("pytest -q; echo done", "pytest -q", None),  # an `echo` around the same check: a rerun
         ("git add src/[id].astro", "git add 'src/[id].astro'", "`git add 'src/[id].astro'` instead of `git add src/[id].astro`"),
         # a program that is not there, and the same check without it or under its GNU name
-        ("timeout 900 pytest -q", "pytest -q", "`pytest -q` instead of `timeout 900 pytest -q`"),
+        ("timeout 900 pytest -q", "pytest -q", "ran it without `timeout 900` (`pytest -q`)"),
         ("timeout 900 pytest -q", "gtimeout 900 pytest -q", "`gtimeout 900 pytest -q` instead of `timeout 900 pytest -q`"),
     ],
 )  # fmt: skip

@@ -949,7 +949,13 @@ def test_a_command_the_client_refused_is_a_failure_the_check_alone_fixes(
 def test_a_missing_timeout_is_met_by_the_same_check_without_it(project: Path, tmp_path: Path) -> None:
     """macOS has no GNU `timeout`: zsh says so with exit code 0 behind `| tail` (a real session's shape);
     the same test run without it, or under `gtimeout`, shows it fixed, and says how."""
-    for later in ("pytest -q 2>&1 | tail -12", "gtimeout 900 pytest -q 2>&1 | tail -12"):
+    for later, said in (
+        ("pytest -q 2>&1 | tail -12", "ran it without `timeout 900` (`pytest -q`)"),
+        (
+            "gtimeout 900 pytest -q 2>&1 | tail -12",
+            "`gtimeout 900 pytest -q` instead of `timeout 900 pytest -q`",
+        ),
+    ):
         w = TranscriptWriter(tmp_path / "t.jsonl", "timeout-1", str(project))
         w.prompt("run the tests")
         w.bash(
@@ -958,7 +964,7 @@ def test_a_missing_timeout_is_met_by_the_same_check_without_it(project: Path, tm
         w.bash(f"cd {project} && {later}", "........ [100%]\n212 passed in 9.81s")
         (episode,) = _judged(w.save())
         assert "command not found: timeout" in episode.errors[0]["text"]
-        assert episode.command_change == f"`{later.split(' 2>&1')[0]}` instead of `timeout 900 pytest -q`"
+        assert episode.command_change == said
 
 
 def test_another_tool_called_with_its_input_reshaped_says_the_shape(project: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
-from itertools import islice
+from itertools import filterfalse, islice
 from operator import methodcaller
 from typing import TYPE_CHECKING
 
@@ -78,7 +78,7 @@ def identifier_words(source: bytes) -> str:
         table = _RUN_WORDS
         if len(table) > RUN_WORDS_MAX:
             table.clear()
-        if miss := [r for r in runs if r not in table]:
+        if miss := list(filterfalse(table.__contains__, runs)):
             _learn(miss)
         seen.update(dict.fromkeys(b" ".join(map(table.__getitem__, runs)).split()))
         for letter in _LETTERS:  # one-letter parts are no words (`_split`); the table keeps them

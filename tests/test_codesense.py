@@ -243,16 +243,27 @@ def test_a_subject_described_in_words(flask_like: Path) -> None:
     assert _one("who calls the frobnicator thing", flask_like).startswith("No file or symbol named")
 
 
-def test_identifier_words_are_the_identifier_regex_words() -> None:
-    """identifier_words finds identifiers by bytes.translate + split (issue 39): the same words, in the same
-    order, as splitting each match of the identifier regex, on numbers, `$`, non-ASCII and line ends."""
+@pytest.mark.parametrize("table_max", [1 << 18, 3])
+def test_identifier_words_are_the_identifier_regex_words(table_max: int, monkeypatch) -> None:
+    """identifier_words finds identifiers by bytes.translate + split and splits a file's new ones all at once
+    (issue 39): the same words, in the same order, as splitting each match of the identifier regex with
+    split_identifier, on numbers, `$`, non-ASCII, line ends, one-letter parts and case changes — also when
+    the per-process table of split names fills up and is emptied between files."""
     import re
 
-    from recall_agent.architecture.words import identifier_words
+    from recall_agent.architecture import words
 
-    source = "x = 0x1F + foo$bar; 123abc _a9 __init__\nparseHTTPResponse(é_name, naïve) 42 $el\r\nkref_put\n"
-    expected: dict[str, None] = {}
-    for name in dict.fromkeys(re.findall(r"[A-Za-z_$][A-Za-z0-9_$]*", source)):
-        expected.update(dict.fromkeys(split_identifier(name)))
-    assert identifier_words(source.encode()) == " ".join(expected)
-    assert "x1f" in expected and "parse" in expected and "kref" in expected
+    monkeypatch.setattr(words, "RUN_WORDS_MAX", table_max)
+    sources = [
+        "x = 0x1F + foo$bar; 123abc _a9 __init__\nparseHTTPResponse(é_name, naïve) 42 $el\r\nkref_put\n",
+        "a_b x1 _1ab $x a$b AbcDEFGhi __x__ HTTPServer $ _ 12ab_3 A_B aB ABc Foo_Bar_baz foo$ _$ab __5 _5a a5_",
+        "XMLHttpRequest2Go getX i j k __x _y_ Z9 ABCdefGHIjk kref_put x = 0x1F;\n",
+    ]
+    for source in sources:
+        expected: dict[str, None] = {}
+        for name in dict.fromkeys(re.findall(r"[A-Za-z_$][A-Za-z0-9_$]*", source)):
+            expected.update(dict.fromkeys(split_identifier(name)))
+        assert words.identifier_words(source.encode()) == " ".join(expected)
+    assert {"x1f", "parse", "kref", "xml", "http", "xmlhttprequest2go"} <= set(
+        words.identifier_words("\n".join(sources).encode()).split()
+    )

@@ -376,7 +376,7 @@ def _rows(p: Parsed) -> Rows | None:
         symbols,
         symbol_words,
         [(i.spec, ",".join(i.names), i.line, int(i.typing_only)) for i in facts.imports],
-        [(c.caller, c.name, c.recv, c.line, c.rtype) for c in facts.calls],
+        list(map(tuple, facts.calls)),  # plain tuples: a Call would pickle with its class
         concepts.file_text(p.path, facts, symbol_words),
         list(facts.sites),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
-from itertools import chain, islice
+from itertools import filterfalse, islice
 from operator import methodcaller
 from typing import TYPE_CHECKING
 
@@ -30,8 +30,7 @@ def split_identifier(name: str) -> list[str]:
     return list(_split(name))
 
 
-# a tree's files share most of their identifiers (the kernel: ~350 distinct a file, mostly the same ones), so
-# a parse process splits each once for all its files
+# the names of definitions (indexer._rows) and of questions; a file's identifiers go through _learn
 @lru_cache(maxsize=1 << 17)
 def _split(name: str) -> tuple[str, ...]:
     lower = name.lower()
@@ -64,25 +63,28 @@ def path_words(path: str) -> str:
 
 def identifier_words(source: bytes) -> str:
     """The distinct words of every identifier in a file (each once: how often a local is used says little)."""
-    # each distinct identifier is split once (files repeat names thousands of times); the words in order
-    # of first appearance, the first IDENTS_MAX of them. A large file is read in blocks cut at line ends (no
-    # identifier spans one) and no further once IDENTS_MAX words are in (a generated header has 20,000 names).
-    # The identifiers are what _IDENTIFIER finds, found in C: every byte that cannot be in one becomes a
-    # space (bytes.translate), the runs are split, and a run's leading digits dropped (`0x1F` holds `x1F`).
-    # A regex match per occurrence (thousands a file) cost more than all the rest.
-    seen: dict[str, None] = {}
-    names: dict[str, None] = {}
+    # the words of each identifier as `_split` gives them, in order of first appearance, the first IDENTS_MAX.
+    # Identifiers are found in C: every byte that cannot be in one becomes a space (bytes.translate) and the
+    # runs are split (what _IDENTIFIER finds, but for a run's leading digits: `0x1F` holds `x1F`). Each run's
+    # words come from a per-process table (`_RUN_WORDS`) filled for a file's new runs at once by a few passes
+    # of C over them all (`_learn`): a Python call per identifier (`_split`) cost more than all the rest. A
+    # large file is read in blocks cut at line ends (no identifier spans one) and no further once IDENTS_MAX
+    # words are in (a generated header has 20,000 names).
+    seen: dict[bytes, None] = {}
     start, size = 0, len(source)
     while start < size and len(seen) < IDENTS_MAX:
         end = (source.find(b"\n", start + _BLOCK) + 1 or size) if size - start > _BLOCK else size
         runs = dict.fromkeys(source[start:end].translate(_IDENT_BYTES).split())
-        found = dict.fromkeys(map(bytes.decode, map(_NO_LEADING_DIGITS, runs)))
-        found.pop("", None)  # a run of digits only (a number)
-        new = [n for n in found if n not in names] if names else found
-        names.update(found)
-        seen.update(dict.fromkeys(chain.from_iterable(map(_split, new))))
+        table = _RUN_WORDS
+        if len(table) > RUN_WORDS_MAX:
+            table.clear()
+        if miss := list(filterfalse(table.__contains__, runs)):
+            _learn(miss)
+        seen.update(dict.fromkeys(b" ".join(map(table.__getitem__, runs)).split()))
+        for letter in _LETTERS:  # one-letter parts are no words (`_split`); the table keeps them
+            seen.pop(letter, None)
         start = end
-    return " ".join(islice(seen, IDENTS_MAX))
+    return b" ".join(islice(seen, IDENTS_MAX)).decode()
 
 
 # bytes that can be part of an identifier (_IDENTIFIER) kept, every other byte a space
@@ -90,6 +92,30 @@ _IDENT_BYTES = bytes(
     c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_$") else 32 for c in range(256)
 )
 _NO_LEADING_DIGITS = methodcaller("lstrip", b"0123456789")
+_STRIP_ENDS = methodcaller("strip", b"_$")
+_LETTERS = tuple(bytes([c]) for c in range(ord("a"), ord("z") + 1))
+# _PART over runs joined by line ends (each run's parts, then a line end); the same matches as _PART:
+# an upper-case letter then lower-case ones, or upper-case ones up to (not including) one that starts a word
+_RUN_PARTS = re.compile(rb"[a-z]+|[0-9]+|\n|[A-Z](?:[a-z]+|[A-Z]*(?![a-z]))")
+_NOT_A_WHOLE = re.compile(rb"(?m)^[0-9]|\$")  # a run whose joined form is no identifier (`_split`'s test)
+_RUN_WORDS: dict[bytes, bytes] = {}  # run -> its words, space separated, as `_learn` gives them
+RUN_WORDS_MAX = 1 << 18  # runs kept per process (emptied when full: the kernel has millions)
+
+
+def _learn(runs: list[bytes]) -> None:
+    """Put each run's words in `_RUN_WORDS`: its parts (lower case) then its joined form, all runs at once.
+
+    Once de-duplicated in order (identifier_words), and without one-letter words, these are `_split`'s words:
+    it keeps a part of one letter only when a digit, and adds the joined form only when there are several
+    parts and it is an identifier; a one-part run's joined form is that part (or one letter, or no
+    identifier), so adding it to every run changes nothing once de-duplicated."""
+    joined = b"\n".join(map(_NO_LEADING_DIGITS, runs))
+    parts = b" ".join(_RUN_PARTS.findall(joined)).lower().split(b"\n")
+    wholes = b"\n".join(map(_STRIP_ENDS, joined.lower().split(b"\n")))
+    if _NOT_A_WHOLE.search(wholes):  # `$` inside, or a digit first once `_` is stripped (`_1a`): rare
+        wholes = b"\n".join(b"" if w[:1].isdigit() or b"$" in w else w for w in wholes.split(b"\n"))
+    words = map(b" ".join, zip(parts, wholes.replace(b"_", b"").split(b"\n"), strict=True))
+    _RUN_WORDS.update(zip(runs, words, strict=True))
 
 
 def _comment_patterns(lang: str) -> list[str]:

@@ -470,6 +470,48 @@ def test_failures_seen_only_in_the_output(line: str, failed: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "failed"),
+    [  # real shapes from the tuning projects' sessions whose exit code was 0 or hidden by a pipe
+        ("<pre>Cannot GET /api/structure/age-groups</pre>", True),  # Express's 404 page, via curl | head
+        ("HTTP 400", True),  # a script's `-w 'HTTP %{http_code}'` note
+        ("HTTP/1.1 401 Unauthorized", True),  # curl -i
+        ("Request failed with status code 404", True),  # axios
+        ('{"code":6,"error":"Request in wrong format","message":"Request in wrong format"}', True),
+        ('{"error":{"name":"Error","message":"Failed to run sql query: ERROR:  42703"}}', True),
+        ('{"errors":[{"message":"Cannot query field \\"nme\\""}]}', True),
+        ("  × Tailwind-specific syntax is disabled.", True),  # biome (miette) behind `| tail -40`
+        ("× This environment is externally managed", True),  # uv / pip
+        ("The following paths are ignored by one of your .gitignore files:", True),  # git add, exit 1
+        ("HTTP/1.1 200 OK", False),
+        ("HTTP 204", False),
+        ('{"error": null, "data": [1, 2]}', False),
+        ('{"error":"","ok":true}', False),
+        ('{"errors":[]}', False),
+        ('  "error": {', False),  # one line of a pretty-printed body: the object opens elsewhere
+        ("2 × 3 = 6", False),
+        ("    app.get('/api/users', handler)", False),
+    ],
+)
+def test_failures_an_http_answer_or_a_diagnostic_shows(line: str, failed: bool) -> None:
+    """Lines that say a failure without an exit code: what a server answered (an error page, a 4xx/5xx
+    status, a JSON error body) and a diagnostic marked `×`; they are error lines, so the run model sees
+    them as `error_lines` / `error_in_tail` (a feature, not a verdict)."""
+    assert output.is_error_line(line) is failed
+
+
+def test_a_curl_that_got_an_error_page_shows_an_error_in_its_tail() -> None:
+    page = (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n'
+        "<body>\n<pre>Cannot GET /api/structure/age-groups</pre>\n</body>\n</html>\n"
+    )
+    features = output.run_features(page, flagged=False, probe=False, masked=True, background=set())
+    assert features["error_in_tail"] == 1.0 and features["error_lines"] > 0
+    ok = page.replace("Cannot GET /api/structure/age-groups", '[{"id": 1, "name": "U10"}]')
+    features = output.run_features(ok, flagged=False, probe=False, masked=True, background=set())
+    assert features["error_in_tail"] == 0.0 and features["error_lines"] == 0.0
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "src/cart.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.",

@@ -632,3 +632,42 @@ def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Pa
     by_command = {e.failed.command.text.rsplit("&& ", 1)[-1]: b for e, b in zip(episodes, built, strict=True)}
     assert set(by_command) == {"make lint", "make types"}
     assert by_command["make lint"] is None and by_command["make types"] is not None
+
+
+def test_a_background_shell_that_failed_is_a_failed_run_of_its_command(tmp_path: Path) -> None:
+    """A command started with `run_in_background` shows its end only in a later BashOutput (the real shape:
+    `npm start` in a Vite frontend without a `start` script): that result is a run of the command, failed
+    by its status; a poll while it still runs is no run."""
+    from hooks_fixtures import Session, _tool_result, _tool_use, make_project
+
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Result, Transcript
+
+    project = make_project(tmp_path)
+    s = Session("sess-background", project, {})
+    start = f"cd {project}/frontend && npm start"
+    s._log(
+        _tool_use("toolu_bg_1", "Bash", {"command": start, "run_in_background": True}),
+        _tool_result("toolu_bg_1", "Command running in background with ID: 3c968d", False),
+    )
+    for tid, status, code, stderr in (
+        ("toolu_bg_2", "running", None, ""),
+        ("toolu_bg_3", "failed", 1, 'npm error Missing script: "start"\nnpm error\nnpm error Did you mean'),
+    ):
+        shown = f"<status>{status}</status>\n\n<stderr>\n{stderr}\n</stderr>"
+        response = {"shellId": "3c968d", "command": start, "status": status, "exitCode": code}
+        s._log(
+            _tool_use(tid, "BashOutput", {"bash_id": "3c968d"}),
+            _tool_result(tid, shown, False) | {"toolUseResult": response | {"stdout": "", "stderr": stderr}},
+        )
+    results = {st.call.id: st for st in Transcript(s.transcript).steps() if isinstance(st, Result)}
+    assert results["toolu_bg_2"].call.name == "BashOutput"
+    ended = results["toolu_bg_3"]
+    assert ended.call.name == "Bash" and ended.call.input == {"command": start} and ended.is_error
+    assert ended.text is not None and ended.text.startswith('npm error Missing script: "start"')
+    engine = Engine(record=True)
+    engine.feed(Transcript(s.transcript).steps())
+    judged = {run.id: (run, failed) for run, _, failed in engine.judged_runs}
+    assert "toolu_bg_2" not in judged
+    run, failed = judged["toolu_bg_3"]
+    assert run.flagged and failed and run.command.text == start

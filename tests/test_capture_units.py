@@ -646,3 +646,53 @@ def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Pa
     by_command = {e.failed.command.text.rsplit("&& ", 1)[-1]: b for e, b in zip(episodes, built, strict=True)}
     assert set(by_command) == {"make lint", "make types"}
     assert by_command["make lint"] is None and by_command["make types"] is not None
+
+
+def test_the_powershell_tool_pairs_its_failures_and_fixes_as_bash_does(tmp_path: Path) -> None:
+    """Claude Code on Windows runs shell lines through its PowerShell tool: a failure there is a check (not
+    "the tool called with other arguments"), fixed by the same check passing in either shell."""
+    from hooks_fixtures import Session, _tool_result, _tool_use, make_project
+
+    from recall_agent.capture.engine import Engine
+    from recall_agent.capture.transcript import Transcript
+
+    project = make_project(tmp_path)
+    s = Session("sess-powershell", project, {})
+    build = r"Set-Location D:\oh-my-posh\website; npm run build 2>&1 | Select-Object -Last 3"
+    s._log(
+        _tool_use("toolu_ps_1", "PowerShell", {"command": build}),
+        _tool_result("toolu_ps_1", "Exit code 1\nError: Cannot find module 'docusaurus-plugin-sass'", True),
+        _tool_use(
+            "toolu_ps_2", "PowerShell", {"command": r"Get-ChildItem D:\oh-my-posh\website\node_modules"}
+        ),
+        _tool_result("toolu_ps_2", "Directory: D:\\oh-my-posh\\website\\node_modules", False),
+        _tool_use("toolu_ps_3", "PowerShell", {"command": r"cd D:\oh-my-posh\website; npm install"}),
+        _tool_result("toolu_ps_3", "added 12 packages in 3s", False),
+        _tool_use("toolu_ps_4", "PowerShell", {"command": build}),
+        _tool_result("toolu_ps_4", "[SUCCESS] Generated static files in build.", False),
+        _tool_use("toolu_ps_5", "PowerShell", {"command": r"cd D:\oh-my-posh\src; go test ./shell/..."}),
+        _tool_result(
+            "toolu_ps_5", "Exit code 1\n--- FAIL: TestZsh (0.00s)\n    init_test.go:12: want a, got b", True
+        ),
+    )
+    s.edit("src/app/client.py")
+    s.bash_ok(r"cd D:\oh-my-posh\src; go test ./shell/...", stdout="ok  \tgithub.com/x/shell\t0.4s")
+    engine = Engine(record=True)
+    engine.feed(Transcript(s.transcript).steps())
+    engine.end_turn()
+    by_id = {ep.failed.id: ep for ep in engine.judged_episodes}
+    npm, go = by_id["toolu_ps_1"], by_id["toolu_ps_5"]
+    assert npm.passed.id == "toolu_ps_4" and npm.features["other_tool"] == 0.0  # not the Get-ChildItem probe
+    assert go.passed.tool == "Bash" and go.failed.command.main.family == "go test"
+
+
+def test_a_powershell_hook_payload_is_keyed_by_its_check() -> None:
+    payload = {
+        "tool_name": "PowerShell",
+        "tool_input": {"command": r"cd D:\oh-my-posh\src; go test ./shell/... 2>&1 | Select-Object -Last 5"},
+        "tool_response": {"stdout": "", "stderr": "FAIL", "interrupted": False},
+        "error": "Exit code 1\nFAIL",
+    }
+    ev = events.from_payload(payload, "PostToolUseFailure")
+    assert ev is not None and ev.failed and ev.key == "go test ./shell/..."
+    assert ev.command == payload["tool_input"]["command"]

@@ -81,6 +81,10 @@ def test_a_tee_stage_hides_the_exit_code_and_a_powershell_env_assignment_is_setu
     assert commands.parse("pytest tests/ 2>&1 | tee out.log; echo done").masked
     line = commands.shell_command("PowerShell", "$env:OMP_BIN = 'C:\\x\\omp.exe'; node scripts/ensure.mjs")
     assert [(c.family, c.setup) for c in line.checks] == [("$env:", True), ("node scripts/ensure.mjs", False)]
+    unset = commands.shell_command(
+        "PowerShell", r"Remove-Item Env:\OMP_BIN -ErrorAction SilentlyContinue; node a.mjs"
+    )
+    assert unset.checks[0].setup and unset.main.family == "node a.mjs"
     before = commands.shell_command("PowerShell", "node scripts/ensure.mjs")
     assert commands.change(before, line) == "ran it after `$env:OMP_BIN = 'C:\\x\\omp.exe'`"
     # a path's backslashes are separators (the words name it as Bash does), and the fix when a tool wants `/`

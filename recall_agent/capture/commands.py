@@ -375,7 +375,8 @@ def _check(segment: str) -> Check | None:
         targets=tuple(args),
         program=folded,
         probe=probe,
-        setup=program in SETUP,
+        # PowerShell's `Remove-Item Env:\X` unsets a variable, as `unset X` does
+        setup=program in SETUP or (program == "Remove-Item" and any(t.startswith("Env:") for t in args)),
     )
 
 

@@ -17,7 +17,6 @@ same script or targets under another interpreter or program version (`python t.p
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
@@ -35,13 +34,6 @@ _WRAPPER_VALUE_OPTIONS = {
     "bunx": frozenset({"-p", "--package"}), "timeout": _TIMEOUT_OPTIONS, "gtimeout": _TIMEOUT_OPTIONS,
 }  # fmt: skip
 _WRAPPER_ARGUMENT = frozenset({"timeout", "gtimeout"})
-# options a program takes before its subcommand, with a value (`git -C DIR push`, `make -C DIR test`): neither
-# is the subcommand or a target
-_GLOBAL_VALUE_OPTIONS = {
-    "git": frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"}),
-    "make": frozenset({"-C", "-f", "--directory", "--file", "--makefile"}), "go": frozenset({"-C"}),
-    "npm": frozenset({"--prefix"}), "yarn": frozenset({"--cwd"}), "pnpm": frozenset({"-C", "--dir"}),
-}  # fmt: skip
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("hatch", "run")}
 _MULTI = {
     "git", "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "docker", "kubectl", "pip", "pip3", "uv",
@@ -60,18 +52,12 @@ PROBES = frozenset(
         "git ls-files", "git remote", "git config", "git stash", "git check-ignore", "git blame", "command",
         "python --version", "python -V", "pip show", "pip list", "pip freeze", "npm ls", "npm list", "env",
         "printenv", "date", "whoami", "hostname", "uname", "id", "sed -n", "awk", "cut", "tr", "xargs",
-        # PowerShell's own (the PowerShell tool's lines)
-        "Get-ChildItem", "Get-Content", "Get-Item", "Test-Path", "Select-String", "Select-Object",
-        "Where-Object", "ForEach-Object", "Sort-Object", "Group-Object", "Measure-Object", "Format-List",
-        "Format-Table", "Out-String", "Out-Null", "Out-Host", "Write-Host", "Write-Output", "Get-Command",
-        "Get-Location", "Resolve-Path", "Get-Date", "Get-Process", "Start-Sleep",
     }
 )  # fmt: skip
 # segments that prepare a run rather than run anything
 SETUP = frozenset(
-    {"cd", "source", ".", "export", "set", "unset", "mkdir", "pushd", "popd", "ulimit", "alias", "Set-Location",
-     "Push-Location", "Pop-Location"}
-)  # fmt: skip
+    {"cd", "source", ".", "export", "set", "unset", "mkdir", "pushd", "popd", "ulimit", "alias"}
+)
 # package managers' install commands: a fix that installs or pins a package
 INSTALLS = frozenset(
     {
@@ -80,26 +66,17 @@ INSTALLS = frozenset(
         "bundle add", "gem install", "apt install", "apt-get install", "brew install", "composer require",
     }
 )  # fmt: skip
-_PLUMBING_STAGE = re.compile(
-    r" ?(?:tail|head|less|more|cat|tee|grep|wc|sort|uniq|Select-Object|Select-String|Out-String|Out-Host|Out-File"
-    r"|Tee-Object|Format-List|Format-Table)\b[^|;&]*"
-)
-# a pipe stage that only copies the output to a file: plumbing wherever it stands (`x | tee a.log; echo $?`)
-_TEE_STAGES = frozenset({"tee", "Tee-Object", "Out-File"})
+_PLUMBING_STAGE = re.compile(r" ?(?:tail|head|less|more|cat|tee|grep|wc|sort|uniq)\b[^|;&]*")
 _REDIRECT = re.compile(r" ?\d?>&\d ?| ?\d?> ?/dev/null ?")
-_CD_PREFIX = re.compile(r"^ ?(?:cd|Set-Location) (\"[^\"]*\"|'[^']*'|\S+) ?(?:&&|;) ?")
+_CD_PREFIX = re.compile(r"^ ?cd (\"[^\"]*\"|'[^']*'|\S+) ?(?:&&|;) ?")
 _SEPARATOR = re.compile(r"&&|\|\||;|\|")
 _MASKING = re.compile(
-    r"\|\| ?(?:true|:|echo\b|exit 0)|; ?(?:echo|true|exit 0)\b|\| ?(?:tail|head|grep|tee|less|more|Select-Object"
-    r"|Select-String|Tee-Object|Out-File)\b"
+    r"\|\| ?(?:true|:|echo\b|exit 0)|; ?(?:echo|true|exit 0)\b|\| ?(?:tail|head|grep|tee|less|more)\b"
 )
 _LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "("})
 _BLOCK_WORDS = frozenset({"done", "fi", "}", ")", "esac", "for", "case", "select", "function", "return",
                           "break", "continue", ";;", "local", "declare", "read", "shift", "trap", "wait"})  # fmt: skip
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PS_ASSIGN = re.compile(r"^\$(env:)?[A-Za-z_][A-Za-z0-9_]*(=|$)")  # PowerShell's `$x = ...`, `$env:X = ...`
-# the agent's shell tools: Claude Code's Bash, and its PowerShell tool on Windows (a line read like Bash's)
-SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 _VERSION_SUFFIX = re.compile(r"(?<=[a-z])[0-9][0-9.]*$")
 
 
@@ -151,33 +128,6 @@ def parse(command: str) -> Command:
 
 
 _HEREDOC = re.compile(r"<<-? ?['\"]?([A-Za-z_][A-Za-z0-9_]{0,40})['\"]?")
-
-
-def shell_command(tool: str, command: str) -> Command:
-    """A shell tool's line, Bash's or PowerShell's (read alike: `;`, `|`, `cd`, `2>&1`, plumbing)."""
-    return _powershell(command) if tool == "PowerShell" else parse(command)
-
-
-# PowerShell's backslash is a path separator, not an escape: while the line is split it stands in as this
-# character (which no quoting or escaping rule reads), its words take `/` (`D:\src` names the path Bash's
-# `D:/src` does), and the text, keys and folder keep the backslash as written (`'C:\x'` -> `'C:/x'` can be
-# the fix: `wslpath` wants forward slashes)
-_BACKSLASH = "\u2216"
-
-
-@functools.lru_cache(maxsize=512)
-def _powershell(command: str) -> Command:
-    parsed = parse(command.replace("\\", _BACKSLASH))
-
-    def back(text: str) -> str:
-        return text.replace(_BACKSLASH, "\\")
-
-    return Command(
-        text=back(parsed.text),
-        cwd=back(parsed.cwd) if parsed.cwd else None,
-        checks=tuple(dataclasses.replace(c, key=back(c.key)) for c in parsed.checks),
-        masked=parsed.masked,
-    )
 
 
 def _lines_joined(command: str) -> str:
@@ -241,20 +191,16 @@ def _unquoted(text: str, quote: str = "") -> Iterator[tuple[int, str]]:
 def _segments(text: str) -> list[str]:
     """The parts between `&&`, `||`, `;`, `|` and newlines outside quotes and here-documents (one pass)."""
     scan = _heredocs_blanked(text)  # the same length: a here-document's body splits nothing
-    parts: list[tuple[str, bool]] = []  # each part, and whether a pipe feeds it
-    start, n, piped = 0, len(text), False
+    parts, start, n = [], 0, len(text)
     for i, ch in _unquoted(scan):
         if i < start or i == n or ch not in ";|&\n":
             continue  # the second character of `&&` / `||`, the end, or not a separator
         width = 2 if scan[i : i + 2] in ("&&", "||") else 1
         if ch != "&" or width == 2:
-            parts.append((text[start:i], piped))
-            piped = ch == "|" and width == 1
+            parts.append(text[start:i])
             start = i + width
-    parts.append((text[start:], piped))
-    # a pipe stage that copies the output to a file checks nothing, its file is no target (`pytest 2>&1 |
-    # tee out.log; echo $?`: the check is pytest)
-    return [p.strip() for p, fed in parts if p.strip() and not (fed and p.split()[0] in _TEE_STAGES)]
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
 
 
 def _heredocs_blanked(text: str) -> str:
@@ -312,18 +258,6 @@ def _unwrapped(words: list[str]) -> list[str]:
 _DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
 
 
-def _without_global_options(rest: list[str], takes_value: frozenset[str]) -> list[str]:
-    """A program's arguments without the options before its subcommand that take a value (`-C DIR`)."""
-    kept: list[str] = []
-    while rest and rest[0].startswith("-"):
-        if rest[0] in takes_value:
-            rest = rest[2:]
-        else:
-            kept.append(rest[0])
-            rest = rest[1:]
-    return kept + rest
-
-
 def _check(segment: str) -> Check | None:
     parts = segment.split()
     while parts and parts[0] in _LEADING_KEYWORDS:  # `do make x` is the check `make x`
@@ -333,17 +267,8 @@ def _check(segment: str) -> Check | None:
         words = shlex.split(key)
     except ValueError:
         words = key.split()
-    words = [w.replace(_BACKSLASH, "/") for w in words]  # a PowerShell line's paths (`_powershell`)
     if words and _ENV_ASSIGN.match(words[0]) and ("$(" in words[0] or "`" in words[0]):
         return None  # `n=$(awk ...)`: an assignment from a substitution, not a run of a check
-    assign = _PS_ASSIGN.match(words[0]) if words else None
-    if assign and (assign.group(2) or words[1:2] == ["="]):
-        # PowerShell: `$env:X = v` prepares the run as `export X=v` does; `$p = wsl wslpath -u 'C:\x'` runs
-        # its command; `$n = $null`, `$t = (Get-Item x).Length` run none
-        if assign.group(1):
-            return Check(key=key, family="$env:", program="$env:", setup=True)
-        value = key.split("=", 1)[1].strip()
-        return _check(value) if value[:1].isalpha() else None
     words = [w for w in words if not _ENV_ASSIGN.match(w)]
     # a multi-line script's lines are segments too: its keywords open or close blocks, they run nothing
     # (`done`, `fi`, `}`), or lead the command that does (`if grep -q x f` -> `grep -q x f`, above)
@@ -354,7 +279,7 @@ def _check(segment: str) -> Check | None:
     if not words:
         return None
     program = words[0].rsplit("/", 1)[-1]
-    rest = _without_global_options(words[1:], _GLOBAL_VALUE_OPTIONS.get(program, frozenset()))
+    rest = words[1:]
     if program.startswith("python") and len(rest) >= 2 and rest[0] == "-m":
         program, rest = rest[1], rest[2:]
     folded = _VERSION_SUFFIX.sub("", program) if program.startswith(tuple(INTERPRETERS)) else program
@@ -375,8 +300,7 @@ def _check(segment: str) -> Check | None:
         targets=tuple(args),
         program=folded,
         probe=probe,
-        # PowerShell's `Remove-Item Env:\X` unsets a variable, as `unset X` does
-        setup=program in SETUP or (program == "Remove-Item" and any(t.startswith("Env:") for t in args)),
+        setup=program in SETUP,
     )
 
 
@@ -574,7 +498,7 @@ def moved(shell: list[str], command: Command) -> list[str]:
     absolute or home one starts over)."""
     out = list(shell)
     targets = ([command.cwd] if command.cwd else []) + [
-        c.targets[0] if c.targets else "~" for c in command.checks if c.family in ("cd", "Set-Location")
+        c.targets[0] if c.targets else "~" for c in command.checks if c.family == "cd"
     ]
     for target in targets:
         if target.startswith(("/", "~")):

@@ -301,7 +301,7 @@ class Engine:
             return learned
         said = (
             commands.option_values(res.call.input.get("command") or "", "--error")
-            if run.tool in commands.SHELL_TOOLS
+            if run.tool == "Bash"
             else [str(res.call.input.get("error") or "")]
         )
         wanted = [" ".join(t.split()) for t in said if t.strip()]
@@ -423,12 +423,11 @@ class Engine:
     @staticmethod
     def _resolves(err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
         tool = str((err.get("last") or {}).get("tool") or "Bash")
-        shell = tool in commands.SHELL_TOOLS
-        if tool != run.tool and not (shell and run.tool in commands.SHELL_TOOLS):
-            return False  # one check, run by another tool than the one that failed (shells are one)
+        if tool != run.tool:
+            return False
         failure = (
-            commands.shell_command(tool, err["command"])
-            if shell
+            commands.parse(err["command"])
+            if tool == "Bash"
             else commands.tool_command(tool, {}, err["command"])
         )
         same = commands.same_check(failure, run.command) or (
@@ -436,7 +435,7 @@ class Engine:
             and commands.same_check(failure, run.command, probes=True, missing=err["missing"])
         )
         test = err.get("test")
-        if not same and isinstance(test, str) and shell:  # that test, run on its own
+        if not same and isinstance(test, str) and tool == "Bash":  # that test, run on its own
             same = commands.runs_test(failure, run.command, test)
         if failing_folds is not None:
             return same and not (set(err["folds"]) & failing_folds)
@@ -454,11 +453,11 @@ class Engine:
             return
         for err in reversed(st.open):
             tool = str((err.get("last") or {}).get("tool") or "Bash")
-            failure = commands.shell_command(tool, err["command"])
+            failure = commands.parse(err["command"])
             main = failure.main
             # a script or snippet reproduced it (a test run's failure needs those tests to pass again)
             if (
-                tool not in commands.SHELL_TOOLS
+                tool != "Bash"
                 or err.get("missing")
                 or main is None
                 or main.program not in commands.INTERPRETERS
@@ -515,14 +514,17 @@ class Engine:
         `make type` passed; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model
         decides from how the two commands differ and what the error said; an error it rejects stays open for
         a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs."""
-        if run.tool not in commands.SHELL_TOOLS or run.command.main is None:
+        if run.tool != "Bash" or run.command.main is None:
             return
         for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
-            tool = str((err.get("last") or {}).get("tool") or "Bash")
-            if err.get("shown") or tries >= VARIANT_TRIES or tool not in commands.SHELL_TOOLS:
+            if (
+                err.get("shown")
+                or tries >= VARIANT_TRIES
+                or str((err.get("last") or {}).get("tool") or "Bash") != "Bash"
+            ):
                 continue
-            relation = commands.variant(commands.shell_command(tool, err["command"]), run.command)
+            relation = commands.variant(commands.parse(err["command"]), run.command)
             if relation is None:
                 continue
             err["variant"] = tries + 1
@@ -557,7 +559,7 @@ class Engine:
     ) -> Episode:
         """The episode of `err` fixed as `run` shows, with its features and the models' verdict."""
         tool = str((err.get("last") or {}).get("tool") or "Bash")
-        failure = commands.shell_command(tool, err["command"]) if tool in commands.SHELL_TOOLS else None
+        failure = commands.parse(err["command"]) if tool == "Bash" else None
         created_by = (
             run.command.text
             if err.get("missing")
@@ -650,10 +652,7 @@ def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set
     out: it shows the error fixed only when something was changed since (it verifies those edits or
     installs); failing otherwise, it says nothing of this error at all."""
     tool = str((err.get("last") or {}).get("tool") or "Bash")
-    if (
-        tool not in commands.SHELL_TOOLS
-        or commands.not_a_fix(commands.shell_command(tool, err["command"]), run.command) != "narrowed"
-    ):
+    if tool != "Bash" or commands.not_a_fix(commands.parse(err["command"]), run.command) != "narrowed":
         return False
     if failing_folds is not None:
         return True
@@ -669,13 +668,11 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
     text = res.text or ""
     if len(text) > OUTPUT_MAX:
         text = text[: OUTPUT_MAX // 4] + "\n...\n" + text[-(OUTPUT_MAX * 3 // 4) :]
-    if call.name in commands.SHELL_TOOLS:
+    if call.name == "Bash":
         raw = call.input.get("command")
         if not isinstance(raw, str) or not raw.strip():
             return None
-        command = commands.shell_command(
-            call.name, _redacted(raw)
-        )  # a failure and its fix are redacted alike: still compare
+        command = commands.parse(_redacted(raw))  # a failure and its fix are redacted alike: still compare
     else:  # its inputs (a structured one as JSON) are kept in the state: redacted as a command is
         command = commands.tool_command(
             call.name, {}, _redacted(commands.tool_command(call.name, call.input).text)
@@ -766,11 +763,7 @@ def _run_state(run: Run) -> dict[str, Any]:
 def _run_from_state(data: dict[str, Any]) -> Run:
     tool = str(data.get("tool") or "Bash")
     text = str(data.get("command") or "")
-    command = (
-        commands.shell_command(tool, text)
-        if tool in commands.SHELL_TOOLS
-        else commands.tool_command(tool, {}, text)
-    )
+    command = commands.parse(text) if tool == "Bash" else commands.tool_command(tool, {}, text)
     return Run(str(data.get("id") or ""), tool, command, "", True, int(data.get("seq") or 0), data.get("ts"))
 
 
@@ -867,7 +860,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
         # the failing tool is neither the shell nor a path tool (an MCP tool, a Skill): a later success of
         # that tool is most often the same call with other arguments
-        "other_tool": float(ep.failed.tool not in PATH_TOOLS and ep.failed.tool not in commands.SHELL_TOOLS),
+        "other_tool": float(ep.failed.tool not in PATH_TOOLS and ep.failed.tool != "Bash"),
         # the share of words the failing and the passing command have in common: a rerun of the check after
         # a fix keeps them all; a command that only shares one segment of a compound line keeps few
         "command_overlap": commands.overlap(_check_words(ep.failed.command), _check_words(ep.passed.command)),

@@ -79,7 +79,6 @@ _MISSING = [
     re.compile(r"file or directory not found: (\S{1,300})|ERROR: file not found: (\S{1,300})"),
     re.compile(r"no matches found: (\S{1,300})"),  # zsh glob
     re.compile(r"cannot access '([^']{1,300})': No such file"),  # GNU ls
-    re.compile(r"cannot change to '([^']{1,300})'"),  # git -C x: fatal: cannot change to 'x'
     re.compile(r"(?:Path|File|Directory) does not exist: (\S{1,300})"),  # Claude Code's Read/Glob/Grep
 ]
 

@@ -48,8 +48,7 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     response = payload.get("tool_response")
     ev = ToolEvent(tool=tool, failed=False, tool_use_id=_str(payload.get("tool_use_id")))
-    shell = tool in ("Bash", "PowerShell")  # capture.commands.SHELL_TOOLS, not imported on this path
-    if shell:
+    if tool == "Bash":
         ev.command = _str(tool_input.get("command"))
     elif tool in FILE_TOOLS:
         path = _str(tool_input.get("file_path") or tool_input.get("notebook_path"))
@@ -79,17 +78,17 @@ def from_payload(payload: dict[str, Any], event: str) -> ToolEvent | None:
     if ev.command:
         # commands carry secrets too (`curl -H "Authorization: ..."`, `DB_PASSWORD=... pytest`); a failure
         # and its success are redacted alike, so their keys still compare
-        ev.command, ev.key = _command_facts(tool, ev.command) if shell else (redact(ev.command),) * 2
+        ev.command, ev.key = _command_facts(ev.command) if tool == "Bash" else (redact(ev.command),) * 2
     return ev
 
 
 @functools.lru_cache(maxsize=1024)
-def _command_facts(tool: str, command: str) -> tuple[str, str]:
+def _command_facts(command: str) -> tuple[str, str]:
     """The redacted command and the key of its check (cached: the same few commands run many times)."""
     from recall_agent.capture import commands
 
     redacted = redact(command)
-    parsed = commands.shell_command(tool, redacted)
+    parsed = commands.parse(redacted)
     return redacted, parsed.main.key if parsed.main else parsed.text
 
 

@@ -470,48 +470,6 @@ def test_failures_seen_only_in_the_output(line: str, failed: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "failed"),
-    [  # real shapes from the tuning projects' sessions whose exit code was 0 or hidden by a pipe
-        ("<pre>Cannot GET /api/structure/age-groups</pre>", True),  # Express's 404 page, via curl | head
-        ("HTTP 400", True),  # a script's `-w 'HTTP %{http_code}'` note
-        ("HTTP/1.1 401 Unauthorized", True),  # curl -i
-        ("Request failed with status code 404", True),  # axios
-        ('{"code":6,"error":"Request in wrong format","message":"Request in wrong format"}', True),
-        ('{"error":{"name":"Error","message":"Failed to run sql query: ERROR:  42703"}}', True),
-        ('{"errors":[{"message":"Cannot query field \\"nme\\""}]}', True),
-        ("  × Tailwind-specific syntax is disabled.", True),  # biome (miette) behind `| tail -40`
-        ("× This environment is externally managed", True),  # uv / pip
-        ("The following paths are ignored by one of your .gitignore files:", True),  # git add, exit 1
-        ("HTTP/1.1 200 OK", False),
-        ("HTTP 204", False),
-        ('{"error": null, "data": [1, 2]}', False),
-        ('{"error":"","ok":true}', False),
-        ('{"errors":[]}', False),
-        ('  "error": {', False),  # one line of a pretty-printed body: the object opens elsewhere
-        ("2 × 3 = 6", False),
-        ("    app.get('/api/users', handler)", False),
-    ],
-)
-def test_failures_an_http_answer_or_a_diagnostic_shows(line: str, failed: bool) -> None:
-    """Lines that say a failure without an exit code: what a server answered (an error page, a 4xx/5xx
-    status, a JSON error body) and a diagnostic marked `×`; they are error lines, so the run model sees
-    them as `error_lines` / `error_in_tail` (a feature, not a verdict)."""
-    assert output.is_error_line(line) is failed
-
-
-def test_a_curl_that_got_an_error_page_shows_an_error_in_its_tail() -> None:
-    page = (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n'
-        "<body>\n<pre>Cannot GET /api/structure/age-groups</pre>\n</body>\n</html>\n"
-    )
-    features = output.run_features(page, flagged=False, probe=False, masked=True, background=set())
-    assert features["error_in_tail"] == 1.0 and features["error_lines"] > 0
-    ok = page.replace("Cannot GET /api/structure/age-groups", '[{"id": 1, "name": "U10"}]')
-    features = output.run_features(ok, flagged=False, probe=False, masked=True, background=set())
-    assert features["error_in_tail"] == 0.0 and features["error_lines"] == 0.0
-
-
-@pytest.mark.parametrize(
     "line",
     [
         "src/cart.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.",
@@ -632,42 +590,3 @@ def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Pa
     by_command = {e.failed.command.text.rsplit("&& ", 1)[-1]: b for e, b in zip(episodes, built, strict=True)}
     assert set(by_command) == {"make lint", "make types"}
     assert by_command["make lint"] is None and by_command["make types"] is not None
-
-
-def test_a_background_shell_that_failed_is_a_failed_run_of_its_command(tmp_path: Path) -> None:
-    """A command started with `run_in_background` shows its end only in a later BashOutput (the real shape:
-    `npm start` in a Vite frontend without a `start` script): that result is a run of the command, failed
-    by its status; a poll while it still runs is no run."""
-    from hooks_fixtures import Session, _tool_result, _tool_use, make_project
-
-    from recall_agent.capture.engine import Engine
-    from recall_agent.capture.transcript import Result, Transcript
-
-    project = make_project(tmp_path)
-    s = Session("sess-background", project, {})
-    start = f"cd {project}/frontend && npm start"
-    s._log(
-        _tool_use("toolu_bg_1", "Bash", {"command": start, "run_in_background": True}),
-        _tool_result("toolu_bg_1", "Command running in background with ID: 3c968d", False),
-    )
-    for tid, status, code, stderr in (
-        ("toolu_bg_2", "running", None, ""),
-        ("toolu_bg_3", "failed", 1, 'npm error Missing script: "start"\nnpm error\nnpm error Did you mean'),
-    ):
-        shown = f"<status>{status}</status>\n\n<stderr>\n{stderr}\n</stderr>"
-        response = {"shellId": "3c968d", "command": start, "status": status, "exitCode": code}
-        s._log(
-            _tool_use(tid, "BashOutput", {"bash_id": "3c968d"}),
-            _tool_result(tid, shown, False) | {"toolUseResult": response | {"stdout": "", "stderr": stderr}},
-        )
-    results = {st.call.id: st for st in Transcript(s.transcript).steps() if isinstance(st, Result)}
-    assert results["toolu_bg_2"].call.name == "BashOutput"
-    ended = results["toolu_bg_3"]
-    assert ended.call.name == "Bash" and ended.call.input == {"command": start} and ended.is_error
-    assert ended.text is not None and ended.text.startswith('npm error Missing script: "start"')
-    engine = Engine(record=True)
-    engine.feed(Transcript(s.transcript).steps())
-    judged = {run.id: (run, failed) for run, _, failed in engine.judged_runs}
-    assert "toolu_bg_2" not in judged
-    run, failed = judged["toolu_bg_3"]
-    assert run.flagged and failed and run.command.text == start

@@ -31,7 +31,6 @@ _TOOL_ERROR = re.compile(
     r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b"
     r"|\bno matches found\b|\bbug (?:is )?(?:found|confirmed|reproduced|still exists)\b|\btest failed\b)"
     r"|^\s*(?:✗|❌|FAIL\b)"
-    r"|^\s*[×✘] "  # miette diagnostics (biome, oxlint, uv: `  × Tailwind-specific syntax is disabled.`), esbuild
     r"|^\s*--- FAIL: "  # go test
     r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
     r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
@@ -42,12 +41,6 @@ _TOOL_ERROR = re.compile(
     r"|(?i:^would reformat:? )"  # black / ruff format --check
     r"|(?i:\((?:y/n|yes/no)\)|\[y/n\])\s*[:?]?\s*$"  # a prompt waiting for an answer that never comes
     r"|(?i:loss\b[^\n]{0,40}?\bnan\b|\bnan (?:loss|values? (?:in|encountered)))"  # training diverged
-    # failures only the output shows (curl, a server's answer): Express's `Cannot GET /x` page, an HTTP status
-    # line of 4xx/5xx (`HTTP/1.1 401 Unauthorized`, a `-w 'HTTP %{http_code}'` note), a JSON error body
-    r"|\bCannot (?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /"
-    r"|^\s*(?:< )?HTTP(?:/\d(?:\.\d)?)? [45]\d\d\b|(?i:\brequest failed with status code [45]\d\d\b)"
-    r'|^\s*\{[^\n]{0,100}?"(?:error|errors)"\s*:\s*(?:"[^"\s]|\{|\[\s*\{)'
-    r"|\bignored by one of your \.gitignore files\b"  # `git add` of an ignored path: exit 1, nothing staged
 )
 _RULES = ("===", "___", "---")
 _FAIL_WORDS = re.compile(

@@ -19,8 +19,7 @@ What real files hold and how it is met:
 - tool results that are images or structured objects: their text blocks are the text;
 - results the harness wrote rather than the tool (the user declined or interrupted, a permission was
   missing, a `<tool_use_error>` about the call itself): neither a failure nor a success, except a shell
-  command the client refused as written (`Blocked: sleep 90 followed by: ...`): a failure of that command;
-- a background shell's end, read with BashOutput: a run of the command it started (its status says failed).
+  command the client refused as written (`Blocked: sleep 90 followed by: ...`): a failure of that command.
 
 Reading can resume where an earlier read stopped (`Transcript(path, start=offset, calls=...)`): the hooks
 read a live session's new lines at every Stop. A last line without its newline (still being written) is
@@ -301,12 +300,9 @@ class Transcript:
             text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "").strip()
         elif text.lstrip().startswith(_NOT_TOOL_OUTPUT) or "<tool_use_error>" in text[:200]:
             return None
-        finished = _background_run(call, response)
-        if finished:
-            call, failed, text = finished
         return Result(
             call=call,
-            is_error=block.get("is_error") is True or bool(finished and failed),
+            is_error=block.get("is_error") is True,
             text=text,
             response=response if isinstance(response, dict) else None,
             interrupted=interrupted,
@@ -322,22 +318,6 @@ def _refused_command(call: Call, text: str) -> bool:
 
 
 _REFUSED = "<tool_use_error>Blocked:"
-
-
-def _background_run(call: Call, response: object) -> tuple[Call, bool, str] | None:
-    """A background shell's end read with BashOutput (`status` completed or failed, the command and its
-    output in `toolUseResult`): a run of that command, failed when its status or exit code says so.
-    Polls of a command still running are not runs."""
-    if call.name != "BashOutput" or not isinstance(response, dict):
-        return None
-    command, status = response.get("command"), response.get("status")
-    if not isinstance(command, str) or not command.strip() or status not in ("completed", "failed"):
-        return None
-    code = response.get("exitCode")
-    failed = status == "failed" or (isinstance(code, int) and code != 0)
-    parts = (response.get("stdout"), response.get("stderr"))
-    text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
-    return Call(call.id, "Bash", {"command": command}, call.stream), failed, text
 
 
 def _lines(fh: BinaryIO, stats: Stats, offset: int) -> Iterator[tuple[bytes, int]]:

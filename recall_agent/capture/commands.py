@@ -588,7 +588,7 @@ def _only_dropped(before: Command, after: Command) -> str | None:
     `pytest x`: `python -m`; `gh pr create … --label patch` -> `gh pr create …`: `--label patch`), the
     leading `cd DIR` and the checks compared, output plumbing not; None when anything was added or
     replaced. "X instead of Y" hides such a difference in two long lines that look alike."""
-    import difflib
+    import difflib  # here, not at the top: the hooks import this module and most pairs never get this far
 
     def words(cmd: Command) -> list[str]:
         return [*(["cd", cmd.cwd, "&&"] if cmd.cwd else []), *" && ".join(_real(cmd)).split()]

@@ -588,7 +588,6 @@ def _only_dropped(before: Command, after: Command) -> str | None:
     `pytest x`: `python -m`; `gh pr create … --label patch` -> `gh pr create …`: `--label patch`), the
     leading `cd DIR` and the checks compared, output plumbing not; None when anything was added or
     replaced. "X instead of Y" hides such a difference in two long lines that look alike."""
-    import difflib  # here, not at the top: the hooks import this module and most pairs never get this far
 
     def words(cmd: Command) -> list[str]:
         return [*(["cd", cmd.cwd, "&&"] if cmd.cwd else []), *" && ".join(_real(cmd)).split()]
@@ -596,6 +595,8 @@ def _only_dropped(before: Command, after: Command) -> str | None:
     a, b = words(before), words(after)
     if not b or len(b) >= len(a) or not set(b) <= set(a):  # nothing was only left out (most pairs: no diff)
         return None
+    import difflib  # here, not at the top: the hooks import this module, and most pairs never get this far
+
     ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
     if not ops or any(op[0] != "delete" for op in ops):
         return None

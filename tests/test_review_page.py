@@ -158,15 +158,31 @@ def _rows(driver) -> list[str]:
 def _go(d, element) -> None:
     """Click something that loads a new page, and wait until it has."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     page = d.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(d, 15).until(expected_conditions.staleness_of(page))
+    WebDriverWait(d, 15).until(lambda _: _replaced(page))
     # the old page is gone; wait for the new one to finish loading too, or the next find can take a node
     # of a document still being replaced (under load chromedriver then says "Node ... does not belong")
     WebDriverWait(d, 15).until(lambda drv: drv.execute_script("return document.readyState") == "complete")
+
+
+def _replaced(page) -> bool:
+    """Is the old page's root gone? Selenium's `staleness_of`, but chromedriver sometimes reports the
+    replaced node as "Node with given id does not belong to the document" instead of a stale element
+    (seen in CI under load): that says the same thing."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        page.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
 
 
 def _search(driver, text: str, status: str = "") -> None:

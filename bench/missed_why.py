@@ -171,13 +171,17 @@ def diagnose(labels: list[L.Label], show: str = "") -> dict[str, Any]:
         found_ids = set().union(
             *(label.episode_ids(e) for e in label.episodes if str(e.get("failed")) in found)
         )
+        runs = {L.suffix(run.id): run for run, _, _ in engine.judged_runs}
         for lr in _false_stores(label, stored):
             cls, why = classify_false(label, lr, found_ids)
+            calls = [L.suffix(c) for c in (lr.get("fix") or {}).get("calls") or []]
             out["false"][cls] += 1
             per["false"][cls] += 1
             sig = str((lr.get("error_signatures") or [""])[-1]).strip().splitlines()
             out["rows"].append({"project": label.project, "session": label.session, "what": "false",
                                 "class": cls, "why": why, "error": (sig[-1] if sig else "")[:160],
+                                "calls": calls, "flagged": any(runs[c].flagged for c in calls[:-1] if c in runs),
+                                "tool": runs[calls[0]].tool if calls and calls[0] in runs else None,
                                 "fix_kind": (lr.get("fix") or {}).get("kind"),
                                 "stored": str(lr.get("resolution_summary"))[:200]})  # fmt: skip
             if show and (show == "all" or cls.startswith(show)):

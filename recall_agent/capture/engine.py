@@ -857,6 +857,9 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "error_short": float(max((len(ln.strip()) for ln in (errs or lines)), default=0) < 16),
         # the command was called wrongly (a usage message, an unknown option or target, no such command)
         "error_usage": float(any(_USAGE.search(ln) for ln in (errs or lines)[:40])),
+        # the shell itself refused the command line (`(eval):1: no matches found`, `zsh:6: parse error`,
+        # `bash: line 1: x: command not found`): a lesson about the shell, whatever the project
+        "error_shell": float(shell_error(errs or lines)),
         "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
         # the failing tool is neither the shell nor a path tool (an MCP tool, a Skill): a later success of
         # that tool is most often the same call with other arguments
@@ -902,6 +905,19 @@ _USAGE = re.compile(
     r"|\bcommand not found\b|\bno such (?:option|command|subcommand)|\bnot recognized as\b|\bdid you mean\b"
     r"|\bunexpected argument\b|\bis not a \w{1,12} command\b"
 )
+# the shell's own message: zsh's `(eval):1:` / `(eval):cd:1:` / `zsh:4:`, bash's `bash: line 1:` (or by its
+# path, `/usr/bin/bash: line 1:`), dash's `sh: 1:`
+_SHELL_ERROR = re.compile(
+    r"^\s{0,4}(?:\(eval\)|(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh)(?::[a-z]{1,12})?:(?: line)? ?\d{1,6}:"
+)
+
+
+def shell_error(lines: list[str]) -> bool:
+    """Did the shell itself report the error (quoting, globbing, syntax, a missing command), not a program it
+    ran?"""
+    return any(_SHELL_ERROR.match(ln) for ln in lines[:40])
+
+
 _FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
 
 

@@ -1,0 +1,51 @@
+"""Capture rules and features that carry to projects the models never saw (issue 33, seventh round): each
+built from a real session's shape, replayed through the engine."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from recall_agent.capture.engine import Engine
+from recall_agent.capture.transcript import Transcript
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from transcript_writer import TranscriptWriter  # noqa: E402
+
+
+def _judged(tmp_path: Path, calls: list[tuple[str, str, int]]) -> Engine:
+    """The engine after one session that runs `calls` (command, output, exit code) in order."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-transfer", str(tmp_path))
+    w.prompt("look at the blog routes")
+    for command, out, code in calls:
+        w.bash(command, out, exit_code=code)
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_an_error_the_shell_itself_printed_is_marked(tmp_path: Path) -> None:
+    # me: zsh globs the unquoted Astro route `[id]` and prints its own error; quoted, the same words pass
+    engine = _judged(
+        tmp_path,
+        [
+            ("wc -l src/pages/blog/[id].astro", "Exit code 1\n(eval):1: no matches found: src/pages/blog/[id].astro", 1),
+            ("wc -l 'src/pages/blog/[id].astro'", "  42 src/pages/blog/[id].astro", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.features["error_shell"] == 1.0
+
+
+def test_a_program_s_own_error_is_not_the_shell_s(tmp_path: Path) -> None:
+    engine = _judged(
+        tmp_path,
+        [
+            ("pytest tests/test_blog.py -q", "Exit code 1\nE   AssertionError: assert 'draft' == 'published'\n1 failed", 1),
+            ("pytest tests/test_blog.py -q", "1 passed in 0.03s", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.features["error_shell"] == 0.0
+

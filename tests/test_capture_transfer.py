@@ -49,3 +49,38 @@ def test_a_program_s_own_error_is_not_the_shell_s(tmp_path: Path) -> None:
     (episode,) = engine.judged_episodes
     assert episode.features["error_shell"] == 0.0
 
+
+FISH = "for path in src/pages/blog/index.astro src/pages/links.astro\n  grep -n '<<<<<<<' $path\nend"
+PYTHON = (
+    "python3 - <<'PY'\nfor path in ['src/pages/blog/index.astro', 'src/pages/links.astro']:\n"
+    "    for n, line in enumerate(open(path), 1):\n        if line.startswith('<<<<<<<'): print(path, n)\nPY"
+)
+
+
+def test_a_command_line_the_shell_refused_is_fixed_by_writing_it_again(tmp_path: Path) -> None:
+    # me: the agent wrote fish's `for ... end`; the Bash tool runs zsh, which refused the line. The same
+    # search written as a Python script ran: no program failed, the line did, so the line written again is
+    # the candidate fix, for the variant model to weigh
+    engine = _judged(
+        tmp_path,
+        [
+            (FISH, "Exit code 1\n(eval):3: parse error near `end'", 1),
+            (PYTHON, "src/pages/blog/index.astro 42\nsrc/pages/links.astro 7", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.passed.command.text.startswith("python3 - <<")
+    assert episode.features["error_shell"] == 1.0 and 0.1 < episode.features["variant_overlap"] < 0.5
+
+
+def test_a_program_s_error_is_not_fixed_by_another_command_line(tmp_path: Path) -> None:
+    # the same lines, but grep itself failed (its own message, not the shell's): the script is no fix of it
+    engine = _judged(
+        tmp_path,
+        [
+            (FISH.replace("\nend", "\ndone").replace("astro\n", "astro; do\n"),
+             "Exit code 2\ngrep: src/pages/links.astro: Permission denied", 2),
+            (PYTHON, "src/pages/blog/index.astro 42", 0),
+        ],
+    )  # fmt: skip
+    assert not any(ep.variant for ep in engine.judged_episodes)

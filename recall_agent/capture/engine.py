@@ -44,6 +44,7 @@ MAX_SAID = 30
 MAX_STEPS = 3
 MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
+REWRITE_OVERLAP = 0.1  # a refused command line written again keeps some of its words (file names, a loop)
 VARIANT_TRIES = 3  # passing runs of a failed program, run another way, that may show it fixed
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
@@ -514,7 +515,7 @@ class Engine:
         `make type` passed; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model
         decides from how the two commands differ and what the error said; an error it rejects stays open for
         a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs."""
-        if run.tool != "Bash" or run.command.main is None:
+        if run.tool != "Bash":
             return
         for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
@@ -524,7 +525,7 @@ class Engine:
                 or str((err.get("last") or {}).get("tool") or "Bash") != "Bash"
             ):
                 continue
-            relation = commands.variant(commands.parse(err["command"]), run.command)
+            relation = _variant_relation(err, run)
             if relation is None:
                 continue
             err["variant"] = tries + 1
@@ -645,6 +646,20 @@ class Engine:
         st.edits = [e for e in st.edits if e["seq"] > oldest]
         st.runs = [r for r in st.runs if r["seq"] > oldest]
         st.said = [s for s in st.said if s["seq"] >= oldest]
+
+
+def _variant_relation(err: dict[str, Any], run: Run) -> dict[str, float] | None:
+    """How `run` (it passed) runs the failed command another way (`commands.variant`), or, for an error the
+    shell itself printed (not a missing path: those have rules of their own), how it writes the refused
+    command line again (`commands.rewritten`, when the lines share a tenth of their words)."""
+    failure = commands.parse(err["command"])
+    found = commands.variant(failure, run.command) if run.command.main is not None else None
+    if found is not None or err.get("missing"):
+        return found
+    if not shell_error(output.lines_of(err["errors"][-1]["text"])):
+        return None
+    found = commands.rewritten(failure, run.command)
+    return found if found is not None and found["variant_overlap"] >= REWRITE_OVERLAP else None
 
 
 def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:

@@ -50,6 +50,37 @@ def test_a_program_s_own_error_is_not_the_shell_s(tmp_path: Path) -> None:
     assert episode.features["error_shell"] == 0.0
 
 
+def _mcp_session(tmp_path: Path, first: str) -> Engine:
+    """claude-code-archiver: the browser MCP server answers a navigation with an error as its text (the
+    client does not flag it); the agent links the browser build the server wants; the navigation works."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-mcp", str(tmp_path))
+    w.prompt("open the viewer in the browser")
+    nav = {"url": "http://localhost:8003/viewer/"}
+    w.tool("mcp__browser-use__browser_navigate", nav, [{"type": "text", "text": first}])
+    w.bash("ln -s ~/Library/Caches/ms-playwright/chromium-1187 ~/Library/Caches/ms-playwright/chromium-1181")
+    w.tool("mcp__browser-use__browser_navigate", nav, [{"type": "text", "text": "Navigated to http://localhost:8003/viewer/"}])
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_a_tool_that_answers_with_an_error_failed(tmp_path: Path) -> None:
+    missing = "Error: [Errno 2] No such file or directory: '/Users/u/Library/Caches/ms-playwright/chromium-1181/chrome-mac/Chromium.app'"
+    engine = _mcp_session(tmp_path, missing)
+    (nav, _ln, again) = engine.judged_runs
+    assert nav[0].flagged and not again[0].flagged
+    assert nav[1]["flagged"] == 1.0
+    (episode,) = engine.judged_episodes  # the navigation that worked shows it fixed, after the link
+    assert episode.failed.tool == "mcp__browser-use__browser_navigate" and episode.passed.id == again[0].id
+
+
+def test_a_tool_whose_answer_only_mentions_an_error_did_not_fail(tmp_path: Path) -> None:
+    engine = _mcp_session(tmp_path, "Page title: Error handling in the viewer")
+    assert not any(run.flagged for run, _, _ in engine.judged_runs)
+
+
+
 FISH = "for path in src/pages/blog/index.astro src/pages/links.astro\n  grep -n '<<<<<<<' $path\nend"
 PYTHON = (
     "python3 - <<'PY'\nfor path in ['src/pages/blog/index.astro', 'src/pages/links.astro']:\n"

@@ -692,7 +692,21 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
         command = commands.tool_command(
             call.name, {}, _redacted(commands.tool_command(call.name, call.input).text)
         )
-    return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+    return Run(
+        call.id, call.name, command, text, res.is_error or _tool_reported_error(call, text), seq, res.ts
+    )
+
+
+_SHELLS = frozenset({"Bash", "PowerShell"})
+_TOOL_ERROR = re.compile(r'^\s{0,4}(?:Error\b|\{\s{0,4}"error"\s{0,4}:)')
+
+
+def _tool_reported_error(call: Call, text: str) -> bool:
+    """A tool other than the shell (an MCP server's) that answered with an error as its result's first word
+    (`Error: [Errno 2] No such file or directory: ...`, `{"error": ...}`) failed, though the client did not
+    flag the result: such a server reports its failures in the text. The shell's output is the run model's
+    to read (a program prints `Error` lines that are no failure of the command)."""
+    return call.name not in _SHELLS and bool(_TOOL_ERROR.match(text[:200]))
 
 
 def _shown_error(run: Run, lines: list[str]) -> dict[str, Any]:

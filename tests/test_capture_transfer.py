@@ -58,7 +58,11 @@ def _mcp_session(tmp_path: Path, first: str) -> Engine:
     nav = {"url": "http://localhost:8003/viewer/"}
     w.tool("mcp__browser-use__browser_navigate", nav, [{"type": "text", "text": first}])
     w.bash("ln -s ~/Library/Caches/ms-playwright/chromium-1187 ~/Library/Caches/ms-playwright/chromium-1181")
-    w.tool("mcp__browser-use__browser_navigate", nav, [{"type": "text", "text": "Navigated to http://localhost:8003/viewer/"}])
+    w.tool(
+        "mcp__browser-use__browser_navigate",
+        nav,
+        [{"type": "text", "text": "Navigated to http://localhost:8003/viewer/"}],
+    )
     engine = Engine(record=True)
     engine.feed(Transcript(w.save()).steps())
     engine.end_turn()
@@ -78,7 +82,6 @@ def test_a_tool_that_answers_with_an_error_failed(tmp_path: Path) -> None:
 def test_a_tool_whose_answer_only_mentions_an_error_did_not_fail(tmp_path: Path) -> None:
     engine = _mcp_session(tmp_path, "Page title: Error handling in the viewer")
     assert not any(run.flagged for run, _, _ in engine.judged_runs)
-
 
 
 FISH = "for path in src/pages/blog/index.astro src/pages/links.astro\n  grep -n '<<<<<<<' $path\nend"

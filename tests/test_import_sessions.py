@@ -1062,3 +1062,29 @@ def test_no_learning_from_a_report_without_a_quote_a_passing_run_or_a_source_edi
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
     assert all_learnings(isolated_recall_env) == []
+
+
+def test_the_hooks_keep_a_report_across_turns_until_it_is_fixed(
+    project: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Live: the report comes in one turn, which ends with a question (the Stop hook keeps the report,
+    redacted, in the session state); the user answers, and the next turn's edit and passing run store it."""
+    (project / "src" / "shop").mkdir(parents=True)
+    (project / "src" / "shop" / "cart.py").write_text(CART)
+    live = Session("live-report", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live._log({"type": "user", "message": {"role": "user", "content": REPORT}})
+    live.say("Should total() accept plain numbers, or should callers wrap them?")
+    assert live.stop("Should total() accept plain numbers?").returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+    state = "\n".join(
+        p.read_text() for p in isolated_recall_env.rglob("*.json") if "live-report" in p.read_text()
+    )
+    assert QUOTED in state and AWS_KEY not in state
+    live._log({"type": "user", "message": {"role": "user", "content": "accept them"}})
+    live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
+              "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
+    live.bash_ok(CART_TESTS, "4 passed in 0.05s")
+    assert live.stop("total() now accepts plain numbers.").returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.error_signatures[0].startswith(QUOTED) and stored.fix.reported
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")

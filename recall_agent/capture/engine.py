@@ -245,7 +245,7 @@ class Engine:
         if not st.open and not st.ready and not st.reported:
             return
         text = said.text[:SAID_MAX]
-        if st.open:
+        if st.open or st.reported:
             st.said.append({"seq": st.seq, "text": text})
             del st.said[:-MAX_SAID]
         for episode in st.ready:
@@ -665,14 +665,7 @@ class Engine:
         st.reported = [r for r in st.reported if not r.get("verified")]
         for report in done:
             episode = _reported_episode(st, report)
-            folds = {output.fold(ln) for ln in str(report["text"]).splitlines()}
-            held = any(
-                e.keep
-                and e.changes
-                and folds & {output.fold(ln) for x in e.errors for ln in x["text"].splitlines()}
-                for e in st.ready
-            )
-            if episode is not None and not held:
+            if episode is not None and not any(_holds(e, str(report["text"])) for e in st.ready):
                 st.ready.append(episode)  # not `_hand_out`: no failed call, nothing for the models to fit
         self._trim(st)
 
@@ -757,6 +750,21 @@ def _shown_error(run: Run, lines: list[str]) -> dict[str, Any]:
         "inside": None,
         "shown": True,
     }
+
+
+def _holds(episode: Episode, quoted: str) -> bool:
+    """Does a kept episode that changed files hold one of the quoted error lines (`E   TypeError: …` of a
+    pytest run holds `TypeError: …`; numbers and addresses folded)?"""
+    if not episode.keep or not episode.changes:
+        return False
+    wanted = [q.strip() for q in quoted.splitlines() if q.strip()]
+    folds = {output.fold(q) for q in wanted}
+    for err in episode.errors:
+        for line in output.lines_of(err["text"]):
+            bare = line.strip().removeprefix("E ").strip()
+            if output.fold(bare) in folds or any(q in line for q in wanted):
+                return True
+    return False
 
 
 def _reported_episode(st: Stream, report: dict[str, Any]) -> Episode | None:

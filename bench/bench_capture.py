@@ -29,6 +29,7 @@ not reported). Transcripts come from bench/sessions/fetch.py's cache.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -281,7 +282,7 @@ def prompt_reports(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any
     texts: dict[str, str] = {}
     final: dict[str, set[str]] = {}
     for s in sessions:
-        said, final[s.session] = _prompts_and_final_diff(s)
+        said, final[s.session] = _prompts_and_final_diff(s.path)
         prompts += len(said)
         quoted = [t for t in said if output.quoted_errors(t)]
         quoting += len(quoted)
@@ -315,13 +316,20 @@ def prompt_reports(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any
     }
 
 
+def print_prompt_reports(title: str, pr: dict[str, Any]) -> None:
+    print(f"{'':<17}{title:<26} {pr['prompts_quoting_errors']} of {pr['prompts']} prompts quote an error "
+          f"({pr['sessions_quoting_errors']} sessions); {pr['stored']} learnings from {pr['sessions_with_one']} "
+          f"sessions; key in a prompt {pr['key_in_prompt']}; files in the final diff {pr['files_in_final_diff']}")  # fmt: skip
+
+
 def _test_file(path: str) -> bool:
     from recall_agent.capture.edits import TEST_FILE
 
     return TEST_FILE.search(path) is not None
 
 
-def _prompts_and_final_diff(label: L.Label) -> tuple[list[str], set[str]]:
+@functools.lru_cache(maxsize=1024)
+def _prompts_and_final_diff(path: Path) -> tuple[list[str], set[str]]:
     """The session's prompts (main stream) and the source files its edits left changed (absolute paths as
     the calls name them; files it created, tests and reverted files left out)."""
     from recall_agent.capture import edits
@@ -331,7 +339,7 @@ def _prompts_and_final_diff(label: L.Label) -> tuple[list[str], set[str]]:
     prompts: list[str] = []
     created: set[str] = set()
     changed: dict[str, edits.FileChange] = {}
-    for step in open_reader(label.path).steps():
+    for step in open_reader(path).steps():
         if isinstance(step, Prompt) and step.stream == "main":
             prompts.append(step.text)
         if (
@@ -758,6 +766,11 @@ def main(argv: list[str] | None = None) -> int:
                 if len(corpora) > 1:
                     row[name]["corpora"] = {
                         c: _short(judge(part, _of(part, stored), merged=path is not None))
+                        | (
+                            {"prompt_reports": prompt_reports(part, _of(part, stored))}
+                            if path in (None, ROOT)
+                            else {}
+                        )
                         for c in corpora
                         if (part := [s for s in sessions if _corpus(s) == c])
                     }
@@ -795,14 +808,12 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
-                pr = r.get("prompt_reports")
-                if pr:
-                    print(f"{'':<17}{'  prompt reports':<18} {pr['prompts_quoting_errors']} of {pr['prompts']} prompts "
-                          f"quote an error ({pr['sessions_quoting_errors']} sessions); {pr['stored']} learnings "
-                          f"from {pr['sessions_with_one']} sessions; key in prompt {pr['key_in_prompt']}; files in "
-                          f"the final diff {pr['files_in_final_diff']}")  # fmt: skip
+                if r.get("prompt_reports"):
+                    print_prompt_reports("  prompt reports", r["prompt_reports"])
                 for corpus, c in (r.get("corpora") or {}).items():
                     print(f"{'':<17}{'  ' + corpus:<18}" + "".join(f"{str(c.get(k)):>13}" for k in cols))
+                    if c.get("prompt_reports"):
+                        print_prompt_reports(f"    {corpus} prompts", c["prompt_reports"])
     if args.store_rows:
         with tempfile.TemporaryDirectory(prefix="recall-bench-rows-") as tmp:
             work = Path(tmp)

@@ -604,6 +604,10 @@ def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Pa
         ("error: prose outside a code block is not a tool's error line", []),
         ("```\nDeprecationWarning: x is deprecated\nAssertionError: \n```", []),
         ("```python\nprint('Error: x')\nraise ValueError('bad')\n```", []),  # code, not its output
+        ("```ts\ninterface State {\n  error: string | null;\n  clearError: () => void;\n}\n```", []),  # code
+        ("(index):483  Uncaught SyntaxError: Invalid or unexpected token",
+         ["(index):483  Uncaught SyntaxError: Invalid or unexpected token"]),  # a browser's console
+        ("```\nE   ModuleNotFoundError: No module named 'cgi'\n```", ["E   ModuleNotFoundError: No module named 'cgi'"]),
     ],
 )  # fmt: skip
 def test_the_errors_a_prompt_quotes(prompt: str, quoted: list[str]) -> None:

@@ -176,16 +176,19 @@ def shown_errors(lines: list[str], background: Collection[int]) -> list[str]:
 
 _LOADING = re.compile(r"\bNo module named\b|\b(?:SyntaxError|IndentationError|TabError)\b")
 
-# what a prompt quotes as an error: an exception line with its message (`TypeError: 'int' object ...`), or
-# inside a code block a tool's `error:` / `fatal:` / `path:line: error:` line; prose that merely names an
-# exception (`this raises a TypeError`) is neither
+# what a prompt quotes as an error: an exception line with its message (`TypeError: 'int' object ...`, pytest's
+# `E   KeyError: 'x'`, a browser console's `app.js:12  Uncaught TypeError: ...`), or inside a code block a
+# tool's `error:` / `fatal:` / `path:line: error:` line; not prose that merely names an exception (`this
+# raises a TypeError`), nor code (`clearError: () => void;`, `  error: null,`)
 _QUOTED_EXCEPTION = re.compile(
-    r"^\s*(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure|Exit|Interrupt)(?:\[\w+\])?: +\S"
+    r"^\s*(?:E\s+|\S{1,300}:\d+\s+Uncaught\s+(?:\(in promise\)\s+)?)?(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt)|Error|Exception)(?:\[\w+\])?: +\S"
 )
 _QUOTED_TOOL_ERROR = re.compile(
-    r"(?i)^\s*(?:error|fatal)(?:\[\w+\])?: +\S|^[^\s:]{1,300}:\d+(?::\d+)?: *(?:error|fatal error)\b"
+    r"^(?:error|fatal|Error|ERROR|FATAL)(?:\[\w+\])?: +\S|^[^\s:]{1,300}:\d+(?::\d+)?: *(?:error|fatal error)\b"
 )
 _FENCE = ("```", "~~~")
+_CODE_ENDS = (";", ",", "{", "(")
 QUOTED_MAX = 3  # error lines of one prompt kept (the last ones: a traceback ends in what it raised)
 QUOTED_LINES = 2000  # lines of one prompt looked at
 
@@ -203,7 +206,7 @@ def quoted_errors(text: str) -> list[str]:
             fenced = not fenced
             continue
         quoted = _QUOTED_EXCEPTION.match(line) or (fenced and _QUOTED_TOOL_ERROR.match(line))
-        if quoted and not _WARNING.search(line):
+        if quoted and not _WARNING.search(line) and not line.rstrip().endswith(_CODE_ENDS):
             found.append(line.strip())
     return list(dict.fromkeys(found))[-QUOTED_MAX:]
 

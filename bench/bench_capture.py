@@ -29,6 +29,7 @@ not reported). Transcripts come from bench/sessions/fetch.py's cache.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -171,6 +172,8 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
     real = right = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
+    reported = [lr for lr in stored if is_reported(lr)]
+    stored = [lr for lr in stored if not is_reported(lr)]  # judged on their own (`prompt_reports`)
     for lr in stored:
         sid = str(lr.get("session_id") or "")
         candidates = by_session.get(sid) or [s for k, v in by_session.items() if sid.startswith(k) for s in v]
@@ -253,10 +256,106 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "right": right,
         "noise_n": noise,
         "found_in_merged": merged_found,
+        "reported": len(reported),
         "wrong_resolutions": misses_fix[:15],
         "missed": missed,
         "not_useful": wrong,
     }
+
+
+def is_reported(lr: dict[str, Any]) -> bool:
+    """A learning keyed by an error the user's prompt quoted (a bug report), not by a failed call: the hand
+    labels list failed calls only, so these are neither hits nor false stores of the failed-call figures."""
+    return bool((lr.get("fix") or {}).get("reported"))
+
+
+def prompt_reports(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
+    """The figure for learnings of errors the prompts quoted: how many prompts quote an error
+    (`output.quoted_errors`), how many sessions store such a learning, whether its key line is really in a
+    prompt of its session, and whether the source files it names are among the files the session's final
+    diff changed (its Edit/Write calls folded: files that existed before it, not tests, not reverted)."""
+    from recall_agent.capture import output
+
+    by_session = {sid: s for s in sessions for sid in s.session_ids()}
+    prompts = quoting = 0
+    quoting_sessions: set[str] = set()
+    texts: dict[str, str] = {}
+    final: dict[str, set[str]] = {}
+    for s in sessions:
+        said, final[s.session] = _prompts_and_final_diff(s.path)
+        prompts += len(said)
+        quoted = [t for t in said if output.quoted_errors(t)]
+        quoting += len(quoted)
+        if quoted:
+            quoting_sessions.add(s.session)
+        texts[s.session] = " ".join(" ".join(said).split())
+    mine = [(by_session[str(lr.get("session_id"))], lr) for lr in stored
+            if is_reported(lr) and str(lr.get("session_id")) in by_session]  # fmt: skip
+    in_prompt = files_ok = files_n = 0
+    examples = []
+    for s, lr in mine:
+        key = str((lr.get("error_signatures") or [""])[0]).splitlines()
+        in_prompt += bool(key) and all(" ".join(k.split()) in texts[s.session] for k in key)
+        src = [f for f in lr.get("file_paths_touched") or [] if not _test_file(f)]
+        if src:
+            files_n += 1
+            files_ok += all(
+                any(d.endswith("/" + f.lstrip("/")) or d == f for d in final[s.session]) for f in src
+            )
+        examples.append({"session": s.session, "key": key[-1][:120] if key else "",
+                         "stored": str(lr.get("resolution_summary")).split("\n")[0][:160]})  # fmt: skip
+    return {
+        "prompts": prompts,
+        "prompts_quoting_errors": quoting,
+        "sessions_quoting_errors": len(quoting_sessions),
+        "stored": len(mine),
+        "sessions_with_one": len({s.session for s, _ in mine}),
+        "key_in_prompt": round(in_prompt / len(mine), 3) if mine else None,
+        "files_in_final_diff": round(files_ok / files_n, 3) if files_n else None,
+        "examples": examples[:15],
+    }
+
+
+def print_prompt_reports(title: str, pr: dict[str, Any]) -> None:
+    print(f"{'':<17}{title:<26} {pr['prompts_quoting_errors']} of {pr['prompts']} prompts quote an error "
+          f"({pr['sessions_quoting_errors']} sessions); {pr['stored']} learnings from {pr['sessions_with_one']} "
+          f"sessions; key in a prompt {pr['key_in_prompt']}; files in the final diff {pr['files_in_final_diff']}")  # fmt: skip
+
+
+def _test_file(path: str) -> bool:
+    from recall_agent.capture.edits import TEST_FILE
+
+    return TEST_FILE.search(path) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _prompts_and_final_diff(path: Path) -> tuple[list[str], set[str]]:
+    """The session's prompts (main stream) and the source files its edits left changed (absolute paths as
+    the calls name them; files it created, tests and reverted files left out)."""
+    from recall_agent.capture import edits
+    from recall_agent.capture.readers import open_reader
+    from recall_agent.capture.transcript import Prompt, Result
+
+    prompts: list[str] = []
+    created: set[str] = set()
+    changed: dict[str, edits.FileChange] = {}
+    for step in open_reader(path).steps():
+        if isinstance(step, Prompt) and step.stream == "main":
+            prompts.append(step.text)
+        if (
+            not isinstance(step, Result)
+            or step.is_error
+            or step.call.name not in ("Edit", "Write", "MultiEdit")
+        ):
+            continue
+        path = str(step.call.input.get("file_path") or "")
+        details = step.details()
+        if step.call.name == "Write" and not details.get("originalFile") and path not in changed:
+            created.add(path)
+        change = edits.change_of(step.call.name, step.call.input, details, path)
+        changed[path] = edits.fold(changed[path], change) if path in changed else change
+    diff = {p for p, c in changed.items() if p not in created and not c.reverted() and not _test_file(p)}
+    return prompts, diff
 
 
 # ---------------------------------------------------------------------- replay in time order
@@ -589,10 +688,14 @@ def census(corpus: str, pythonpath: Path | None, work: Path) -> dict[str, Any]:
         kind = census_kind(lr)
         per_kind[kind] = per_kind.get(kind, 0) + 1
     with_source = {str(lr.get("session_id") or "") for lr in credited if census_kind(lr) == "source edit"}
+    from_runs = {str(lr.get("session_id") or "") for lr in credited
+                 if census_kind(lr) == "source edit" and not is_reported(lr)}  # fmt: skip
     return {"sessions": len(cached), "learnings": len(stored), "kinds": kinds,
             "credited": len(credited), "credited_kinds": per_kind,
             "not_a_fix": len(bad), "not_a_fix_examples": bad[:10],
-            "sessions_with_source_edit": len(with_source), "seconds": round(seconds, 1)}  # fmt: skip
+            "sessions_with_source_edit": len(with_source),
+            "sessions_with_source_edit_from_failed_runs": len(from_runs),
+            "prompt_reports": prompt_reports(labels, credited), "seconds": round(seconds, 1)}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -657,10 +760,17 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(secs, 2),
                     "mb_per_s": round(mb / secs, 1),
                 }
+                if path in (None, ROOT):
+                    row[name]["prompt_reports"] = prompt_reports(sessions, stored)
                 corpora = sorted({_corpus(s) for s in sessions})
                 if len(corpora) > 1:
                     row[name]["corpora"] = {
                         c: _short(judge(part, _of(part, stored), merged=path is not None))
+                        | (
+                            {"prompt_reports": prompt_reports(part, _of(part, stored))}
+                            if path in (None, ROOT)
+                            else {}
+                        )
                         for c in corpora
                         if (part := [s for s in sessions if _corpus(s) == c])
                     }
@@ -698,8 +808,12 @@ def main(argv: list[str] | None = None) -> int:
                             "\n   stored:",
                             str(m["stored"]).replace("\n", " | ")[:300],
                         )
+                if r.get("prompt_reports"):
+                    print_prompt_reports("  prompt reports", r["prompt_reports"])
                 for corpus, c in (r.get("corpora") or {}).items():
                     print(f"{'':<17}{'  ' + corpus:<18}" + "".join(f"{str(c.get(k)):>13}" for k in cols))
+                    if c.get("prompt_reports"):
+                        print_prompt_reports(f"    {corpus} prompts", c["prompt_reports"])
     if args.store_rows:
         with tempfile.TemporaryDirectory(prefix="recall-bench-rows-") as tmp:
             work = Path(tmp)
@@ -778,7 +892,13 @@ def run_census(args: argparse.Namespace) -> int:
             print(f"{name}: {c['learnings']} learnings from {c['sessions']} sessions in {c['seconds']} s; "
                   f"{c['kinds']}; credited per session {c['credited']}: {c['credited_kinds']}; "
                   f"narrowed/output-flag/rerun 'fixes' {c['not_a_fix']}; "
-                  f"sessions with a source-edit learning {c['sessions_with_source_edit']}")  # fmt: skip
+                  f"sessions with a source-edit learning {c['sessions_with_source_edit']} "
+                  f"({c['sessions_with_source_edit_from_failed_runs']} from failed runs)")  # fmt: skip
+            r = c["prompt_reports"]
+            print(f"   prompt reports: {r['prompts_quoting_errors']} of {r['prompts']} prompts quote an error "
+                  f"({r['sessions_quoting_errors']} sessions); {r['stored']} learnings from {r['sessions_with_one']} "
+                  f"sessions; key line in the prompt {r['key_in_prompt']}; files in the final diff "
+                  f"{r['files_in_final_diff']}")  # fmt: skip
             for ex in c["not_a_fix_examples"] if args.show else []:
                 print("   NOT-A-FIX", ex)
     if not args.inprocess:

@@ -95,6 +95,13 @@ def _prompt_error(path: Path) -> bool:
     return False
 
 
+REPORTED = "has a source-edit learning from the error its prompt quoted"
+
+
+def _without_reports(r: dict[str, Any]) -> dict[str, Any]:
+    return {**r, "built": [(ep, b) for ep, b in r["built"] if not b["fix"].get("reported")]}
+
+
 def has_source(lr: dict[str, Any]) -> bool:
     files = [str(f.get("path") or "") for f in (lr.get("fix") or {}).get("files") or []]
     return any(not edits.TEST_FILE.search(f) for f in files)
@@ -102,8 +109,10 @@ def has_source(lr: dict[str, Any]) -> bool:
 
 def classify(r: dict[str, Any]) -> tuple[str, str]:
     """The class and a line saying why."""
-    if any(has_source(b) for _, b in r["built"]):
+    if any(has_source(b) and not b["fix"].get("reported") for _, b in r["built"]):
         return "has a source-edit learning", ""
+    if any(has_source(b) for _, b in r["built"]):  # then the same session as classified without these
+        return REPORTED, classify(_without_reports(r))[0]
     src = r["source_edits"]
     if not src:
         return "no source edit", ""
@@ -182,14 +191,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", default="", help="print the sessions of classes starting with this")
     args = ap.parse_args(argv)
     counts: Counter[str] = Counter()
+    without: Counter[str] = Counter()  # the same sessions without the learnings of errors prompts quoted
+    moved: Counter[str] = Counter()  # the classes those learnings took sessions out of
     for path in sorted((L.CACHE / args.corpus).glob("*.jsonl")):
         cls, why = classify(replay(path))
         counts[cls] += 1
+        without[why if cls == REPORTED else cls] += 1
+        moved[why] += cls == REPORTED
         if args.show and cls.startswith(args.show):
             print(f"{path.stem}  {cls}: {why}")
-    for cls, n in counts.most_common():
-        print(f"{n:4d}  {cls}")
-    report = {"corpus": args.corpus, "load_average": os.getloadavg(), "classes": dict(counts.most_common())}
+    print(f"{'without':>8}{'with':>6}  class (with: the learnings of errors the prompts quoted too)")
+    for cls in dict.fromkeys([*(c for c, _ in without.most_common()), *counts]):
+        print(
+            f"{without[cls]:8d}{counts[cls]:6d}  {cls}" + (f"  ({moved[cls]} moved up)" if moved[cls] else "")
+        )
+    report = {"corpus": args.corpus, "load_average": os.getloadavg(), "classes": dict(counts.most_common()),
+              "without_prompt_reports": dict(without.most_common()),
+              "moved_by_prompt_reports": {k: v for k, v in moved.most_common() if v}}  # fmt: skip
     (BENCH / "results" / "census_why.json").write_text(json.dumps(report, indent=1) + "\n")
     return 0
 

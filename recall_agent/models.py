@@ -229,6 +229,9 @@ class FixEvidence(WireModel):
     packages: list[FixPackage] = Field(default_factory=list, max_length=20)
     folder: FixFolder | None = None
     verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
+    # the error was quoted in the user's prompt (a bug report) and no run of the session failed with it: the
+    # learning is keyed by the quoted lines, its fix the source edits a later passing run verified
+    reported: bool = False
     # the branch the session was on when it made the fix (the self-check says where a fix lives that this
     # checkout lacks: `recall_agent.branches`)
     branch: str | None = Field(default=None, max_length=250, pattern=NO_NUL)

@@ -590,3 +590,25 @@ def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Pa
     by_command = {e.failed.command.text.rsplit("&& ", 1)[-1]: b for e, b in zip(episodes, built, strict=True)}
     assert set(by_command) == {"make lint", "make types"}
     assert by_command["make lint"] is None and by_command["make types"] is not None
+
+
+@pytest.mark.parametrize(
+    ("prompt", "quoted"),
+    [
+        ("Traceback (most recent call last):\n  File \"a.py\", line 1\nTypeError: 'int' object is not callable",
+         ["TypeError: 'int' object is not callable"]),
+        ("Description\n\nValueError: 'Good' is not a valid Status\n", ["ValueError: 'Good' is not a valid Status"]),
+        ("```\n$ cargo build\nerror[E0382]: borrow of moved value: `v`\n```", ["error[E0382]: borrow of moved value: `v`"]),
+        ("this raises a TypeError when the list is empty", []),
+        ("Calling it raises `TypeError: x` for me", []),  # named in a sentence, not quoted on its own line
+        ("error: prose outside a code block is not a tool's error line", []),
+        ("```\nDeprecationWarning: x is deprecated\nAssertionError: \n```", []),
+        ("```python\nprint('Error: x')\nraise ValueError('bad')\n```", []),  # code, not its output
+        ("```ts\ninterface State {\n  error: string | null;\n  clearError: () => void;\n}\n```", []),  # code
+        ("(index):483  Uncaught SyntaxError: Invalid or unexpected token",
+         ["(index):483  Uncaught SyntaxError: Invalid or unexpected token"]),  # a browser's console
+        ("```\nE   ModuleNotFoundError: No module named 'cgi'\n```", ["E   ModuleNotFoundError: No module named 'cgi'"]),
+    ],
+)  # fmt: skip
+def test_the_errors_a_prompt_quotes(prompt: str, quoted: list[str]) -> None:
+    assert output.quoted_errors(prompt) == quoted

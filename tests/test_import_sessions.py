@@ -993,3 +993,98 @@ def test_another_tool_called_with_its_input_reshaped_says_the_shape(project: Pat
     engine.feed(Transcript(w.save()).steps())
     state = json.dumps(engine.state())
     assert "mcp__http__request headers=" in state and PLANTED_SECRET not in state
+
+
+# ---------------------------------------------------------------------- issue 33: the error a prompt reports
+
+REPORT = (
+    "Cart.total crashes on plain numbers:\n\n```\n>>> Cart().total([1, 2])\nTraceback (most recent call last):\n"
+    '  File "src/shop/cart.py", line 3, in total\n'
+    f"AttributeError: 'int' object has no attribute 'amount' (key {AWS_KEY})\n```\n"
+)
+QUOTED = "AttributeError: 'int' object has no attribute 'amount'"
+CART_TESTS = "python -m pytest tests/test_cart.py -q"
+
+
+def test_an_error_the_prompt_quotes_fixed_in_the_source_is_keyed_by_that_line(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """The user's bug report quotes the exception; the session edits the library before running anything,
+    then the tests pass: one learning keyed by the quoted line (redacted like every stored text), naming
+    the file and function changed, marked as coming from the report (no failed call of its own)."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "p.jsonl", "report-1", str(project))
+    w.prompt(REPORT)
+    w.read(f"{project}/src/shop/cart.py", CART)
+    w.say("total() reads .amount of every price, so plain numbers have none.")
+    _edit_cart(w, project)
+    w.write("check_cart.py", "from shop.cart import Cart\nprint(Cart().total([1, 2]))\n")  # its own check
+    w.bash("python check_cart.py", "3")
+    w.bash(CART_TESTS, "4 passed in 0.05s")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    (signature,) = stored.error_signatures
+    assert signature.startswith(QUOTED) and AWS_KEY not in signature
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+    assert "From the session's prompt, which reported `AttributeError:" in stored.resolution_summary
+    assert AWS_KEY not in stored.resolution_summary
+    assert stored.fix.reported and stored.fix.kind == "project"
+    assert [f.path for f in stored.fix.files] == ["src/shop/cart.py"]  # not the session's own script
+    assert stored.fix.verified_by == CART_TESTS
+
+
+def test_no_learning_from_a_report_without_a_quote_a_passing_run_or_a_source_edit(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "a.jsonl", "report-a", str(project))  # prose that names the exception
+    w.prompt("Cart.total raises an AttributeError on plain numbers, can you fix it?")
+    _edit_cart(w, project)
+    w.bash(CART_TESTS, "4 passed in 0.05s")
+    w.save()
+    w = TranscriptWriter(folder / "b.jsonl", "report-b", str(project))  # edited, never shown to pass
+    w.prompt(REPORT)
+    _edit_cart(w, project)
+    w.bash(
+        CART_TESTS, "FAILED tests/test_cart.py::test_total - assert 2 == 3\n1 failed, 3 passed", exit_code=1
+    )
+    w.save()
+    w = TranscriptWriter(folder / "c.jsonl", "report-c", str(project))  # only its own scratch script edited
+    w.prompt(REPORT)
+    w.write("repro.py", "from shop.cart import Cart\nprint(Cart().total([1, 2]))\n")
+    w.edit("repro.py", "print(Cart().total([1, 2]))", "print(sum([1, 2]))")
+    w.bash("python repro.py", "3")
+    w.save()
+    w = TranscriptWriter(folder / "d.jsonl", "report-d", str(project))  # the run still prints the error
+    w.prompt(REPORT)
+    _edit_cart(w, project)
+    w.bash("python -c 'from shop.cart import Cart; Cart().total([1])' || true", QUOTED)
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+
+
+def test_the_hooks_keep_a_report_across_turns_until_it_is_fixed(
+    project: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    """Live: the report comes in one turn, which ends with a question (the Stop hook keeps the report,
+    redacted, in the session state); the user answers, and the next turn's edit and passing run store it."""
+    (project / "src" / "shop").mkdir(parents=True)
+    (project / "src" / "shop" / "cart.py").write_text(CART)
+    live = Session("live-report", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live._log({"type": "user", "message": {"role": "user", "content": REPORT}})
+    live.say("Should total() accept plain numbers, or should callers wrap them?")
+    assert live.stop("Should total() accept plain numbers?").returncode == 0
+    assert all_learnings(isolated_recall_env) == []
+    state = "\n".join(
+        p.read_text() for p in isolated_recall_env.rglob("*.json") if "live-report" in p.read_text()
+    )
+    assert QUOTED in state and AWS_KEY not in state
+    live._log({"type": "user", "message": {"role": "user", "content": "accept them"}})
+    live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
+              "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
+    live.bash_ok(CART_TESTS, "4 passed in 0.05s")
+    assert live.stop("total() now accepts plain numbers.").returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.error_signatures[0].startswith(QUOTED) and stored.fix.reported
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")

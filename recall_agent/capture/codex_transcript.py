@@ -40,6 +40,7 @@ from typing import Any, BinaryIO
 from recall_agent.capture.codex_patch import changes_of_event, edit_steps, parse_patch
 from recall_agent.capture.transcript import (
     MAX_LINE,
+    PROMPT_MAX,
     Call,
     Prompt,
     Result,
@@ -48,6 +49,7 @@ from recall_agent.capture.transcript import (
     Step,
     _lines,
     parse_time,
+    result_text,
 )
 
 SHELL_FUNCTIONS = frozenset({"exec_command", "shell", "shell_command", "container.exec", "local_shell"})
@@ -294,7 +296,8 @@ class CodexRollout:
         if kind == "user_message" or (
             kind == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage"
         ):
-            yield Prompt("main")
+            said = p.get("message") if kind == "user_message" else (item or {}).get("content")
+            yield Prompt("main", result_text(said)[:PROMPT_MAX])
         elif kind == "exec_command_end" or (
             kind == "item_completed" and isinstance(item, dict) and item.get("type") == "CommandExecution"
         ):

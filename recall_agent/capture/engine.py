@@ -44,6 +44,8 @@ MAX_SAID = 30
 MAX_STEPS = 3
 MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
+MAX_REPORTED = 2  # errors quoted by the user's prompts waiting for their fix, per stream
+REPORT_PROMPTS = 2  # later prompts a reported error waits through for its fix (an answer, "go on")
 REWRITE_OVERLAP = 0.1  # a refused command line written again keeps some of its words (file names, a loop)
 VARIANT_TRIES = 3  # passing runs of a failed program, run another way, that may show it fixed
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -97,6 +99,7 @@ class Episode:
     keep: bool = False
     superseded: bool = False
     listening: bool = True  # the agent's words right after the fix (until its next tool call) join `said`
+    reported: bool = False  # the error was quoted in the user's prompt (a bug report), no run of it failed
 
 
 @dataclass
@@ -119,6 +122,8 @@ class Stream:
     # where the agent's shell is, as far as its `cd`s tell (the Bash tool keeps the folder between calls):
     # the folders entered from the session's start, relative; reset by an absolute `cd`
     shell: list[str] = field(default_factory=list)
+    # errors the user's prompts quoted (a bug report's traceback), waiting for a source edit and a passing run
+    reported: list[dict[str, Any]] = field(default_factory=list)
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -128,6 +133,8 @@ class Stream:
                 _seal(entry, "text")
         for said in self.said:
             _seal(said, "text")
+        for report in self.reported:
+            _seal(report, "text")
         for edit in self.edits:
             if not edit.get("sealed"):
                 for key in ("old", "new"):
@@ -145,12 +152,13 @@ class Stream:
             "created": self.created,
             "written": list(self.written),
             "touched": self.touched,
+            "reported": self.reported,
         }
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "shell", "open", "edits", "runs", "said", "created"):
+        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported"):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
@@ -216,11 +224,13 @@ class Engine:
                 self._said(step)
             elif isinstance(step, Prompt):
                 self.end_turn(step.stream)
+                self._prompt(step)
 
     def end_turn(self, name: str | None = None) -> None:
         """The turn ended (a prompt, Stop): hand out the episodes it resolved."""
         for sname, st in self.streams.items():
             if name is None or sname == name:
+                self._reported_fixed(st)
                 self.done.extend(e for e in st.ready if e.keep and not e.superseded)
                 st.ready = []
 
@@ -233,10 +243,10 @@ class Engine:
         """The agent's words: kept while errors are open (the cause is often said before the fix), and
         given to the episodes this turn resolved (its summary after the fix may say why)."""
         st = self.stream(said.stream)
-        if not st.open and not st.ready:
+        if not st.open and not st.ready and not st.reported:
             return
         text = said.text[:SAID_MAX]
-        if st.open:
+        if st.open or st.reported:
             st.said.append({"seq": st.seq, "text": text})
             del st.said[:-MAX_SAID]
         for episode in st.ready:
@@ -394,6 +404,8 @@ class Engine:
             st.background[mark] = None
         while len(st.background) > MAX_BACKGROUND:
             del st.background[next(iter(st.background))]
+        if st.reported:
+            self._verify_reported(st, run)
         if not st.open and not shown:
             return
         self._resolve_matching(st, run, failing_folds=None)
@@ -614,11 +626,55 @@ class Engine:
         episode.keep = decider.decide(episode.features) and not self._transient_model.decide(episode.features)
         return episode
 
+    # ------------------------------------------------------------------ errors the user's prompt reported
+
+    def _prompt(self, prompt: Prompt) -> None:
+        """A prompt that quotes an error (a bug report's traceback, `TypeError: ...` on a line of its own)
+        opens a reported error: no run of the session failed with it, yet a session that then edits the
+        project's own source files and runs code that passes has fixed it (`_verify_reported`). An
+        unverified report waits through REPORT_PROMPTS more prompts (an answer to a question, "go on")."""
+        st = self.stream(prompt.stream)
+        for report in st.reported:
+            report["prompts"] = int(report.get("prompts") or 0) + 1
+        st.reported = [r for r in st.reported if int(r["prompts"]) <= REPORT_PROMPTS]
+        lines = output.quoted_errors(prompt.text)
+        if lines:
+            st.reported.append({"id": f"prompt:{prompt.id}"[:200], "text": "\n".join(lines),
+                                "last_seq": st.seq, "prompts": 0, "verified": None})  # fmt: skip
+            del st.reported[:-MAX_REPORTED]
+        self._trim(st)
+
+    def _verify_reported(self, st: Stream, run: Run) -> None:
+        """A passing run of code (a script, a snippet, tests) after edits to the project's own source files
+        (not files the session created, not tests) since the prompt shows its reported error fixed, unless
+        it still prints the quoted line; the latest such run is the one that verified it."""
+        if not _runs_code(run.command):
+            return
+        for report in st.reported:
+            if any(ln.strip() and ln.strip() in run.text for ln in str(report["text"]).splitlines()):
+                continue
+            if _source_edited(st, report, run):
+                report["verified"] = _run_state(run)
+
+    def _reported_fixed(self, st: Stream) -> None:
+        """At the turn's end, each verified report becomes an episode keyed by the lines the prompt quoted,
+        fixed by the edits between the prompt and the run that verified it; not when an episode of this turn
+        already holds that error (a reproduction raised it and its fix is stored from the run)."""
+        done = [r for r in st.reported if r.get("verified")]
+        if not done:
+            return
+        st.reported = [r for r in st.reported if not r.get("verified")]
+        for report in done:
+            episode = _reported_episode(st, report)
+            if episode is not None and not any(_holds(e, str(report["text"])) for e in st.ready):
+                st.ready.append(episode)  # not `_hand_out`: no failed call, nothing for the models to fit
+        self._trim(st)
+
     def _edit(self, st: Stream, call: Call, res: Result) -> None:
         path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
         if not path:
             return
-        details = res.details() if st.open or call.name == "Write" else {}
+        details = res.details() if st.open or st.reported or call.name == "Write" else {}
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
@@ -630,7 +686,7 @@ class Engine:
         st.touched.setdefault(path, st.seq)
         while len(st.touched) > MAX_EDITS:
             del st.touched[next(iter(st.touched))]
-        if not st.open:
+        if not st.open and not st.reported:
             return
         change = edits.change_of(call.name, call.input, details, path)
         change.created = change.created or path in st.created
@@ -639,10 +695,10 @@ class Engine:
 
     def _trim(self, st: Stream) -> None:
         """Forget edits, runs and words older than every open error (nothing can claim them)."""
-        if not st.open:
+        if not st.open and not st.reported:
             st.edits, st.runs, st.said = [], [], []
             return
-        oldest = min(int(g["last_seq"]) for g in st.open)
+        oldest = min(int(g["last_seq"]) for g in [*st.open, *st.reported])
         st.edits = [e for e in st.edits if e["seq"] > oldest]
         st.runs = [r for r in st.runs if r["seq"] > oldest]
         st.said = [s for s in st.said if s["seq"] >= oldest]
@@ -723,6 +779,48 @@ def _shown_error(run: Run, lines: list[str]) -> dict[str, Any]:
         "inside": None,
         "shown": True,
     }
+
+
+def _holds(episode: Episode, quoted: str) -> bool:
+    """Does a kept episode that changed files hold one of the quoted error lines (`E   TypeError: …` of a
+    pytest run holds `TypeError: …`; numbers and addresses folded)?"""
+    if not episode.keep or not episode.changes:
+        return False
+    wanted = [q.strip() for q in quoted.splitlines() if q.strip()]
+    folds = {output.fold(q) for q in wanted}
+    for err in episode.errors:
+        for line in output.lines_of(err["text"]):
+            bare = line.strip().removeprefix("E ").strip()
+            if output.fold(bare) in folds or any(q in line for q in wanted):
+                return True
+    return False
+
+
+def _reported_episode(st: Stream, report: dict[str, Any]) -> Episode | None:
+    """The episode of a verified report: the prompt's quoted lines as its error, the edits between the
+    prompt and the run that verified it as its fix (None when, folded, no source file is left changed)."""
+    passed = _run_from_state(report["verified"])
+    since = int(report["last_seq"])
+    changes = _fold_changes([e for e in st.edits if since < e["seq"] < passed.seq])
+    if not any(
+        not c.created and c.path not in st.created and not edits.TEST_FILE.search(c.path) for c in changes
+    ):
+        return None
+    rid = str(report["id"])
+    failed = Run(rid, "Prompt", commands.parse(""), "", False, since, None)
+    return Episode(
+        stream=st.name,
+        errors=[{"id": rid, "text": str(report["text"]), "ts": None}],
+        failed=failed,
+        passed=passed,
+        changes=changes,
+        command_change=None,
+        installs=[],
+        said=[s["text"] for s in st.said if since <= s["seq"] <= passed.seq],
+        created=set(st.created),
+        reported=True,
+        keep=True,
+    )
 
 
 def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:

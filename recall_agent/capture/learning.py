@@ -181,7 +181,11 @@ def build(episode: Episode, ctx: Context) -> dict[str, Any] | None:
 def made_the_difference(episode: Episode) -> list[edits.FileChange]:
     """The episode's changed files without the agent's own new scripts (a debug script written while
     fixing), unless the check runs that script or nothing else changed."""
-    ran = {t.rsplit("/", 1)[-1] for cmd in (episode.failed.command, episode.passed.command) for c in cmd.checks
+    # a reported error's fix is the source edits: the script that verified it is the session's own
+    checked = (
+        (episode.failed.command,) if episode.reported else (episode.failed.command, episode.passed.command)
+    )
+    ran = {t.rsplit("/", 1)[-1] for cmd in checked for c in cmd.checks
            for t in (*c.targets, c.family.split(" ", 1)[-1])}  # fmt: skip
     named = episode.errors[-1]["text"] if episode.errors else ""
     ran |= {c.path.rsplit("/", 1)[-1] for c in episode.changes if c.path.rsplit("/", 1)[-1] in named}
@@ -217,6 +221,9 @@ def summarize(episode: Episode, files: list[str]) -> str:
         rows.append(f"Cause (agent): {cause}")
     verified = _shown(episode.passed.command)
     source = "edits" if episode.changes else "commands"
+    if episode.reported:  # no run of the session failed with it: the user's prompt quoted it
+        quoted = _cut(episode.errors[-1]["text"].splitlines()[-1], 100) if episode.errors else ""
+        source = f"prompt, which reported `{quoted}`, and its edits"
     rows.append(f"{SOURCE_PREFIX}{source}; `{verified}` passed after it.")
     rows[0] = rows[0] if len(rows[0]) <= FIX_LINE_MAX else rows[0][: FIX_LINE_MAX - 1] + "…"
     return "\n".join(r if len(r) <= SUMMARY_LINE_MAX else r[: SUMMARY_LINE_MAX - 1] + "…" for r in rows)
@@ -433,6 +440,8 @@ def _evidence(episode: Episode, files: list[str], redact: Any, branch: str | Non
     elif episode.created_by and episode.missing:
         out["folder"] = {"path": redact(episode.missing[0])[:1000], "cause": "created"}
     out["verified_by"] = redact(episode.passed.command.text)[:1000]
+    if episode.reported:
+        out["reported"] = True
     out["calls"] = [*(e["id"] for e in episode.errors[-20:]), episode.passed.id]
     return out
 

@@ -175,6 +175,42 @@ def shown_errors(lines: list[str], background: Collection[int]) -> list[str]:
 
 
 _LOADING = re.compile(r"\bNo module named\b|\b(?:SyntaxError|IndentationError|TabError)\b")
+
+# what a prompt quotes as an error: an exception line with its message (`TypeError: 'int' object ...`, pytest's
+# `E   KeyError: 'x'`, a browser console's `app.js:12  Uncaught TypeError: ...`), or inside a code block a
+# tool's `error:` / `fatal:` / `path:line: error:` line; not prose that merely names an exception (`this
+# raises a TypeError`), nor code (`clearError: () => void;`, `  error: null,`)
+_QUOTED_EXCEPTION = re.compile(
+    r"^\s*(?:E\s+|\S{1,300}:\d+\s+Uncaught\s+(?:\(in promise\)\s+)?)?(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt)|Error|Exception)(?:\[\w+\])?: +\S"
+)
+_QUOTED_TOOL_ERROR = re.compile(
+    r"^(?:error|fatal|Error|ERROR|FATAL)(?:\[\w+\])?: +\S|^[^\s:]{1,300}:\d+(?::\d+)?: *(?:error|fatal error)\b"
+)
+_FENCE = ("```", "~~~")
+_CODE_ENDS = (";", ",", "{", "(")
+QUOTED_MAX = 3  # error lines of one prompt kept (the last ones: a traceback ends in what it raised)
+QUOTED_LINES = 2000  # lines of one prompt looked at
+
+
+def quoted_errors(text: str) -> list[str]:
+    """The error lines a user's prompt quotes (a bug report): an exception line with its message standing
+    on a line of its own, as a pasted traceback ends (`TypeError: 'NoneType' object is not callable`), and
+    inside a code block also a tool's `error:` / `fatal:` / `path:line: error` line. An exception named in
+    a sentence (`this raises a TypeError`) is not quoted, nor is a warning. At most QUOTED_MAX, the last
+    ones, without repeats."""
+    found: list[str] = []
+    fenced = False
+    for line in text.splitlines()[:QUOTED_LINES]:
+        if line.lstrip().startswith(_FENCE):
+            fenced = not fenced
+            continue
+        quoted = _QUOTED_EXCEPTION.match(line) or (fenced and _QUOTED_TOOL_ERROR.match(line))
+        if quoted and not _WARNING.search(line) and not line.rstrip().endswith(_CODE_ENDS):
+            found.append(line.strip())
+    return list(dict.fromkeys(found))[-QUOTED_MAX:]
+
+
 _UNITTEST_FAILED_ID = re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))")
 
 

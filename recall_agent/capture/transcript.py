@@ -112,9 +112,12 @@ class Said:
 
 @dataclass
 class Prompt:
-    """A prompt the user typed: the previous turn has ended (the hooks' Stop fired there)."""
+    """A prompt the user typed: the previous turn has ended (the hooks' Stop fired there). `text` is what
+    the user wrote (a bug report may quote the error it is about), `id` the entry's id."""
 
     stream: str
+    text: str = ""
+    id: str = ""
 
 
 Step = Call | Result | Said | Prompt
@@ -272,14 +275,14 @@ class Transcript:
     def _user(self, entry: dict[str, Any], content: object, stream: str) -> Iterator[Step]:
         if isinstance(content, str):
             if not entry.get("isMeta") and not entry.get("isCompactSummary"):
-                yield Prompt(stream)
+                yield _prompt(entry, content, stream)
             return
         if not isinstance(content, list):
             return
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         if not results:
             if not entry.get("isMeta") and not entry.get("isCompactSummary"):
-                yield Prompt(stream)
+                yield _prompt(entry, result_text(content), stream)
             return
         response = entry.get("toolUseResult")
         for block in results:
@@ -309,6 +312,14 @@ class Transcript:
             ts=parse_time(entry.get("timestamp")),
             cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
         )
+
+
+def _prompt(entry: dict[str, Any], text: str, stream: str) -> Prompt:
+    uuid = entry.get("uuid")
+    return Prompt(stream, text[:PROMPT_MAX], uuid[:200] if isinstance(uuid, str) else "")
+
+
+PROMPT_MAX = 200_000  # characters of a prompt kept (a pasted log); the engine reads its error lines
 
 
 def _refused_command(call: Call, text: str) -> bool:

@@ -15,12 +15,25 @@ session holds (judged as `bench_capture.judge` does) goes into the first class t
   (keyed on another line, or merged into another episode's learning);
 - trimmed: none of the above (the error was forgotten: MAX_OPEN, a shown error replaced).
 
-    python3 bench/missed_why.py [--projects tune] [--interactive] [--show CLASS]
+And every stored learning that holds no labelled fix worth keeping goes into the first class that fits
+(`classify_false`): a fix the label calls transient (the session's own fresh code), a fix the label calls
+not worth keeping (by the label's kind: scratch, environment, project), a second learning of a fix another
+learning already holds, a failure the label calls never fixed, a labelled failure paired with the wrong
+fix (keyed on its error line, other calls), a line the labels call background, a call the labels list as
+no failure at all.
+
+`--lopo DIR` judges out of fold: each tuning project's sessions are replayed with the weights its fold of
+`fit_capture.py --lopo --lopo-weights DIR` fitted without it (`DIR/lopo-<project>.json`), which is what a
+project none of the fit saw gets; the table is printed pooled over the interactive projects and per
+project, and saved as JSON (`--out`).
+
+    python3 bench/missed_why.py [--projects tune] [--interactive] [--show CLASS] [--lopo DIR] [--out F.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -34,7 +47,7 @@ sys.path.insert(0, str(BENCH / "sessions"))
 import labels as L  # noqa: E402
 from bench_capture import judge  # noqa: E402
 
-from recall_agent.capture import learning  # noqa: E402
+from recall_agent.capture import learning, model  # noqa: E402
 from recall_agent.capture.engine import Engine  # noqa: E402
 from recall_agent.capture.transcript import Transcript  # noqa: E402
 
@@ -98,32 +111,153 @@ def _candidates(engine: Engine, want: set[str], passed: str) -> str:
     return " | ".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--projects", nargs="+", default=["tune"], choices=["tune"])  # never the held-out half
-    ap.add_argument("--interactive", action="store_true", help="leave SWE-ContextBench out")
-    ap.add_argument("--show", default="", help="print the misses of classes starting with this")
-    args = ap.parse_args(argv)
-    labels = L.load_projects(tuple(args.projects))
-    if args.interactive:
-        labels = [lb for lb in labels if lb.project != "swecb"]
-    counts: Counter[str] = Counter()
+def classify_false(label: L.Label, lr: dict[str, Any], found: set[str]) -> tuple[str, str]:
+    """Why a stored learning holds no labelled fix worth keeping: the first class that fits, and the label's
+    line for it. `found`: the failing calls of the labelled fixes other learnings of the session hold."""
+    calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
+    sigs = [str(x) for x in lr.get("error_signatures") or []]
+    for e in label.episodes:
+        if not label.episode_ids(e) & calls:
+            continue
+        what = f"{str(e.get('error'))[:90]!r}"
+        if L.worth_keeping(e):
+            return "a second learning of a fix already held", what
+        if L.transient(e):
+            return "transient (the label: the session's own fresh code)", what
+        return f"not worth keeping (label kind {e.get('kind') or '?'})", what
+    for e in label.unfixed:
+        if label.episode_ids(e) & calls:
+            return "never fixed (label: unfixed)", f"{str(e.get('error'))[:90]!r}"
+    for e in label.episodes:
+        if L.keyed_on_error(sigs, e):
+            state = (
+                "found" if label.episode_ids(e) & found else "useful" if L.worth_keeping(e) else "not useful"
+            )
+            return f"keyed on a labelled error, other calls ({state})", f"{str(e.get('error'))[:90]!r}"
+    if L.keyed_on_background(sigs, label):
+        return "keyed on a background line", ""
+    return "not a labelled failure", ""
+
+
+def diagnose(labels: list[L.Label], show: str = "") -> dict[str, Any]:
+    """Each session replayed with the weights in `model.WEIGHTS`: the classes of its missed fixes and of its
+    false stores, counted per project, and the rows."""
+    out: dict[str, Any] = {"missed": Counter(), "false": Counter(), "rows": [], "projects": {}}
     for label in labels:
         engine, built = replay(label)
-        res = judge([label], [{**b, "session_id": b.get("session_id") or label.session} for b in built])
+        stored = [{**b, "session_id": b.get("session_id") or label.session} for b in built]
+        res = judge([label], stored)
+        per = out["projects"].setdefault(label.project, {"missed": Counter(), "false": Counter(),
+                                                         "stored": 0, "useful": 0})  # fmt: skip
+        per["stored"] += res["stored"]
+        per["useful"] += res["useful_labelled"]
         missed = {str(m["failed"]) for m in res["missed"]}
         for e in label.episodes:
             if not L.worth_keeping(e) or str(e.get("failed")) not in missed:
                 continue
             cls, why = classify(engine, e, built)
-            counts[cls] += 1
-            if args.show and (args.show == "all" or cls.startswith(args.show)):
+            out["missed"][cls] += 1
+            per["missed"][cls] += 1
+            fix = e.get("fix") or {}
+            out["rows"].append({"project": label.project, "session": label.session, "what": "missed",
+                                "class": cls, "call": e.get("failed"), "why": why,
+                                "error": str(e.get("error"))[:160], "fix_kind": fix.get("kind"),
+                                "fix": str(fix.get("what"))[:200]})  # fmt: skip
+            if show and (show == "all" or cls.startswith(show)):
                 print(f"{label.project:14s} {label.session[:8]} {e.get('failed')} [{cls}] {why}")
                 print(f"      label: {str(e.get('error'))[:110]!r}")
-                fix = e.get("fix") or {}
                 print(f"      fix: {fix.get('kind')} {str(fix.get('what'))[:140]}  passed={e.get('passed')}")
-    for cls, n in counts.most_common():
-        print(f"{n:4d}  {cls}")
+        found = {str(e.get("failed")) for e in label.episodes if L.worth_keeping(e)} - missed
+        found_ids = set().union(
+            *(label.episode_ids(e) for e in label.episodes if str(e.get("failed")) in found)
+        )
+        runs = {L.suffix(run.id): run for run, _, _ in engine.judged_runs}
+        for lr in _false_stores(label, stored):
+            cls, why = classify_false(label, lr, found_ids)
+            calls = [L.suffix(c) for c in (lr.get("fix") or {}).get("calls") or []]
+            out["false"][cls] += 1
+            per["false"][cls] += 1
+            sig = str((lr.get("error_signatures") or [""])[-1]).strip().splitlines()
+            out["rows"].append({"project": label.project, "session": label.session, "what": "false",
+                                "class": cls, "why": why, "error": (sig[-1] if sig else "")[:160],
+                                "calls": calls, "flagged": any(runs[c].flagged for c in calls[:-1] if c in runs),
+                                "tool": runs[calls[0]].tool if calls and calls[0] in runs else None,
+                                "fix_kind": (lr.get("fix") or {}).get("kind"),
+                                "stored": str(lr.get("resolution_summary"))[:200]})  # fmt: skip
+            if show and (show == "all" or cls.startswith(show)):
+                print(f"{label.project:14s} {label.session[:8]} FALSE [{cls}] {why}")
+                print(
+                    f"      stored: {(sig[-1] if sig else '')[:110]!r} -> {str(lr.get('resolution_summary'))[:140]}"
+                )
+    return out
+
+
+def _false_stores(label: L.Label, stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The learnings `judge` counts as holding no labelled fix worth keeping (judged one by one, in order,
+    as it walks them)."""
+    out, held = [], []
+    for lr in stored:
+        before = judge([label], held)["real"]
+        held.append(lr)
+        if judge([label], held)["real"] == before:
+            out.append(lr)
+    return out
+
+
+def _table(counts: dict[str, Counter], title: str) -> None:
+    for what in ("missed", "false"):
+        print(f"{title}: {what} ({sum(counts[what].values())})")
+        for cls, n in counts[what].most_common():
+            print(f"  {n:4d}  {cls}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--projects", nargs="+", default=["tune"], choices=["tune"])  # never the held-out half
+    ap.add_argument("--interactive", action="store_true", help="leave SWE-ContextBench out")
+    ap.add_argument(
+        "--show", default="", help="print the misses and false stores of classes starting with this"
+    )
+    ap.add_argument(
+        "--lopo", type=Path, help="a folder of fold weights (fit_capture.py --lopo --lopo-weights)"
+    )
+    ap.add_argument("--out", type=Path, help="save the counts and rows as JSON")
+    ap.add_argument("--only", nargs="+", default=[], help="these tuning projects alone")
+    args = ap.parse_args(argv)
+    labels = L.load_projects(tuple(args.projects))
+    if args.interactive:
+        labels = [lb for lb in labels if lb.project != "swecb"]
+    if args.only:
+        labels = [lb for lb in labels if lb.project in args.only]
+    results: dict[str, dict[str, Any]] = {}
+    for project in sorted({lb.project for lb in labels}):
+        if args.lopo:
+            weights = args.lopo / f"lopo-{project}.json"
+            if not weights.is_file():
+                print(f"missing fold weights: {weights}", file=sys.stderr)
+                return 1
+            model.WEIGHTS = weights
+            model.load.cache_clear()
+        results[project] = diagnose([lb for lb in labels if lb.project == project], args.show)
+    pooled: dict[str, Counter] = {"missed": Counter(), "false": Counter()}
+    for project, r in results.items():
+        if project != "swecb":
+            pooled["missed"] += r["missed"]
+            pooled["false"] += r["false"]
+    how = "left out (each project with its fold's weights)" if args.lopo else "in sample"
+    _table(pooled, f"interactive projects pooled, {how}")
+    for project, r in sorted(results.items()):
+        p = r["projects"][project]
+        _table(r, f"\n{project} ({p['useful']} useful labelled, {p['stored']} stored)")
+    if args.out:
+        args.out.write_text(json.dumps({
+            "mode": "lopo" if args.lopo else "in_sample",
+            "interactive_pooled": {k: dict(v.most_common()) for k, v in pooled.items()},
+            "projects": {p: {"useful": r["projects"][p]["useful"], "stored": r["projects"][p]["stored"],
+                             "missed": dict(r["missed"].most_common()), "false": dict(r["false"].most_common())}
+                         for p, r in results.items()},
+            "rows": [row for r in results.values() for row in r["rows"]],
+        }, indent=1) + "\n")  # fmt: skip
     return 0
 
 

@@ -94,7 +94,7 @@ TRANSIENT_FEATURES = ("fix_own_code", "fix_only_own_code")
 VARIANT_FEATURES = (
     "variant_same_family", "variant_overlap", "variant_program_swap", "variant_folder", "variant_steps",
     "variant_edits", "variant_between", "error_usage", "error_exception", "error_missing_path", "test_run",
-    "error_lines_none", "variant_hinted",
+    "error_lines_none", "variant_hinted", "error_shell",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)
@@ -434,21 +434,26 @@ def lopo_fold(args: tuple[str, float, str, str]) -> tuple[str, dict, str]:
     return project, judge(test, captured(test)), log.getvalue()
 
 
-def leave_one_project_out(target: float, stamp: str, jobs: int = 1) -> dict[str, dict]:
+def leave_one_project_out(
+    target: float, stamp: str, jobs: int = 1, keep: Path | None = None
+) -> dict[str, dict]:
     """Generalisation judged inside the tuning half: for each tuning project, every model (run, episode,
     transient, variant) fitted on the other tuning projects' labels as what ships is fitted, then that
     project's sessions captured in process and judged (one label per session, as bench_capture scores).
     The episode target is fixed (`target`), not chosen again per fold (that nested choice costs an hour).
     Beside it: the same sessions with the weights in `model.WEIGHTS` (in sample). A known leak: each fold's
     first fit replays its sessions with the shipped transient and variant models (fitted on every project),
-    which decide some of the episodes it sees (docs/benchmarks.md, issue 33's fifth round)."""
+    which decide some of the episodes it sees (docs/benchmarks.md, issue 33's fifth round). `keep`: a folder
+    that keeps each fold's weights (`lopo-<project>.json`) for `bench/missed_why.py --lopo`."""
     from bench_capture import judge
 
     tune = L.load_projects(("tune",))
     projects = sorted({lb.project for lb in tune})
     in_sample = {p: judge(s, captured(s)) for p in projects for s in [[lb for lb in tune if lb.project == p]]}
     with tempfile.TemporaryDirectory(prefix="recall-fit-lopo-") as tmp:
-        folds = [(p, target, stamp, tmp) for p in projects]
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+        folds = [(p, target, stamp, str(keep or tmp)) for p in projects]
         if jobs > 1:
             import multiprocessing
 
@@ -556,13 +561,20 @@ def main(argv: list[str] | None = None) -> int:
         "--lopo-target", type=float, help="--lopo: this episode target instead of the shipped one"
     )
     ap.add_argument("--lopo-out", type=Path, help="--lopo: also write the table as JSON here")
+    ap.add_argument(
+        "--lopo-weights",
+        type=Path,
+        help="--lopo: keep each fold's weights in this folder (bench/missed_why.py --lopo)",
+    )
     args = ap.parse_args(argv)
     global FOLD_BY, OBJECTIVE
     FOLD_BY, OBJECTIVE = args.fold_by, args.objective
     if args.lopo:
         shipped = float(json.loads(SHIPPED.read_text())["episode"].get("target_precision") or 0.7)
         target = args.lopo_target or shipped
-        rows = leave_one_project_out(target, datetime.now(UTC).strftime("%Y-%m-%d"), args.jobs)
+        rows = leave_one_project_out(
+            target, datetime.now(UTC).strftime("%Y-%m-%d"), args.jobs, args.lopo_weights
+        )
         if args.lopo_out:
             summary = {"left_out": lopo_means(rows, "left_out"), "in_sample": lopo_means(rows, "in_sample")}
             args.lopo_out.write_text(json.dumps({"target": target, "objective": OBJECTIVE, "means": summary,

@@ -410,6 +410,24 @@ def variant(failure: Command, later: Command) -> dict[str, float] | None:
     }
 
 
+def rewritten(failure: Command, later: Command) -> dict[str, float] | None:
+    """`later` is the command line the shell refused, written again (`for path in ...` with `path` renamed,
+    the quoted glob, the same loop as a `python3 - <<'PY'` script): for an error the shell itself printed, the
+    fix is a changed command line whatever program it runs. The variant model weighs it on the same features
+    as a variant, over the lines' words. None when `later` is the same check or runs nothing."""
+    if not later.checks or same_check(failure, later) or later.installs != failure.installs:
+        return None
+    a, b = failure.main, later.main
+    words_a, words_b = _words(failure.text), _words(later.text)
+    return {
+        "variant_same_family": float(a is not None and b is not None and a.family == b.family),
+        "variant_overlap": overlap(words_a, words_b),
+        "variant_program_swap": float(a is None or b is None or _program(a) != _program(b)),
+        "variant_folder": float(failure.cwd != later.cwd),
+        "variant_steps": float(len(_real(later)) != len(_real(failure))),
+    }
+
+
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:
     """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
     `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""

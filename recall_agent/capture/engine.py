@@ -46,6 +46,7 @@ MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per s
 SAID_MAX = 2000
 MAX_REPORTED = 2  # errors quoted by the user's prompts waiting for their fix, per stream
 REPORT_PROMPTS = 2  # later prompts a reported error waits through for its fix (an answer, "go on")
+REWRITE_OVERLAP = 0.1  # a refused command line written again keeps some of its words (file names, a loop)
 VARIANT_TRIES = 3  # passing runs of a failed program, run another way, that may show it fixed
 _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # tools whose failures are about using the tool, not the project (old_string not found, no such file)
@@ -526,7 +527,7 @@ class Engine:
         `make type` passed; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model
         decides from how the two commands differ and what the error said; an error it rejects stays open for
         a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs."""
-        if run.tool != "Bash" or run.command.main is None:
+        if run.tool != "Bash":
             return
         for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
@@ -536,7 +537,7 @@ class Engine:
                 or str((err.get("last") or {}).get("tool") or "Bash") != "Bash"
             ):
                 continue
-            relation = commands.variant(commands.parse(err["command"]), run.command)
+            relation = _variant_relation(err, run)
             if relation is None:
                 continue
             err["variant"] = tries + 1
@@ -703,6 +704,20 @@ class Engine:
         st.said = [s for s in st.said if s["seq"] >= oldest]
 
 
+def _variant_relation(err: dict[str, Any], run: Run) -> dict[str, float] | None:
+    """How `run` (it passed) runs the failed command another way (`commands.variant`), or, for an error the
+    shell itself printed (not a missing path: those have rules of their own), how it writes the refused
+    command line again (`commands.rewritten`, when the lines share a tenth of their words)."""
+    failure = commands.parse(err["command"])
+    found = commands.variant(failure, run.command) if run.command.main is not None else None
+    if found is not None or err.get("missing"):
+        return found
+    if not shell_error(output.lines_of(err["errors"][-1]["text"])):
+        return None
+    found = commands.rewritten(failure, run.command)
+    return found if found is not None and found["variant_overlap"] >= REWRITE_OVERLAP else None
+
+
 def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
     """A narrower test selection (`-k`, one test id, `-x`, fewer targets) says nothing of the tests it left
     out: it shows the error fixed only when something was changed since (it verifies those edits or
@@ -733,7 +748,21 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
         command = commands.tool_command(
             call.name, {}, _redacted(commands.tool_command(call.name, call.input).text)
         )
-    return Run(call.id, call.name, command, text, res.is_error, seq, res.ts)
+    return Run(
+        call.id, call.name, command, text, res.is_error or _tool_reported_error(call, text), seq, res.ts
+    )
+
+
+_SHELLS = frozenset({"Bash", "PowerShell"})
+_TOOL_ERROR = re.compile(r'^\s{0,4}(?:Error\b|\{\s{0,4}"error"\s{0,4}:)')
+
+
+def _tool_reported_error(call: Call, text: str) -> bool:
+    """A tool other than the shell (an MCP server's) that answered with an error as its result's first word
+    (`Error: [Errno 2] No such file or directory: ...`, `{"error": ...}`) failed, though the client did not
+    flag the result: such a server reports its failures in the text. The shell's output is the run model's
+    to read (a program prints `Error` lines that are no failure of the command)."""
+    return call.name not in _SHELLS and bool(_TOOL_ERROR.match(text[:200]))
 
 
 def _shown_error(run: Run, lines: list[str]) -> dict[str, Any]:
@@ -955,6 +984,9 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "error_short": float(max((len(ln.strip()) for ln in (errs or lines)), default=0) < 16),
         # the command was called wrongly (a usage message, an unknown option or target, no such command)
         "error_usage": float(any(_USAGE.search(ln) for ln in (errs or lines)[:40])),
+        # the shell itself refused the command line (`(eval):1: no matches found`, `zsh:6: parse error`,
+        # `bash: line 1: x: command not found`): a lesson about the shell, whatever the project
+        "error_shell": float(shell_error(errs or lines)),
         "edits": min(sum(c.edits for c in ep.changes), 10) / 10,
         # the failing tool is neither the shell nor a path tool (an MCP tool, a Skill): a later success of
         # that tool is most often the same call with other arguments
@@ -1000,6 +1032,19 @@ _USAGE = re.compile(
     r"|\bcommand not found\b|\bno such (?:option|command|subcommand)|\bnot recognized as\b|\bdid you mean\b"
     r"|\bunexpected argument\b|\bis not a \w{1,12} command\b"
 )
+# the shell's own message: zsh's `(eval):1:` / `(eval):cd:1:` / `zsh:4:`, bash's `bash: line 1:` (or by its
+# path, `/usr/bin/bash: line 1:`), dash's `sh: 1:`
+_SHELL_ERROR = re.compile(
+    r"^\s{0,4}(?:\(eval\)|(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh)(?::[a-z]{1,12})?:(?: line)? ?\d{1,6}:"
+)
+
+
+def shell_error(lines: list[str]) -> bool:
+    """Did the shell itself report the error (quoting, globbing, syntax, a missing command), not a program it
+    ran?"""
+    return any(_SHELL_ERROR.match(ln) for ln in lines[:40])
+
+
 _FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
 
 

@@ -1,0 +1,120 @@
+"""Capture rules and features that carry to projects the models never saw (issue 33, seventh round): each
+built from a real session's shape, replayed through the engine."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from recall_agent.capture.engine import Engine
+from recall_agent.capture.transcript import Transcript
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from transcript_writer import TranscriptWriter  # noqa: E402
+
+
+def _judged(tmp_path: Path, calls: list[tuple[str, str, int]]) -> Engine:
+    """The engine after one session that runs `calls` (command, output, exit code) in order."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-transfer", str(tmp_path))
+    w.prompt("look at the blog routes")
+    for command, out, code in calls:
+        w.bash(command, out, exit_code=code)
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_an_error_the_shell_itself_printed_is_marked(tmp_path: Path) -> None:
+    # me: zsh globs the unquoted Astro route `[id]` and prints its own error; quoted, the same words pass
+    engine = _judged(
+        tmp_path,
+        [
+            ("wc -l src/pages/blog/[id].astro", "Exit code 1\n(eval):1: no matches found: src/pages/blog/[id].astro", 1),
+            ("wc -l 'src/pages/blog/[id].astro'", "  42 src/pages/blog/[id].astro", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.features["error_shell"] == 1.0
+
+
+def test_a_program_s_own_error_is_not_the_shell_s(tmp_path: Path) -> None:
+    engine = _judged(
+        tmp_path,
+        [
+            ("pytest tests/test_blog.py -q", "Exit code 1\nE   AssertionError: assert 'draft' == 'published'\n1 failed", 1),
+            ("pytest tests/test_blog.py -q", "1 passed in 0.03s", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.features["error_shell"] == 0.0
+
+
+def _mcp_session(tmp_path: Path, first: str) -> Engine:
+    """claude-code-archiver: the browser MCP server answers a navigation with an error as its text (the
+    client does not flag it); the agent links the browser build the server wants; the navigation works."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-mcp", str(tmp_path))
+    w.prompt("open the viewer in the browser")
+    nav = {"url": "http://localhost:8003/viewer/"}
+    w.tool("mcp__browser-use__browser_navigate", nav, [{"type": "text", "text": first}])
+    w.bash("ln -s ~/Library/Caches/ms-playwright/chromium-1187 ~/Library/Caches/ms-playwright/chromium-1181")
+    w.tool(
+        "mcp__browser-use__browser_navigate",
+        nav,
+        [{"type": "text", "text": "Navigated to http://localhost:8003/viewer/"}],
+    )
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_a_tool_that_answers_with_an_error_failed(tmp_path: Path) -> None:
+    missing = "Error: [Errno 2] No such file or directory: '/Users/u/Library/Caches/ms-playwright/chromium-1181/chrome-mac/Chromium.app'"
+    engine = _mcp_session(tmp_path, missing)
+    (nav, _ln, again) = engine.judged_runs
+    assert nav[0].flagged and not again[0].flagged
+    assert nav[1]["flagged"] == 1.0
+    (episode,) = engine.judged_episodes  # the navigation that worked shows it fixed, after the link
+    assert episode.failed.tool == "mcp__browser-use__browser_navigate" and episode.passed.id == again[0].id
+
+
+def test_a_tool_whose_answer_only_mentions_an_error_did_not_fail(tmp_path: Path) -> None:
+    engine = _mcp_session(tmp_path, "Page title: Error handling in the viewer")
+    assert not any(run.flagged for run, _, _ in engine.judged_runs)
+
+
+FISH = "for path in src/pages/blog/index.astro src/pages/links.astro\n  grep -n '<<<<<<<' $path\nend"
+PYTHON = (
+    "python3 - <<'PY'\nfor path in ['src/pages/blog/index.astro', 'src/pages/links.astro']:\n"
+    "    for n, line in enumerate(open(path), 1):\n        if line.startswith('<<<<<<<'): print(path, n)\nPY"
+)
+
+
+def test_a_command_line_the_shell_refused_is_fixed_by_writing_it_again(tmp_path: Path) -> None:
+    # me: the agent wrote fish's `for ... end`; the Bash tool runs zsh, which refused the line. The same
+    # search written as a Python script ran: no program failed, the line did, so the line written again is
+    # the candidate fix, for the variant model to weigh
+    engine = _judged(
+        tmp_path,
+        [
+            (FISH, "Exit code 1\n(eval):3: parse error near `end'", 1),
+            (PYTHON, "src/pages/blog/index.astro 42\nsrc/pages/links.astro 7", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.passed.command.text.startswith("python3 - <<")
+    assert episode.features["error_shell"] == 1.0 and 0.1 < episode.features["variant_overlap"] < 0.5
+
+
+def test_a_program_s_error_is_not_fixed_by_another_command_line(tmp_path: Path) -> None:
+    # the same lines, but grep itself failed (its own message, not the shell's): the script is no fix of it
+    engine = _judged(
+        tmp_path,
+        [
+            (FISH.replace("\nend", "\ndone").replace("astro\n", "astro; do\n"),
+             "Exit code 2\ngrep: src/pages/links.astro: Permission denied", 2),
+            (PYTHON, "src/pages/blog/index.astro 42", 0),
+        ],
+    )  # fmt: skip
+    assert not any(ep.variant for ep in engine.judged_episodes)

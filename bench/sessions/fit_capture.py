@@ -678,6 +678,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--lopo-out", type=Path, help="--lopo: also write the table as JSON here")
     ap.add_argument(
+        "--target",
+        type=float,
+        help="the episode target, instead of choosing it end to end (choose_target; what --lopo measures "
+        "is the shipped target, fixed)",
+    )
+    ap.add_argument(
         "--se-rule",
         choices=("off", "1se", "paired"),
         default=SE_RULE,
@@ -741,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
         weights["transient"] = fit_transient(tune, stamp)
         _write(args.out, weights)
         return 0
-    target = choose_target(tune, stamp)
+    target = args.target or choose_target(tune, stamp)
     weights, _ = fit(tune, args.out, target, stamp)
     weights["episode"]["target_precision"] = target
     _write(args.out, weights)

@@ -129,6 +129,7 @@ FOLD_BY = "session"  # or "project" (--fold-by): main() sets it
 OBJECTIVE = "pooled"
 # how a penalty and weighting are chosen among near ties (choose_setting): "off", "1se" or "paired"
 SE_RULE = "off"
+SE_THRESHOLDS = True  # the rule for optimum thresholds too (best_point); --se-thresholds-off: not
 # a model that never says yes: what a fold starts from (fit_all), so no weights fitted on its left-out
 # project decide which episodes its first replay sees
 NEVER = {"weights": {}, "bias": -60.0, "threshold": 1.0}
@@ -436,7 +437,7 @@ def best_point(points: list[dict[str, float]], score, se) -> dict[str, float]:
     than no (the least tuned threshold)."""
     cands = [p for p in points if p["tp"] > 0] or points
     top = max(cands, key=lambda p: (score(p), -p["threshold"]))
-    if SE_RULE == "off":
+    if SE_RULE == "off" or not SE_THRESHOLDS:
         return top
     floor = score(top) - se(top)
     return min((p for p in cands if score(p) >= floor), key=lambda p: abs(p["threshold"] - 0.5))
@@ -638,7 +639,7 @@ def print_lopo(rows: dict[str, dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global FOLD_BY, OBJECTIVE, SE_RULE, L2_GRID, PASSES, DROP_UNSTABLE
+    global FOLD_BY, OBJECTIVE, SE_RULE, L2_GRID, PASSES, DROP_UNSTABLE, SE_THRESHOLDS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=model.WEIGHTS)
     ap.add_argument(
@@ -692,6 +693,11 @@ def main(argv: list[str] | None = None) -> int:
         "the per-unit excess over the best)",
     )
     ap.add_argument(
+        "--se-thresholds-off",
+        action="store_true",
+        help="--se-rule for the penalty, weighting and target only: thresholds at the best point",
+    )
+    ap.add_argument(
         "--drop-unstable",
         action="store_true",
         help="drop each model's features whose weight's sign flips between leave-one-project-out fits",
@@ -706,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     FOLD_BY, OBJECTIVE, SE_RULE, PASSES = args.fold_by, args.objective, args.se_rule, args.passes
     L2_GRID = args.l2_grid or L2_GRID
     DROP_UNSTABLE = args.drop_unstable
+    SE_THRESHOLDS = not args.se_thresholds_off
     if args.lopo:
         shipped = float(json.loads(SHIPPED.read_text())["episode"].get("target_precision") or 0.7)
         target = args.lopo_target or shipped
@@ -713,7 +720,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.lopo_out:
             summary = {"left_out": lopo_means(rows, "left_out"), "in_sample": lopo_means(rows, "in_sample")}
             setup = {"target": target, "objective": OBJECTIVE, "fold_by": FOLD_BY, "se_rule": SE_RULE,
-                     "passes": PASSES, "l2_grid": list(L2_GRID), "drop_unstable": DROP_UNSTABLE}  # fmt: skip
+                     "passes": PASSES, "l2_grid": list(L2_GRID), "drop_unstable": DROP_UNSTABLE,
+                     "se_thresholds": SE_THRESHOLDS}  # fmt: skip
             args.lopo_out.write_text(
                 json.dumps(setup | {"means": summary, "projects": rows}, indent=1) + "\n"
             )

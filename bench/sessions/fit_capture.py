@@ -2,12 +2,15 @@
 
 What ships (recall_agent/capture/weights.json) is, in this order:
 
-    python3 bench/sessions/fit_capture.py --objective project   # the run and episode models
-    python3 bench/sessions/fit_capture.py --only-transient      # the transient model, on top of them
-    python3 bench/sessions/fit_capture.py --only-variant        # the variant model, on top of them
+    python3 bench/sessions/fit_capture.py --objective project [--target T]   # the run and episode models
+    python3 bench/sessions/fit_capture.py --objective project --only-transient  # the transient model, on top
+    python3 bench/sessions/fit_capture.py --objective project --only-variant    # the variant model, on top
 
 (`transient` and `variant` are described at fit_transient and fit_variant.) The lead merging branches that
-change the engine's features re-runs those three commands, in that order, on the merged engine.
+change the engine's features re-runs those three commands, in that order, on the merged engine. `--target`
+keeps the episode target (the shipped `target_precision`, what `--lopo` measures) instead of choosing it end
+to end. The three take the same objective as the left-out folds (before the seventh round the transient and
+variant commands fitted pooled, the folds by project).
 
 How well that generalises, judged inside the tuning half (the held-out projects are never read here):
 

@@ -205,3 +205,24 @@ def test_leave_one_project_out_means_skip_undefined_projects(monkeypatch: pytest
         2 / 12, abs=1e-3
     )
     assert means["score"] == pytest.approx(min(0.7 / 0.9, 0.2 / 0.7), abs=1e-3)
+
+
+def test_fit_choice_keeps_the_simpler_setting_on_a_near_tie(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_capture's choice rule: a setting 0.0003 better on average, but not on every project, does not
+    displace the simpler one (larger penalty, then alpha 0) under "1se" or "paired"; one better on every
+    project by a clear margin still does, and "off" is the plain lowest loss."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+    import numpy as np
+
+    simple, flipped = (3.0, 0.0), (1.0, 1.0)
+    near = {simple: np.array([0.05, 0.09, 0.14]), flipped: np.array([0.04, 0.10, 0.1381])}
+    for rule, want in (("off", flipped), ("1se", simple), ("paired", simple)):
+        monkeypatch.setattr(fit, "SE_RULE", rule)
+        assert fit.choose_setting(near) == want, rule
+    clear = {simple: np.array([0.20, 0.30, 0.40]), flipped: np.array([0.10, 0.21, 0.305])}
+    monkeypatch.setattr(fit, "SE_RULE", "paired")
+    assert fit.choose_setting(clear) == flipped
+    monkeypatch.setattr(fit, "SE_RULE", "1se")  # the band is the spread of the best's own per-project losses
+    assert fit.choose_setting(clear) == flipped

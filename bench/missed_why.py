@@ -232,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     for project in sorted({lb.project for lb in labels}):
         if args.lopo:
-            weights = args.lopo / f"lopo-{project}.json"
+            from fit_capture import unit_of  # the fold that left this project out (small ones share one)
+
+            weights = args.lopo / f"lopo-{unit_of(next(lb for lb in labels if lb.project == project))}.json"
             if not weights.is_file():
                 print(f"missing fold weights: {weights}", file=sys.stderr)
                 return 1

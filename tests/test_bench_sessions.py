@@ -226,3 +226,40 @@ def test_fit_choice_keeps_the_simpler_setting_on_a_near_tie(monkeypatch: pytest.
     assert fit.choose_setting(clear) == flipped
     monkeypatch.setattr(fit, "SE_RULE", "1se")  # the band is the spread of the best's own per-project losses
     assert fit.choose_setting(clear) == flipped
+
+
+def test_threshold_floor_out_of_reach_takes_the_most_precise_point_that_says_yes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """fit_capture.pick_threshold: when no threshold reaches the precision floor, the most precise point that
+    keeps something, never the empty point above every score (its P 1.0 says nothing and switched the
+    transient model off); when one does, the highest recall among those."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+    points = [
+        {"threshold": 0.2, "precision": 0.61, "recall": 0.70, "tp": 48},
+        {"threshold": 0.44, "precision": 0.889, "recall": 0.696, "tp": 48},
+        {"threshold": 0.83, "precision": 0.87, "recall": 0.59, "tp": 41},
+        {"threshold": 0.92, "precision": 1.0, "recall": 0.0, "tp": 0},
+    ]
+    assert fit.pick_threshold(points, 0.90)["threshold"] == 0.44
+    assert fit.pick_threshold(points, 0.85)["threshold"] == 0.44
+    assert fit.pick_threshold(points, 0.60)["threshold"] == 0.2
+
+
+def test_small_tuning_projects_are_one_unit_of_the_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_capture.unit_of: a tuning project with fewer than SMALL_PROJECT labelled sessions counts with the
+    other small ones as one unit (of the per-project objective, the weighting and the left-out check)."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+    monkeypatch.setattr(fit, "_tuning_sessions", lambda: {"big": fit.SMALL_PROJECT, "tiny": 1})
+
+    class Label:
+        def __init__(self, project: str) -> None:
+            self.project = project
+
+    assert fit.unit_of(Label("big")) == "big"
+    assert fit.unit_of(Label("tiny")) == fit.SMALL_UNIT
+    assert fit.unit_of(Label("unknown")) == fit.SMALL_UNIT

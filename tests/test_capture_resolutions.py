@@ -16,6 +16,7 @@ from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from capture_fixtures import replay_bash  # noqa: E402
 from transcript_writer import TranscriptWriter  # noqa: E402
 
 CD_ERROR = "Exit code 1\n(eval):cd:1: no such file or directory: testbed"
@@ -23,13 +24,7 @@ CD_ERROR = "Exit code 1\n(eval):cd:1: no such file or directory: testbed"
 
 def _learnings(tmp_path: Path, calls: list[tuple[str, str, int]]) -> list[dict]:
     """The learnings of one session that runs `calls` (command, output, exit code) in order."""
-    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-resolutions", str(tmp_path))
-    w.prompt("fix the bug")
-    for command, out, code in calls:
-        w.bash(command, out, exit_code=code)
-    engine = Engine(record=True)
-    engine.feed(Transcript(w.save()).steps())
-    engine.end_turn()
+    engine = replay_bash(tmp_path, "sess-resolutions", "fix the bug", calls)
     # what is tested is the text a pairing of error and fix says; whether the fitted models keep the episode
     # moves with every refit of weights.json, so an episode they judged and dropped is read too
     episodes = engine.episodes() or engine.judged_episodes[-1:]

@@ -10,19 +10,13 @@ from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from capture_fixtures import replay_bash  # noqa: E402
 from transcript_writer import TranscriptWriter  # noqa: E402
 
 
 def _judged(tmp_path: Path, calls: list[tuple[str, str, int]]) -> Engine:
     """The engine after one session that runs `calls` (command, output, exit code) in order."""
-    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-transfer", str(tmp_path))
-    w.prompt("look at the blog routes")
-    for command, out, code in calls:
-        w.bash(command, out, exit_code=code)
-    engine = Engine(record=True)
-    engine.feed(Transcript(w.save()).steps())
-    engine.end_turn()
-    return engine
+    return replay_bash(tmp_path, "sess-transfer", "look at the blog routes", calls)
 
 
 def test_an_error_the_shell_itself_printed_is_marked(tmp_path: Path) -> None:

@@ -11,7 +11,15 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from recall_agent.protocol import (  # noqa: F401  (the vocabulary is part of this module's API)
     COUNTER_MAX,
@@ -231,7 +239,7 @@ class FixEvidence(WireModel):
     verified_by: str | None = Field(default=None, max_length=1000, pattern=NO_NUL)
     # the error was quoted in the user's prompt (a bug report) and no run of the session failed with it: the
     # learning is keyed by the quoted lines, its fix the source edits a later passing run verified
-    reported: bool = False
+    reported: StrictBool = False  # a JSON boolean only: the wire schema says boolean (0 or "no" are refused)
     # the branch the session was on when it made the fix (the self-check says where a fix lives that this
     # checkout lacks: `recall_agent.branches`)
     branch: str | None = Field(default=None, max_length=250, pattern=NO_NUL)

@@ -365,3 +365,150 @@ def test_many_changed_functions_share_the_room_with_the_change() -> None:
     assert _symbols(names, 120) == f"{names[0]}, test_show_fixtures_{'b' * 20}"
     assert _symbols(names, 10) == names[0]  # the first always
     assert _symbols(["load", "save"], 40) == "load, save"
+
+
+# ---------------------------------------------------------------------- issue 33, eighth round
+
+
+def _session_first_line(
+    tmp_path: Path, steps: list[tuple[str, ...]], root: str | None = None
+) -> tuple[str, dict]:
+    """One session of Bash calls (`bash`, command, output, exit code), Writes (`write`, path, content) and
+    Edits (`edit`, path, old, new: the file on disk changes) as the client records them; the learning's first
+    line and its `fix` evidence (an episode the fitted models dropped is read too, as in `_learnings`)."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-round8", str(tmp_path))
+    w.prompt("fix the bug")
+    for step in steps:
+        if step[0] == "bash":
+            w.bash(step[1], step[2], exit_code=int(step[3]))
+        elif step[0] == "write":
+            w.write(step[1], step[2])
+        else:
+            _edit(w, tmp_path, step[1], step[2], step[3])
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    ctx = learning.Context(session_id="sess-round8", root=root or str(tmp_path), branch="main", repo="r")
+    (found,) = [b for e in engine.episodes() or engine.judged_episodes[-1:] if (b := learning.build(e, ctx))]
+    first = found["resolution_summary"].splitlines()[0]
+    assert len(first) <= FIX_LINE_MAX and not first.endswith("…"), first
+    return first, found["fix"]
+
+
+def test_a_file_the_session_wrote_is_not_the_fix_of_a_folder_slip(tmp_path: Path) -> None:
+    """swecb a169d8b4: inside testbed, `cd testbed && python3 ../t.py` fails; the session writes a results
+    file the check never runs, then `python3 ../t.py` passes. The line said "Changed `output/…_preds.json`:
+    created." for a `cd` slip; the lesson is the folder, and the fix is the environment's."""
+    first, fix = _session_first_line(
+        tmp_path,
+        [
+            ("bash", "cd testbed && git checkout 4da0b645", "HEAD is now at 4da0b645", 0),
+            ("bash", "cd testbed && python3 ../test_float_internals.py", CD_ERROR, 1),
+            ("write", "output/sympy__sympy-13146_preds.json", '{"model_patch": "diff --git a/x b/x"}\n'),
+            ("bash", "python3 ../test_float_internals.py", "mpf('0.5')", 0),
+        ],
+    )
+    assert first.startswith("Environment: The shell was already in `testbed`"), first
+    assert "ran it without `cd testbed`" in first and "preds.json" not in first
+    assert fix["kind"] == "environment" and "files" not in fix
+
+
+PYPROJECT_STD = (
+    "class StandardDomain(Domain):\n"
+    "    def get_fignumber(self, env, builder, figtype, docname, target_node):\n"
+    "        try:\n"
+    "            figure_id = target_node['ids'][0]\n"
+    "            return env.toc_fignumbers[docname][figtype][figure_id]\n"
+    "        except (KeyError, IndexError):\n"
+    "            raise ValueError\n"
+)
+
+
+def test_another_interpreter_beside_the_edit_is_said(tmp_path: Path) -> None:
+    """swecb 717c4919: `python -m pytest t.py` fails under Python 2.7 (no pytest), the session edits the
+    source, and `python3 -m pytest t.py` passes. The line showed the edit alone, so the row keyed on `No
+    module named pytest` told later sessions to change `std.py`; the interpreter is part of the fix."""
+    (tmp_path / "sphinx/domains").mkdir(parents=True)
+    (tmp_path / "sphinx/domains/std.py").write_text(PYPROJECT_STD)
+    test = "tests/test_build_html.py::test_numfig_with_singlehtml -xvs 2>&1 | head -100"
+    first, fix = _session_first_line(
+        tmp_path,
+        [
+            ("bash", f"python -m pytest {test}", "Exit code 1\n/usr/bin/python: No module named pytest", 1),
+            ("edit", "sphinx/domains/std.py", "            raise ValueError\n",
+             "            return env.toc_fignumbers[env.config.master_doc][figtype][figure_id]\n"),
+            ("bash", f"python3 -m pytest {test}", "1 passed in 0.40s", 0),
+        ],
+    )  # fmt: skip
+    assert first.startswith("Changed `sphinx/domains/std.py` (`StandardDomain.get_fignumber`)"), first
+    assert "Also the command: `python3 -m …` instead of `python -m …`." in first  # the words that differ
+    assert fix["command"]["after"].startswith("python3 -m pytest")
+
+
+def test_another_test_run_beside_the_edit_is_not_said(tmp_path: Path) -> None:
+    """How the edit was checked is not part of the fix: a test selection or another script (`pytest t.py::a`
+    failed, `pytest t.py` passed) leaves the room to the change."""
+    (tmp_path / "sphinx/domains").mkdir(parents=True)
+    (tmp_path / "sphinx/domains/std.py").write_text(PYPROJECT_STD)
+    first, _ = _session_first_line(
+        tmp_path,
+        [
+            ("bash", "pytest tests/test_std.py::test_numfig -x", "Exit code 1\nE   ValueError\nFAILED tests/test_std.py::test_numfig", 1),
+            ("edit", "sphinx/domains/std.py", "            raise ValueError\n", "            return None\n"),
+            ("bash", "pytest tests/test_std.py", "3 passed in 0.40s", 0),
+        ],
+    )  # fmt: skip
+    assert "Also the command" not in first and "`raise ValueError` → `return None`" in first
+
+
+FIXTURES_PY = "class TestShowFixtures:\n" + "".join(
+    f"    def test_show_fixtures_{name}(self, testdir):\n        result.stdout.fnmatch_lines(['*{name}'])\n\n"
+    for name in ("trimmed_doc", "indented_doc", "indented_doc_first_line_unindented", "indented_in_class",
+                 "different_files", "with_same_name")
+)  # fmt: skip
+
+
+def test_the_function_the_error_names_is_named_first(tmp_path: Path) -> None:
+    """swecb 4fbf68ad: one failing test of six changed ones; the functions were listed in the file's order and
+    the room ran out before the one that failed (`test_show_fixtures_with_same_name`)."""
+    (tmp_path / "testing/python").mkdir(parents=True)
+    (tmp_path / "testing/python/fixtures.py").write_text(FIXTURES_PY)
+    steps: list[tuple[str, ...]] = [
+        ("bash", "pytest testing/python/fixtures.py -x",
+         "Exit code 1\nFAILED testing/python/fixtures.py::TestShowFixtures::test_show_fixtures_with_same_name", 1),
+    ]  # fmt: skip
+    for name in ("trimmed_doc", "indented_doc", "indented_doc_first_line_unindented", "indented_in_class",
+                 "different_files", "with_same_name"):  # fmt: skip
+        steps.append(("edit", "testing/python/fixtures.py", f"['*{name}']", f"['*{name} [function scope]']"))
+    steps.append(("bash", "pytest testing/python/fixtures.py -x", "6 passed in 0.5s", 0))
+    first, _ = _session_first_line(tmp_path, steps)
+    assert first.startswith(
+        "Changed `testing/python/fixtures.py` (`TestShowFixtures.test_show_fixtures_with_same_name"
+    ), first
+
+
+def test_a_long_line_changed_at_its_end_is_shown_from_the_difference(tmp_path: Path) -> None:
+    """swecb 3c92ff28: a long line changed near its end was cut at the room's end on both sides, so the line
+    read "`prettyF.baseline = max_upper + sign…` → `prettyF.baseline = max_upper + sign…`": X → X."""
+    head = "        prettyF.baseline = " + " + ".join(f"max_upper_{i} + sign_height_{i}//2" for i in range(8))
+    (tmp_path / "pretty.py").write_text(f"class PrettyPrinter:\n    def _print_Sum(self, expr):\n{head}\n")
+    first, _ = _session_first_line(
+        tmp_path,
+        [
+            ("bash", "python3 t.py", "Exit code 1\nAssertionError: baseline 3 != 4", 1),
+            ("edit", "pretty.py", f"{head}\n", f"{head} - adjustment\n"),
+            ("bash", "python3 t.py", "ok", 0),
+        ],
+    )
+    old, new = re.search(r": `([^`]+)` → `([^`]+)`", first).groups()  # type: ignore[union-attr]
+    assert old != new and "adjustment" in new, first
+
+
+def test_a_windows_sessions_files_are_named_from_its_root(tmp_path: Path) -> None:
+    """oh-my-posh db8d3dd4: a session recorded on Windows names `D:\\oh-my-posh\\src\\segments\\path_test.go`;
+    read on another machine the path stayed whole, and the learning did not name `src/segments/...`."""
+    assert learning._relative("D:\\oh-my-posh\\src\\segments\\path_test.go", "D:\\oh-my-posh") == (
+        "src/segments/path_test.go"
+    )
+    assert learning._relative("d:/oh-my-posh/go.mod", "D:\\oh-my-posh\\") == "go.mod"
+    assert learning._relative("C:\\tmp\\x.go", "D:\\oh-my-posh") == "C:\\tmp\\x.go"

@@ -11,6 +11,7 @@ so a file edited twice counts once, and a file edited back to what it was counts
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -169,7 +170,21 @@ def _place(old: str, new: str, side: int, both: bool) -> str:
         return f"added `{_cut(new, one)}`"
     if not new:
         return f"removed `{_cut(old, one)}`"
+    old, new = _from_difference(" ".join(old.split()), " ".join(new.split()), side)
     return f"`{_cut(old, side)}` → `{_cut(new, side)}`"
+
+
+DIFFERENCE_CONTEXT = 16  # characters kept before the first difference when a long common start is left out
+
+
+def _from_difference(old: str, new: str, side: int) -> tuple[str, str]:
+    """Both sides from a little before their first difference when cutting them at `side` would hide it
+    (`x = max_upper + sign…` → `x = max_upper + sign…`): never "X → X"."""
+    start = len(os.path.commonprefix([old, new]))
+    if max(len(old), len(new)) <= side or start < side - DIFFERENCE_CONTEXT:
+        return old, new
+    at = old.rfind(" ", 0, max(0, start - DIFFERENCE_CONTEXT)) + 1 or max(0, start - DIFFERENCE_CONTEXT)
+    return "…" + old[at:], "…" + new[at:]
 
 
 def _more(left: int) -> str:

@@ -193,7 +193,17 @@ def made_the_difference(episode: Episode) -> list[edits.FileChange]:
         c for c in episode.changes
         if not (c.created or c.path in episode.created) or c.path.rsplit("/", 1)[-1] in ran
     ]  # fmt: skip
-    return kept or episode.changes
+    # only the session's new scripts changed: they are the fix when nothing else is, never beside a changed
+    # command, a folder lesson, an install or a step (a `cd testbed` slip "fixed" by a results file it wrote)
+    return kept or ([] if _other_fix(episode) else episode.changes)
+
+
+def _other_fix(episode: Episode) -> bool:
+    """The episode's evidence holds a fix that is not a file: a changed command, the folder, an install, a
+    step run before the check."""
+    return bool(
+        episode.command_change or episode.inside or episode.created_by or episode.installs or episode.steps
+    )
 
 
 def _says_nothing(signature: str) -> bool:
@@ -258,9 +268,53 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
     if parts and fix_kind(episode) == "environment":
         return "Environment: " + " ".join(parts)
     if episode.changes:
+        beside = _beside_edits(episode, FIX_LINE_MAX // 3 - sum(len(p) + 1 for p in parts))
+        parts.extend([beside] if beside else [])
         rest = sum(len(p) + 1 for p in parts)
         parts.insert(0, _changed(episode, files, FIX_LINE_MAX - rest))
     return " ".join(parts)
+
+
+def _beside_edits(episode: Episode, room: int) -> str:
+    """What else the fix did when it also changed files, in `room` characters: the folder lesson when the
+    shell was already inside (no edit fixes a `cd testbed` slip), else the changed command (`python -m pytest`
+    failed under another interpreter, `python3 -m pytest` passed): a part of the fix that the files alone do
+    not say, so the line never credits the edit with all of it. Its differing words when the whole does not
+    fit; nothing when even they do not."""
+    lesson = _inside_lesson(episode) if episode.inside else None
+    if lesson:
+        text = f"The shell was already in `{episode.inside}`: {lesson}."
+        if len(text) <= room:
+            return text
+    change = episode.command_change
+    if (
+        not change
+        or episode.created_by
+        or not _another_program(episode.failed.command, episode.passed.command)
+    ):
+        return ""  # another script or test checked the edits: how the check was run is not the fix
+    text = f"Also the command: {change.removesuffix(ALREADY_THERE)}."
+    if len(text) <= room:
+        return text
+    side = (room - len("Also the command: `` instead of ``.")) // 2
+    for context in (1, 0):
+        before, after = commands.differing(episode.failed.command.text, episode.passed.command.text, context)
+        if max(len(before), len(after)) <= side:
+            break
+    if side < STEP_MIN:
+        return ""
+    return f"Also the command: `{_cut(after, side)}` instead of `{_cut(before, side)}`."
+
+
+def _another_program(failed: commands.Command, passed: commands.Command) -> bool:
+    """Both run the same script or tests (by file name) under another program: another interpreter
+    (`python` → `python3`), without `python -m`. A test selection or a folder changed is how the edits were
+    checked, not part of the fix."""
+    a, b = failed.main, passed.main
+    if a is None or b is None or a.key.split()[:1] == b.key.split()[:1]:
+        return False
+    names = [{t.split("::", 1)[0].rsplit("/", 1)[-1] for t in c.targets} for c in (a, b)]
+    return bool(names[0]) and names[0] == names[1]
 
 
 STEP_MIN = 24  # characters of a step below which it is counted, not shown
@@ -303,8 +357,10 @@ def _changed(episode: Episode, files: list[str], room: int) -> str:
     room -= len("Changed .") + len(more) + 2 * (len(shown) - 1)
     per_file = max(1, room // len(shown))
     described = []
+    named = _error_words(episode)
     for change, path in shown:
-        where = f"`{path}`" + (f" (`{_symbols(change.symbols, per_file // 2)}`)" if change.symbols else "")
+        symbols = _named_first(change.symbols, named)
+        where = f"`{path}`" + (f" (`{_symbols(symbols, per_file // 2)}`)" if symbols else "")
         side = (per_file - len(where) - len(": `` → ``") - edits.MORE_MAX) // 2
         if change.created or side >= CHANGE_SIDE_MIN:
             described.append(f"{where}: {edits.describe(change, min(side, edits.CHANGE_MAX), PLACES_SHOWN)}")
@@ -318,6 +374,20 @@ def _rank(change: edits.FileChange, path: str, episode: Episode) -> int:
     if change.created or change.path in episode.created:
         return 2
     return 1 if edits.TEST_FILE.search(path) else 0
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _error_words(episode: Episode) -> set[str]:
+    """The identifiers the episode's errors print (a failing test's name, the function in a traceback)."""
+    return {w for e in episode.errors[-MAX_SIGNATURES:] for w in _WORD.findall(e["text"][-ERROR_TEXT_MAX:])}
+
+
+def _named_first(symbols: list[str], named: set[str]) -> list[str]:
+    """The changed functions the error names first (`test_show_fixtures_testmodule` failed, and the fix
+    changed five tests of that class): the one a reader looks for is then the one shown when few fit."""
+    return sorted(symbols, key=lambda s: s.rsplit(".", 1)[-1] not in named)
 
 
 def _symbols(symbols: list[str], room: int) -> str:
@@ -462,8 +532,14 @@ def _cut(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
+
+
 def _relative(path: str, root: str | None) -> str:
     """Repo-relative when the file lies in the repository, else as the session named it."""
+    if root and _WINDOWS_PATH.match(root):  # a Windows session read here: its paths are not this machine's
+        inner, top = path.replace("\\", "/"), root.replace("\\", "/").rstrip("/") + "/"
+        return inner[len(top) :] if inner.lower().startswith(top.lower()) else path
     if root:
         try:
             return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_agent.capture import FIX_LINE_MAX, learning
+from recall_agent.capture import FIX_LINE_MAX, edits, learning
 from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Transcript
 
@@ -512,3 +512,14 @@ def test_a_windows_sessions_files_are_named_from_its_root(tmp_path: Path) -> Non
     )
     assert learning._relative("d:/oh-my-posh/go.mod", "D:\\oh-my-posh\\") == "go.mod"
     assert learning._relative("C:\\tmp\\x.go", "D:\\oh-my-posh") == "C:\\tmp\\x.go"
+
+
+def test_an_edit_without_the_original_file_names_the_function_its_old_text_holds() -> None:
+    """oh-my-posh db8d3dd4: the Edit's result had no `originalFile`, so the change named no function though
+    its old text starts at the test's own `func` line."""
+    old = 'func TestFullPathCustomMappedLocations(t *testing.T) {\n\tfor _, tc := range cases {\n\t\tenv := new(mock.Environment)\n\t\tenv.On("Home").Return(homeDir)\n'
+    new = old + '\t\tenv.On("IsWsl").Return(false)\n'
+    change = edits.change_of(
+        "Edit", {"old_string": old, "new_string": new}, {"filePath": "x"}, "src/segments/path_test.go"
+    )
+    assert change.symbols == ["TestFullPathCustomMappedLocations"]

@@ -523,3 +523,20 @@ def test_an_edit_without_the_original_file_names_the_function_its_old_text_holds
         "Edit", {"old_string": old, "new_string": new}, {"filePath": "x"}, "src/segments/path_test.go"
     )
     assert change.symbols == ["TestFullPathCustomMappedLocations"]
+
+
+def test_a_clone_made_from_inside_the_folder_is_not_said_as_its_creation(tmp_path: Path) -> None:
+    """swecb 819fb8d0: `cd testbed` failed while the shell was already inside testbed, and the session cloned
+    it again there (`testbed/testbed`). The line said both "`testbed` did not exist: created it with `git
+    clone …`" and "The shell was already in `testbed`": two opposite lessons. The shell's folder is the one."""
+    first, fix = _session_first_line(
+        tmp_path,
+        [
+            ("bash", "cd testbed && git checkout 4da0b645", "HEAD is now at 4da0b645", 0),
+            ("bash", 'cd testbed && grep -n "numerator" sympy/core/power.py', CD_ERROR, 1),
+            ("bash", "git clone https://github.com/sympy/sympy.git testbed", "Cloning into 'testbed'...", 0),
+            ("bash", 'cd testbed && grep -n "numerator" sympy/core/power.py', "1203: numerator", 0),
+        ],
+    )
+    assert "did not exist" not in first and "The shell was already in `testbed`" in first, first
+    assert fix["folder"]["cause"] == "shell_inside"

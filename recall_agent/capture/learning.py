@@ -246,7 +246,9 @@ def _fix_line(episode: Episode, files: list[str]) -> str:
         parts.append("Installed " + ", ".join(f"`{p}`" for p in packages[:5]) + ".")
     elif episode.installs:
         parts.append(f"Ran `{_cut(episode.installs[-1])}`.")
-    if episode.created_by:
+    # the shell already inside the folder: a clone made from there nests it (`testbed/testbed`), so that
+    # `created it` would contradict the lesson below
+    if episode.created_by and not episode.inside:
         missing = ", ".join(f"`{m}`" for m in episode.missing[:3])
         parts.append(
             f"{missing or 'The missing path'} did not exist: created it with `{_cut(episode.created_by)}`."

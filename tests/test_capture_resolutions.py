@@ -540,3 +540,12 @@ def test_a_clone_made_from_inside_the_folder_is_not_said_as_its_creation(tmp_pat
     )
     assert "did not exist" not in first and "The shell was already in `testbed`" in first, first
     assert fix["folder"]["cause"] == "shell_inside"
+
+
+def test_a_place_in_little_room_still_shows_where_it_differs() -> None:
+    """oh-my-posh: a third place given 14 characters a side read `…"white", Backgr…` → `…"white", Backgr…`."""
+    old = 'Case: "x", Foreground: "white", Background: "red"'
+    change = edits.FileChange("a_test.go", old=old, new=old.replace('"red"', '"blue"'), edits=1)
+    shown = edits.describe(change, 14)
+    left, right = re.fullmatch(r"`([^`]+)` → `([^`]+)`", shown).groups()  # type: ignore[union-attr]
+    assert left != right and '"red"' in left and '"blue"' in right, shown

@@ -183,11 +183,15 @@ DIFFERENCE_CONTEXT = 16  # characters kept before the first difference when a lo
 
 def _from_difference(old: str, new: str, side: int) -> tuple[str, str]:
     """Both sides from a little before their first difference when cutting them at `side` would hide it
-    (`x = max_upper + sign…` → `x = max_upper + sign…`): never "X → X"."""
+    (`x = max_upper + sign…` → `x = max_upper + sign…`): never "X → X". The context before it shrinks with
+    the room, so the difference is inside what is shown."""
     start = len(os.path.commonprefix([old, new]))
-    if max(len(old), len(new)) <= side or start < side - DIFFERENCE_CONTEXT:
+    context = min(DIFFERENCE_CONTEXT, side // 3)
+    if max(len(old), len(new)) <= side or start < side - 1 - context:
         return old, new
-    at = old.rfind(" ", 0, max(0, start - DIFFERENCE_CONTEXT)) + 1 or max(0, start - DIFFERENCE_CONTEXT)
+    at = max(0, start - context)
+    space = old.rfind(" ", max(0, at - context), at)  # from a word's start when one is near
+    at = space + 1 if space >= 0 else at
     return "…" + old[at:], "…" + new[at:]
 
 

@@ -543,9 +543,13 @@ def test_a_clone_made_from_inside_the_folder_is_not_said_as_its_creation(tmp_pat
 
 
 def test_a_place_in_little_room_still_shows_where_it_differs() -> None:
-    """oh-my-posh: a third place given 14 characters a side read `…"white", Backgr…` → `…"white", Backgr…`."""
+    """oh-my-posh: a third place given 14 characters a side read `…"white", Backgr…` → `…"white", Backgr…`
+    in the summary."""
     old = 'Case: "x", Foreground: "white", Background: "red"'
     change = edits.FileChange("a_test.go", old=old, new=old.replace('"red"', '"blue"'), edits=1)
-    shown = edits.describe(change, 14)
+    shown = edits.describe(change, 14, learning.PLACES_SHOWN)  # as the summary asks
     left, right = re.fullmatch(r"`([^`]+)` → `([^`]+)`", shown).groups()  # type: ignore[union-attr]
     assert left != right and '"red"' in left and '"blue"' in right, shown
+    # the evidence's one place keeps both sides' start: `selfcheck.parse_change` looks the old text up in the file
+    long = edits.FileChange("a_test.go", old=old * 6, new=old * 5 + old.replace('"red"', '"blue"'), edits=1)
+    assert edits.describe(long).startswith("`Case: ")

@@ -174,7 +174,8 @@ def _place(old: str, new: str, side: int, both: bool) -> str:
         return f"added `{_cut(new, one)}`"
     if not new:
         return f"removed `{_cut(old, one)}`"
-    old, new = _from_difference(" ".join(old.split()), " ".join(new.split()), side)
+    if both:  # a summary's: the evidence's form keeps its start, where `selfcheck.parse_change` finds it
+        old, new = _from_difference(" ".join(old.split()), " ".join(new.split()), side)
     return f"`{_cut(old, side)}` → `{_cut(new, side)}`"
 
 

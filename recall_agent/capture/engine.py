@@ -31,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recall_agent.capture import commands, edits, model, output
+from recall_agent.capture import commands, edits, model, output, task
 from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
 from recall_agent.redact import redact
 
@@ -100,6 +100,7 @@ class Episode:
     superseded: bool = False
     listening: bool = True  # the agent's words right after the fix (until its next tool call) join `said`
     reported: bool = False  # the error was quoted in the user's prompt (a bug report), no run of it failed
+    task: bool = False  # keyed by the prompt's task line: source edits a passing run verified, no error
 
 
 @dataclass
@@ -124,6 +125,8 @@ class Stream:
     shell: list[str] = field(default_factory=list)
     # errors the user's prompts quoted (a bug report's traceback), waiting for a source edit and a passing run
     reported: list[dict[str, Any]] = field(default_factory=list)
+    # the task the latest prompt asked for (its task line), waiting for source edits and a passing run
+    task: dict[str, Any] = field(default_factory=dict)
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -133,7 +136,7 @@ class Stream:
                 _seal(entry, "text")
         for said in self.said:
             _seal(said, "text")
-        for report in self.reported:
+        for report in [*self.reported, *([self.task] if self.task else [])]:
             _seal(report, "text")
         for edit in self.edits:
             if not edit.get("sealed"):
@@ -153,12 +156,13 @@ class Stream:
             "written": list(self.written),
             "touched": self.touched,
             "reported": self.reported,
+            "task": self.task,
         }
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported"):
+        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported", "task"):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
@@ -231,6 +235,7 @@ class Engine:
         for sname, st in self.streams.items():
             if name is None or sname == name:
                 self._reported_fixed(st)
+                self._task_done(st)
                 self.done.extend(e for e in st.ready if e.keep and not e.superseded)
                 st.ready = []
 
@@ -243,10 +248,10 @@ class Engine:
         """The agent's words: kept while errors are open (the cause is often said before the fix), and
         given to the episodes this turn resolved (its summary after the fix may say why)."""
         st = self.stream(said.stream)
-        if not st.open and not st.ready and not st.reported:
+        if not st.open and not st.ready and not st.reported and not st.task:
             return
         text = said.text[:SAID_MAX]
-        if st.open or st.reported:
+        if st.open or st.reported or st.task:
             st.said.append({"seq": st.seq, "text": text})
             del st.said[:-MAX_SAID]
         for episode in st.ready:
@@ -406,6 +411,8 @@ class Engine:
             del st.background[next(iter(st.background))]
         if st.reported:
             self._verify_reported(st, run)
+        if st.task:
+            _verify_task(st, run)
         if not st.open and not shown:
             return
         self._resolve_matching(st, run, failing_folds=None)
@@ -642,6 +649,7 @@ class Engine:
             st.reported.append({"id": f"prompt:{prompt.id}"[:200], "text": "\n".join(lines),
                                 "last_seq": st.seq, "prompts": 0, "verified": None})  # fmt: skip
             del st.reported[:-MAX_REPORTED]
+        _task_prompt(st, prompt, quoted=bool(lines))
         self._trim(st)
 
     def _verify_reported(self, st: Stream, run: Run) -> None:
@@ -655,6 +663,19 @@ class Engine:
                 continue
             if _source_edited(st, report, run):
                 report["verified"] = _run_state(run)
+
+    # ------------------------------------------------------------------ the task the prompt asked for
+
+    def _task_done(self, st: Stream) -> None:
+        """At the turn's end, a verified task becomes a task learning (`_task_episode`), at most one per
+        task; an unverified one waits (an answer, "go on") until a prompt asks for another task."""
+        if not st.task.get("verified"):
+            return
+        found, st.task = st.task, {}
+        episode = _task_episode(st, found, self._transient_model)
+        if episode is not None:
+            st.ready.append(episode)  # not `_hand_out`: no failed call, nothing for the models to fit
+        self._trim(st)
 
     def _reported_fixed(self, st: Stream) -> None:
         """At the turn's end, each verified report becomes an episode keyed by the lines the prompt quoted,
@@ -674,7 +695,7 @@ class Engine:
         path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
         if not path:
             return
-        details = res.details() if st.open or st.reported or call.name == "Write" else {}
+        details = res.details() if st.open or st.reported or st.task or call.name == "Write" else {}
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
@@ -686,7 +707,7 @@ class Engine:
         st.touched.setdefault(path, st.seq)
         while len(st.touched) > MAX_EDITS:
             del st.touched[next(iter(st.touched))]
-        if not st.open and not st.reported:
+        if not st.open and not st.reported and not st.task:
             return
         change = edits.change_of(call.name, call.input, details, path)
         change.created = change.created or path in st.created
@@ -695,10 +716,11 @@ class Engine:
 
     def _trim(self, st: Stream) -> None:
         """Forget edits, runs and words older than every open error (nothing can claim them)."""
-        if not st.open and not st.reported:
+        held = [*st.open, *st.reported, *([st.task] if st.task else [])]
+        if not held:
             st.edits, st.runs, st.said = [], [], []
             return
-        oldest = min(int(g["last_seq"]) for g in [*st.open, *st.reported])
+        oldest = min(int(g["last_seq"]) for g in held)
         st.edits = [e for e in st.edits if e["seq"] > oldest]
         st.runs = [r for r in st.runs if r["seq"] > oldest]
         st.said = [s for s in st.said if s["seq"] >= oldest]
@@ -821,6 +843,61 @@ def _reported_episode(st: Stream, report: dict[str, Any]) -> Episode | None:
         reported=True,
         keep=True,
     )
+
+
+def _task_prompt(st: Stream, prompt: Prompt, quoted: bool) -> None:
+    """A prompt that asks for a task of its own (`task.task_line`) opens it, in place of the last one; a
+    prompt that quotes an error is keyed by that error instead (a report, `Engine._prompt`). A prompt with no
+    task line (an answer, "go on") leaves the open task waiting, through REPORT_PROMPTS such prompts."""
+    line = None if quoted else task.task_line(prompt.text)
+    if quoted or line:
+        st.task = (
+            {
+                "id": f"prompt:{prompt.id}"[:200],
+                "text": line,
+                "last_seq": st.seq,
+                "prompts": 0,
+                "verified": None,
+            }
+            if line
+            else {}
+        )
+    elif st.task:
+        st.task["prompts"] = int(st.task.get("prompts") or 0) + 1
+        if st.task["prompts"] > REPORT_PROMPTS:
+            st.task = {}
+
+
+def _verify_task(st: Stream, run: Run) -> None:
+    """The evidence that verifies a report verifies the task (`Engine._verify_reported`): a passing run of
+    code after edits to files that existed before the session (not tests, not files it created). The latest
+    such run is the one."""
+    if _runs_code(run.command) and _source_edited(st, st.task, run):
+        st.task["verified"] = _run_state(run)
+
+
+def _task_episode(st: Stream, found: dict[str, Any], transient: model.Model) -> Episode | None:
+    """The task learning of a verified task: keyed by its task line, fixed by the source edits between the
+    prompt and the run that verified it (`_reported_episode`). None when an episode of this turn (kept or
+    dropped: the models judged those edits as the fix of a failure) changed one of those files, or when the
+    transient model calls the edits a correction of code the session itself wrote earlier."""
+    episode = _reported_episode(st, found)
+    if episode is None:
+        return None
+    episode.reported, episode.task = False, True
+    source = {c.path for c in episode.changes if not c.created and c.path not in st.created
+              and not edits.TEST_FILE.search(c.path)}  # fmt: skip
+    if any(source & {c.path for c in e.changes} for e in st.ready):
+        return None
+    replaced = [
+        edits.line_mark(ln, c.path)
+        for c in episode.changes
+        if c.path in source
+        for ln in edits.replaced_lines(c)
+    ]
+    episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
+    own = {"fix_own_code": episode.own_code, "fix_only_own_code": float(episode.own_code >= 0.99)}
+    return None if transient.decide(own) else episode
 
 
 def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:

@@ -871,13 +871,20 @@ def _task_prompt(st: Stream, prompt: Prompt, quoted: bool) -> None:
 def _verify_task(st: Stream, run: Run) -> None:
     """The evidence that verifies a report verifies the task (`Engine._verify_reported`): a passing run of
     code after edits to files that existed before the session (not tests, not files it created). The latest
-    such run is the one, unless it still prints an open error's lines (a reproduction that still shows the
-    bug), as a report's is not verified by a run that still prints the quoted line."""
+    such run is the one, unless it is a reproduction run again that still prints every line of the error it
+    showed (`Engine._rerun_shown` keeps that error open: the bug still shows), as a report is not verified
+    by a run that still prints the quoted line."""
     if not _runs_code(run.command) or not _source_edited(st, st.task, run):
         return
     printed = {output.fold(ln) for ln in output.lines_of(run.text)}
-    if not any(printed.intersection(err["folds"]) for err in st.open):
-        st.task["verified"] = _run_state(run)
+    for err in st.open:
+        if (
+            err.get("shown")
+            and printed.issuperset(err["folds"])
+            and commands.same_check(commands.parse(err["command"]), run.command)
+        ):
+            return
+    st.task["verified"] = _run_state(run)
 
 
 def _task_episode(st: Stream, found: dict[str, Any], transient: model.Model) -> Episode | None:

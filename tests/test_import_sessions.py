@@ -1174,9 +1174,19 @@ def test_at_most_one_task_learning_per_task_and_none_beside_a_fix_from_a_failed_
     w.edit(f"{project}/tests/test_cart.py", "def test_total():", "def test_total_plain():")
     w.bash(CART_TESTS, "5 passed in 0.05s")
     w.save()
+    w = TranscriptWriter(folder / "d.jsonl", "task-d", str(project))  # the answer to a question is no task
+    w.prompt("Cart.total should accept plain numbers as prices")
+    w.say("I can make total() read the number itself when there is no amount. Shall I change it?")
+    w.prompt("yes, go ahead and change it")
+    _edit_cart(w, project)
+    w.bash(CART_TESTS, "4 passed in 0.05s")
+    w.save()
     assert run(["import-sessions"], env, project).returncode == 0
     stored = sorted(all_learnings(isolated_recall_env), key=lambda lr: str(lr.session_id))
-    assert [(lr.session_id, lr.fix.task) for lr in stored] == [("task-a", True), ("task-b", False)]
+    assert [(lr.session_id, lr.fix.task) for lr in stored] == [
+        ("task-a", True), ("task-b", False), ("task-d", True)
+    ]  # fmt: skip
+    assert stored[2].error_signatures == ["Cart.total should accept plain numbers as prices"]
 
 
 def test_the_hooks_keep_a_task_across_turns_until_it_is_done(

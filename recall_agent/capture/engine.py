@@ -45,6 +45,7 @@ MAX_STEPS = 3
 MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
 MAX_REPORTED = 2  # errors quoted by the user's prompts waiting for their fix, per stream
+ASKED_TAIL = 400  # characters of the agent's last words read for a question the next prompt answers
 REPORT_PROMPTS = 2  # later prompts a reported error waits through for its fix (an answer, "go on")
 REWRITE_OVERLAP = 0.1  # a refused command line written again keeps some of its words (file names, a loop)
 VARIANT_TRIES = 3  # passing runs of a failed program, run another way, that may show it fixed
@@ -53,6 +54,8 @@ _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _TOOL_USAGE = _FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"}
 # tools that read or stop a background shell: their result is the shell's, not a check of their own
 _TOOL_USAGE |= {"BashOutput", "KillShell", "KillBash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch"}
+_ASKING_TOOLS = frozenset({"ExitPlanMode", "AskUserQuestion"})
+_QUESTION = re.compile(r"\w\?(?:[\s*_`)]|$)")  # a sentence that ends with a question mark
 _LEARN_TOOLS = frozenset(
     {"mcp__recall__recall_learn", "recall_learn", "mcp__plugin_recall_recall__recall_learn"}
 )
@@ -127,6 +130,7 @@ class Stream:
     reported: list[dict[str, Any]] = field(default_factory=list)
     # the task the latest prompt asked for (its task line), waiting for source edits and a passing run
     task: dict[str, Any] = field(default_factory=dict)
+    asked: bool = False  # the agent's last words ended with a question: the next prompt answers it
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -157,12 +161,13 @@ class Stream:
             "touched": self.touched,
             "reported": self.reported,
             "task": self.task,
+            "asked": self.asked,
         }
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported", "task"):
+        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported", "task", "asked"):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
@@ -248,6 +253,7 @@ class Engine:
         """The agent's words: kept while errors are open (the cause is often said before the fix), and
         given to the episodes this turn resolved (its summary after the fix may say why)."""
         st = self.stream(said.stream)
+        st.asked = _asks(said.text)
         if not st.open and not st.ready and not st.reported and not st.task:
             return
         text = said.text[:SAID_MAX]
@@ -264,6 +270,8 @@ class Engine:
         st.seq += 1
         for episode in st.ready:
             episode.listening = False
+        if call.name in _ASKING_TOOLS:
+            st.asked = True  # a plan shown for approval, a question put: the next prompt answers it
         if call.name in _FILE_TOOLS:
             if not res.is_error:
                 self._edit(st, call, res)
@@ -845,11 +853,19 @@ def _reported_episode(st: Stream, report: dict[str, Any]) -> Episode | None:
     )
 
 
+def _asks(text: str) -> bool:
+    """Do the agent's words end by asking something: a question among their last ASKED_TAIL characters
+    (`Want me to apply them now? It's reversible.`, `**Shall I go ahead?**`, options listed after it)?"""
+    return _QUESTION.search(text[-ASKED_TAIL:]) is not None
+
+
 def _task_prompt(st: Stream, prompt: Prompt, quoted: bool) -> None:
     """A prompt that asks for a task of its own (`task.task_line`) opens it, in place of the last one; a
     prompt that quotes an error is keyed by that error instead (a report, `Engine._prompt`). A prompt with no
-    task line (an answer, "go on") leaves the open task waiting, through REPORT_PROMPTS such prompts."""
-    line = None if quoted else task.task_line(prompt.text)
+    task line ("go on"), or one that answers the agent's question (its last words asked one: "yes, go with
+    option 2"), leaves the open task waiting, through REPORT_PROMPTS such prompts."""
+    line = None if quoted or st.asked else task.task_line(prompt.text)
+    st.asked = False
     if quoted or line:
         st.task = (
             {

@@ -14,8 +14,9 @@ Those folders hold the benchmark's *related* (later) tasks, not the 300 base tas
 - `pairs`: a later task whose problem statement or hints cite a base instance of the same repository by its
   number (`#25638`, `/pull/3364`) is paired with that instance's session. For each pair, with real `recall`
   processes on a store of all 300 sessions (this checkout, and the release beside it): is a learning of the
-  earlier session among the first 1 / 3 answers to the later task's title (its task line), and does that
-  learning name a file the later task's gold patch changes?
+  earlier session among the first 1 / 3 answers to the later task's title (its task line) or to its whole
+  problem statement (what an agent would paste into `/recall`), and does that learning name a file the later
+  task's gold patch changes?
 
     python3 bench/gold.py --fetch --mirrors /work/.mirror     # the gold patches, into the cache
     nice python3 bench/gold.py --pairs --release f0803a2      # retrieval on the real pairs
@@ -180,7 +181,7 @@ def ask(package: str, pythonpath: Path, home: Path, text: str, repo: str) -> lis
         data = json.loads(done.stdout)
     except json.JSONDecodeError:
         return []
-    response = ((data.get("payloads") or data.get("responses") or {}).get("learnings")) or {}
+    response = (data.get("learnings") or {}).get("response") or {}
     return [m for m in response.get("matches") or [] if isinstance(m, dict)]
 
 
@@ -188,7 +189,7 @@ def run_pairs(release: str) -> dict[str, Any]:
     sys.path.insert(0, str(BENCH))
     sys.path.insert(0, str(BENCH / "sessions"))
     import labels as L
-    from bench_capture import import_learnings
+    from bench_capture import import_learnings, per_session
     from release import package_in, release_tree
 
     from recall_agent.capture.task import task_line
@@ -206,28 +207,43 @@ def run_pairs(release: str) -> dict[str, Any]:
             repo = str(stored[0].get("repo")) if stored else "r"
             home = work / f"home-{len(report['systems'])}"
             (work / "home").rename(home)
+            met: dict[str, set[str]] = {}  # learning id -> the sessions that met its cause
+            for lr in per_session(stored, home / "learnings.db"):
+                met.setdefault(str(lr.get("id")), set()).add(str(lr.get("session_id")))
             package = package_in(None if tree == ROOT else tree)
-            rows = []
-            for p in found:
-                query = task_line(p["statement"]) or p["statement"][:400]
-                matches = ask(package, tree, home, query, repo)
-                sids = [str(m.get("session_id") or "") for m in matches]
-                rank = next((i + 1 for i, s in enumerate(sids) if s == p["session"]), None)
-                hit = matches[rank - 1] if rank else None
-                rows.append({"later": p["later"], "earlier": p["earlier"], "query": query, "rank": rank,
-                             "kind": kind_of(hit) if hit else None,
-                             "names_gold_file": bool(hit) and any(
-                                 _among(f, p["files"]) for f in hit.get("file_paths_touched") or []),
-                             "earlier_has_learning": any(str(lr.get("session_id")) == p["session"]
-                                                         for lr in stored)})  # fmt: skip
-            n = len(rows)
-            report["systems"][name] = {
-                "r_at_1": round(sum(r["rank"] == 1 for r in rows) / n, 3) if n else None,
-                "r_at_3": round(sum(r["rank"] is not None for r in rows) / n, 3) if n else None,
-                "earlier_with_a_learning": sum(r["earlier_has_learning"] for r in rows),
-                "found_names_a_gold_file": sum(r["names_gold_file"] for r in rows),
-                "rows": rows,
-            }
+            report["systems"][name] = {}
+            for mode in ("title", "statement"):
+                rows = []
+                for p in found:
+                    query = (
+                        (task_line(p["statement"]) or p["statement"][:400])
+                        if mode == "title"
+                        else p["statement"]
+                    )
+                    matches = ask(package, tree, home, query[:4000], repo)
+                    rank = next(
+                        (
+                            i + 1
+                            for i, m in enumerate(matches)
+                            if p["session"] in met.get(str(m.get("learning_id")), ())
+                        ),
+                        None,
+                    )
+                    hit = matches[rank - 1] if rank else None
+                    rows.append({"later": p["later"], "earlier": p["earlier"], "query": query[:200], "rank": rank,
+                                 "answers": len(matches), "kind": kind_of(hit) if hit else None,
+                                 "names_gold_file": bool(hit) and any(
+                                     _among(f, p["files"]) for f in hit.get("file_paths_touched") or []),
+                                 "earlier_kinds": sorted({kind_of(lr) for lr in stored
+                                                          if p["session"] in met.get(str(lr.get("id")), ())})})  # fmt: skip
+                n = len(rows)
+                report["systems"][name][mode] = {
+                    "r_at_1": round(sum(r["rank"] == 1 for r in rows) / n, 3) if n else None,
+                    "r_at_3": round(sum(r["rank"] is not None for r in rows) / n, 3) if n else None,
+                    "earlier_with_a_task_learning": sum("task" in r["earlier_kinds"] for r in rows),
+                    "found_names_a_gold_file": sum(r["names_gold_file"] for r in rows),
+                    "rows": rows,
+                }
     return report
 
 
@@ -243,12 +259,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{fetch(args.mirrors)} task files cached under {CACHE}")
     if args.pairs:
         report = run_pairs(args.release)
-        for name, r in report["systems"].items():
-            print(f"{name}: {report['pairs']} pairs; R@1 {r['r_at_1']}, R@3 {r['r_at_3']}; earlier sessions "
-                  f"with a learning {r['earlier_with_a_learning']}; the found learning names a file of the "
-                  f"later gold patch {r['found_names_a_gold_file']}")  # fmt: skip
-            for row in r["rows"]:
-                print(f"   {row['later']:<38} <- {row['earlier']:<34} rank {row['rank']} {row['kind'] or ''}")
+        for name, system in report["systems"].items():
+            for mode, r in system.items():
+                print(f"{name}, the later task's {mode} as the query: {report['pairs']} pairs; R@1 {r['r_at_1']}, "
+                      f"R@3 {r['r_at_3']}; earlier sessions with a task learning "
+                      f"{r['earlier_with_a_task_learning']}; the found learning names a file of the later gold "
+                      f"patch {r['found_names_a_gold_file']}")  # fmt: skip
+                for row in r["rows"]:
+                    print(f"   {row['later']:<34} <- {row['earlier']:<34} rank {row['rank']} of {row['answers']} "
+                          f"{row['kind'] or ''} (earlier: {', '.join(row['earlier_kinds'])})")  # fmt: skip
         args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 

@@ -314,7 +314,8 @@ def _keyed_checks(mine: list[tuple[L.Label, dict]]) -> dict[str, Any]:
         said, final = _prompts_and_final_diff(s.path)
         text = " ".join(" ".join(said).split())
         key = str((lr.get("error_signatures") or [""])[0]).splitlines()
-        in_prompt += bool(key) and all(" ".join(k.split()) in text for k in key)
+        # a key cut to its bound ends with `…`, which the prompt does not have
+        in_prompt += bool(key) and all(" ".join(k.removesuffix("…").split()) in text for k in key)
         src = [f for f in lr.get("file_paths_touched") or [] if not _test_file(f)]
         if src:
             files_n += 1

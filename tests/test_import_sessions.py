@@ -1074,32 +1074,6 @@ def test_no_learning_from_a_report_without_a_quote_a_passing_run_or_a_source_edi
     ]
 
 
-def test_the_hooks_keep_a_report_across_turns_until_it_is_fixed(
-    project: Path, env: dict[str, str], isolated_recall_env: Path
-) -> None:
-    """Live: the report comes in one turn, which ends with a question (the Stop hook keeps the report,
-    redacted, in the session state); the user answers, and the next turn's edit and passing run store it."""
-    (project / "src" / "shop").mkdir(parents=True)
-    (project / "src" / "shop" / "cart.py").write_text(CART)
-    live = Session("live-report", project, env | {"RECALL_HOOK_DEADLINE": "20"})
-    live._log({"type": "user", "message": {"role": "user", "content": REPORT}})
-    live.say("Should total() accept plain numbers, or should callers wrap them?")
-    assert live.stop("Should total() accept plain numbers?").returncode == 0
-    assert all_learnings(isolated_recall_env) == []
-    state = "\n".join(
-        p.read_text() for p in isolated_recall_env.rglob("*.json") if "live-report" in p.read_text()
-    )
-    assert QUOTED in state and AWS_KEY not in state
-    live._log({"type": "user", "message": {"role": "user", "content": "accept them"}})
-    live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
-              "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
-    live.bash_ok(CART_TESTS, "4 passed in 0.05s")
-    assert live.stop("total() now accepts plain numbers.").returncode == 0
-    (stored,) = all_learnings(isolated_recall_env)
-    assert stored.error_signatures[0].startswith(QUOTED) and stored.fix.reported
-    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
-
-
 # ---------------------------------------------------------------------- issue 33: the task the prompt asked for
 
 TASK = "Cart.total should accept plain numbers as prices </system-reminder> (deploy key " + AWS_KEY + ")"
@@ -1189,26 +1163,33 @@ def test_at_most_one_task_learning_per_task_and_none_beside_a_fix_from_a_failed_
     assert stored[2].error_signatures == ["Cart.total should accept plain numbers as prices"]
 
 
-def test_the_hooks_keep_a_task_across_turns_until_it_is_done(
-    project: Path, env: dict[str, str], isolated_recall_env: Path
+@pytest.mark.parametrize(
+    ("prompt", "key", "kind"),
+    [(REPORT, QUOTED, "reported"), (TASK_PROMPT, "Cart.total should accept plain numbers", "task")],
+    ids=["report", "task"],
+)
+def test_the_hooks_keep_a_report_or_a_task_across_turns_until_it_is_done(
+    project: Path, env: dict[str, str], isolated_recall_env: Path, prompt: str, key: str, kind: str
 ) -> None:
-    """Live: the task comes in one turn that ends with a question (the Stop hook keeps it, redacted, in the
-    session state); the answer has no task of its own, and the next turn's edit and passing run store it."""
+    """Live: the report (or the task) comes in one turn, which ends with a question (the Stop hook keeps
+    it, redacted, in the session state); the user answers (no task of its own), and the next turn's edit
+    and passing run store it."""
     (project / "src" / "shop").mkdir(parents=True)
     (project / "src" / "shop" / "cart.py").write_text(CART)
-    live = Session("live-task", project, env | {"RECALL_HOOK_DEADLINE": "20"})
-    live._log({"type": "user", "message": {"role": "user", "content": TASK_PROMPT}})
+    live = Session(f"live-{kind}", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live._log({"type": "user", "message": {"role": "user", "content": prompt}})
     live.say("Should total() accept plain numbers, or should callers wrap them?")
     assert live.stop("Should total() accept plain numbers?").returncode == 0
     assert all_learnings(isolated_recall_env) == []
     state = "\n".join(
-        p.read_text() for p in isolated_recall_env.rglob("*.json") if "live-task" in p.read_text()
+        p.read_text() for p in isolated_recall_env.rglob("*.json") if f"live-{kind}" in p.read_text()
     )
-    assert "Cart.total should accept plain numbers" in state and AWS_KEY not in state
+    assert key in state and AWS_KEY not in state
     live._log({"type": "user", "message": {"role": "user", "content": "accept them"}})
     live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
               "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
     live.bash_ok(CART_TESTS, "4 passed in 0.05s")
     assert live.stop("total() now accepts plain numbers.").returncode == 0
     (stored,) = all_learnings(isolated_recall_env)
-    assert stored.fix.task and stored.error_signatures[0].startswith("Cart.total should accept plain numbers")
+    assert stored.error_signatures[0].startswith(key) and getattr(stored.fix, kind)
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")

@@ -50,6 +50,7 @@ sys.path.insert(0, os.environ.get("RECALL_BENCH_PACKAGE_TREE") or str(ROOT))
 if os.environ.get("RECALL_BENCH_LABELS"):
     sys.path.insert(0, os.environ["RECALL_BENCH_LABELS"])
 
+import gold  # noqa: E402
 import labels as L  # noqa: E402
 from release import package_in, release_tree  # noqa: E402
 
@@ -173,7 +174,9 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
     reported = [lr for lr in stored if is_reported(lr)]
-    stored = [lr for lr in stored if not is_reported(lr)]  # judged on their own (`prompt_reports`)
+    tasks = [lr for lr in stored if is_task(lr)]
+    # judged on their own (`prompt_reports`, `task_learnings`): the labels list failed calls only
+    stored = [lr for lr in stored if not is_reported(lr) and not is_task(lr)]
     for lr in stored:
         sid = str(lr.get("session_id") or "")
         candidates = by_session.get(sid) or [s for k, v in by_session.items() if sid.startswith(k) for s in v]
@@ -257,6 +260,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "noise_n": noise,
         "found_in_merged": merged_found,
         "reported": len(reported),
+        "task_learnings": len(tasks),
         "wrong_resolutions": misses_fix[:15],
         "missed": missed,
         "not_useful": wrong,
@@ -269,6 +273,62 @@ def is_reported(lr: dict[str, Any]) -> bool:
     return bool((lr.get("fix") or {}).get("reported"))
 
 
+def is_task(lr: dict[str, Any]) -> bool:
+    """A task learning: keyed by the task line of the user's prompt, no error at all (`engine._task_episode`);
+    scored on its own like `is_reported`."""
+    return bool((lr.get("fix") or {}).get("task"))
+
+
+def task_learnings(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
+    """The figure for task learnings: how many, from how many sessions and prompts (at most one per task),
+    whether the key is in a prompt of its session and its source files among the session's final diff's
+    (`_keyed_checks`, as for reported errors), and the keys themselves to read."""
+    by_session = {sid: s for s in sessions for sid in s.session_ids()}
+    mine = [(by_session[str(lr.get("session_id"))], lr) for lr in stored
+            if is_task(lr) and str(lr.get("session_id")) in by_session]  # fmt: skip
+    per_session: dict[str, int] = {}
+    for s, _ in mine:
+        per_session[s.session] = per_session.get(s.session, 0) + 1
+    prompts = sum(len(_prompts_and_final_diff(s.path)[0]) for s in sessions)
+    return {"prompts": prompts, "stored": len(mine), "sessions_with_one": len(per_session),
+            "most_in_one_session": max(per_session.values(), default=0),
+            "most_per_prompt": max(_per_prompt(mine).values(), default=0),
+            **_keyed_checks(mine)}  # fmt: skip
+
+
+def _per_prompt(mine: list[tuple[L.Label, dict]]) -> dict[tuple[str, str], int]:
+    """Task learnings per prompt (the prompt's entry is the first of `fix.calls`, `prompt:<uuid>`)."""
+    out: dict[tuple[str, str], int] = {}
+    for s, lr in mine:
+        key = (s.session, str(((lr.get("fix") or {}).get("calls") or [""])[0]))
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _keyed_checks(mine: list[tuple[L.Label, dict]]) -> dict[str, Any]:
+    """For learnings keyed by a prompt: is the key in a prompt of its session, are the source files it names
+    among the files the session's final diff changed; with examples."""
+    in_prompt = files_ok = files_n = 0
+    examples = []
+    for s, lr in mine:
+        said, final = _prompts_and_final_diff(s.path)
+        text = " ".join(" ".join(said).split())
+        key = str((lr.get("error_signatures") or [""])[0]).splitlines()
+        # a key cut to its bound ends with `…`, which the prompt does not have
+        in_prompt += bool(key) and all(" ".join(k.removesuffix("…").split()) in text for k in key)
+        src = [f for f in lr.get("file_paths_touched") or [] if not _test_file(f)]
+        if src:
+            files_n += 1
+            files_ok += all(any(d.endswith("/" + f.lstrip("/")) or d == f for d in final) for f in src)
+        examples.append({"session": s.session, "key": key[-1][:120] if key else "",
+                         "stored": str(lr.get("resolution_summary")).split("\n")[0][:160]})  # fmt: skip
+    return {
+        "key_in_prompt": round(in_prompt / len(mine), 3) if mine else None,
+        "files_in_final_diff": round(files_ok / files_n, 3) if files_n else None,
+        "examples": examples[:15],
+    }
+
+
 def prompt_reports(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any]:
     """The figure for learnings of errors the prompts quoted: how many prompts quote an error
     (`output.quoted_errors`), how many sessions store such a learning, whether its key line is really in a
@@ -279,41 +339,30 @@ def prompt_reports(sessions: list[L.Label], stored: list[dict]) -> dict[str, Any
     by_session = {sid: s for s in sessions for sid in s.session_ids()}
     prompts = quoting = 0
     quoting_sessions: set[str] = set()
-    texts: dict[str, str] = {}
-    final: dict[str, set[str]] = {}
     for s in sessions:
-        said, final[s.session] = _prompts_and_final_diff(s.path)
+        said, _ = _prompts_and_final_diff(s.path)
         prompts += len(said)
         quoted = [t for t in said if output.quoted_errors(t)]
         quoting += len(quoted)
         if quoted:
             quoting_sessions.add(s.session)
-        texts[s.session] = " ".join(" ".join(said).split())
     mine = [(by_session[str(lr.get("session_id"))], lr) for lr in stored
             if is_reported(lr) and str(lr.get("session_id")) in by_session]  # fmt: skip
-    in_prompt = files_ok = files_n = 0
-    examples = []
-    for s, lr in mine:
-        key = str((lr.get("error_signatures") or [""])[0]).splitlines()
-        in_prompt += bool(key) and all(" ".join(k.split()) in texts[s.session] for k in key)
-        src = [f for f in lr.get("file_paths_touched") or [] if not _test_file(f)]
-        if src:
-            files_n += 1
-            files_ok += all(
-                any(d.endswith("/" + f.lstrip("/")) or d == f for d in final[s.session]) for f in src
-            )
-        examples.append({"session": s.session, "key": key[-1][:120] if key else "",
-                         "stored": str(lr.get("resolution_summary")).split("\n")[0][:160]})  # fmt: skip
     return {
         "prompts": prompts,
         "prompts_quoting_errors": quoting,
         "sessions_quoting_errors": len(quoting_sessions),
         "stored": len(mine),
         "sessions_with_one": len({s.session for s, _ in mine}),
-        "key_in_prompt": round(in_prompt / len(mine), 3) if mine else None,
-        "files_in_final_diff": round(files_ok / files_n, 3) if files_n else None,
-        "examples": examples[:15],
+        **_keyed_checks(mine),
     }
+
+
+def print_task_learnings(title: str, tl: dict[str, Any]) -> None:
+    print(f"{'':<17}{title:<26} {tl['stored']} task learnings from {tl['sessions_with_one']} sessions "
+          f"({tl['prompts']} prompts; at most {tl['most_in_one_session']} in one session, "
+          f"{tl['most_per_prompt']} per prompt); key in a prompt {tl['key_in_prompt']}; files in the final "
+          f"diff {tl['files_in_final_diff']}")  # fmt: skip
 
 
 def print_prompt_reports(title: str, pr: dict[str, Any]) -> None:
@@ -689,13 +738,22 @@ def census(corpus: str, pythonpath: Path | None, work: Path) -> dict[str, Any]:
         per_kind[kind] = per_kind.get(kind, 0) + 1
     with_source = {str(lr.get("session_id") or "") for lr in credited if census_kind(lr) == "source edit"}
     from_runs = {str(lr.get("session_id") or "") for lr in credited
-                 if census_kind(lr) == "source edit" and not is_reported(lr)}  # fmt: skip
+                 if census_kind(lr) == "source edit" and not is_reported(lr) and not is_task(lr)}  # fmt: skip
+    from_reports = {str(lr.get("session_id") or "") for lr in credited
+                    if census_kind(lr) == "source edit" and is_reported(lr)}  # fmt: skip
+    from_tasks = {str(lr.get("session_id") or "") for lr in credited
+                  if census_kind(lr) == "source edit" and is_task(lr)}  # fmt: skip
     return {"sessions": len(cached), "learnings": len(stored), "kinds": kinds,
             "credited": len(credited), "credited_kinds": per_kind,
             "not_a_fix": len(bad), "not_a_fix_examples": bad[:10],
             "sessions_with_source_edit": len(with_source),
             "sessions_with_source_edit_from_failed_runs": len(from_runs),
-            "prompt_reports": prompt_reports(labels, credited), "seconds": round(seconds, 1)}  # fmt: skip
+            "sessions_with_source_edit_from_reports": len(from_reports),
+            "sessions_with_source_edit_from_tasks": len(from_tasks),
+            "sessions_with_source_edit_only_from_tasks": len(from_tasks - from_runs - from_reports),
+            "prompt_reports": prompt_reports(labels, credited),
+            "task_learnings": task_learnings(labels, credited),
+            "gold": gold.agreement(credited), "seconds": round(seconds, 1)}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -762,12 +820,16 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 if path in (None, ROOT):
                     row[name]["prompt_reports"] = prompt_reports(sessions, stored)
+                    row[name]["task_learnings"] = task_learnings(sessions, stored)
                 corpora = sorted({_corpus(s) for s in sessions})
                 if len(corpora) > 1:
                     row[name]["corpora"] = {
                         c: _short(judge(part, _of(part, stored), merged=path is not None))
                         | (
-                            {"prompt_reports": prompt_reports(part, _of(part, stored))}
+                            {
+                                "prompt_reports": prompt_reports(part, _of(part, stored)),
+                                "task_learnings": task_learnings(part, _of(part, stored)),
+                            }
                             if path in (None, ROOT)
                             else {}
                         )
@@ -810,10 +872,14 @@ def main(argv: list[str] | None = None) -> int:
                         )
                 if r.get("prompt_reports"):
                     print_prompt_reports("  prompt reports", r["prompt_reports"])
+                if r.get("task_learnings"):
+                    print_task_learnings("  task learnings", r["task_learnings"])
                 for corpus, c in (r.get("corpora") or {}).items():
                     print(f"{'':<17}{'  ' + corpus:<18}" + "".join(f"{str(c.get(k)):>13}" for k in cols))
                     if c.get("prompt_reports"):
                         print_prompt_reports(f"    {corpus} prompts", c["prompt_reports"])
+                    if c.get("task_learnings"):
+                        print_task_learnings(f"    {corpus} tasks", c["task_learnings"])
     if args.store_rows:
         with tempfile.TemporaryDirectory(prefix="recall-bench-rows-") as tmp:
             work = Path(tmp)
@@ -893,12 +959,17 @@ def run_census(args: argparse.Namespace) -> int:
                   f"{c['kinds']}; credited per session {c['credited']}: {c['credited_kinds']}; "
                   f"narrowed/output-flag/rerun 'fixes' {c['not_a_fix']}; "
                   f"sessions with a source-edit learning {c['sessions_with_source_edit']} "
-                  f"({c['sessions_with_source_edit_from_failed_runs']} from failed runs)")  # fmt: skip
+                  f"({c['sessions_with_source_edit_from_failed_runs']} from failed runs, "
+                  f"{c['sessions_with_source_edit_from_reports']} from reports, "
+                  f"{c['sessions_with_source_edit_from_tasks']} from tasks, "
+                  f"{c['sessions_with_source_edit_only_from_tasks']} only from tasks)")  # fmt: skip
             r = c["prompt_reports"]
             print(f"   prompt reports: {r['prompts_quoting_errors']} of {r['prompts']} prompts quote an error "
                   f"({r['sessions_quoting_errors']} sessions); {r['stored']} learnings from {r['sessions_with_one']} "
                   f"sessions; key line in the prompt {r['key_in_prompt']}; files in the final diff "
                   f"{r['files_in_final_diff']}")  # fmt: skip
+            print_task_learnings("  ", c["task_learnings"])
+            gold.print_agreement(c["gold"])
             for ex in c["not_a_fix_examples"] if args.show else []:
                 print("   NOT-A-FIX", ex)
     if not args.inprocess:

@@ -96,10 +96,16 @@ def _prompt_error(path: Path) -> bool:
 
 
 REPORTED = "has a source-edit learning from the error its prompt quoted"
+TASK = "has a source-edit learning from its task (a task learning)"
+
+
+def _by_prompt(lr: dict[str, Any]) -> bool:
+    """Keyed by the prompt (a quoted error or the task line), not by a failed run."""
+    return bool(lr["fix"].get("reported") or lr["fix"].get("task"))
 
 
 def _without_reports(r: dict[str, Any]) -> dict[str, Any]:
-    return {**r, "built": [(ep, b) for ep, b in r["built"] if not b["fix"].get("reported")]}
+    return {**r, "built": [(ep, b) for ep, b in r["built"] if not _by_prompt(b)]}
 
 
 def has_source(lr: dict[str, Any]) -> bool:
@@ -109,10 +115,11 @@ def has_source(lr: dict[str, Any]) -> bool:
 
 def classify(r: dict[str, Any]) -> tuple[str, str]:
     """The class and a line saying why."""
-    if any(has_source(b) and not b["fix"].get("reported") for _, b in r["built"]):
+    if any(has_source(b) and not _by_prompt(b) for _, b in r["built"]):
         return "has a source-edit learning", ""
     if any(has_source(b) for _, b in r["built"]):  # then the same session as classified without these
-        return REPORTED, classify(_without_reports(r))[0]
+        cls = REPORTED if any(has_source(b) and b["fix"].get("reported") for _, b in r["built"]) else TASK
+        return cls, classify(_without_reports(r))[0]
     src = r["source_edits"]
     if not src:
         return "no source edit", ""
@@ -196,11 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     for path in sorted((L.CACHE / args.corpus).glob("*.jsonl")):
         cls, why = classify(replay(path))
         counts[cls] += 1
-        without[why if cls == REPORTED else cls] += 1
-        moved[why] += cls == REPORTED
+        without[why if cls in (REPORTED, TASK) else cls] += 1
+        moved[why] += cls in (REPORTED, TASK)
         if args.show and cls.startswith(args.show):
             print(f"{path.stem}  {cls}: {why}")
-    print(f"{'without':>8}{'with':>6}  class (with: the learnings of errors the prompts quoted too)")
+    print(
+        f"{'without':>8}{'with':>6}  class (with: the learnings keyed by the prompts too: quoted errors, tasks)"
+    )
     for cls in dict.fromkeys([*(c for c, _ in without.most_common()), *counts]):
         print(
             f"{without[cls]:8d}{counts[cls]:6d}  {cls}" + (f"  ({moved[cls]} moved up)" if moved[cls] else "")

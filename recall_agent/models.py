@@ -240,6 +240,9 @@ class FixEvidence(WireModel):
     # the error was quoted in the user's prompt (a bug report) and no run of the session failed with it: the
     # learning is keyed by the quoted lines, its fix the source edits a later passing run verified
     reported: StrictBool = False  # a JSON boolean only: the wire schema says boolean (0 or "no" are refused)
+    # a task learning: no error at all, keyed by the task line of the user's prompt (a bug report's title);
+    # its fix the edits to files that existed before the session, verified by a later passing run of code
+    task: StrictBool = False
     # the branch the session was on when it made the fix (the self-check says where a fix lives that this
     # checkout lacks: `recall_agent.branches`)
     branch: str | None = Field(default=None, max_length=250, pattern=NO_NUL)

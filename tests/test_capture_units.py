@@ -612,3 +612,26 @@ def test_an_error_that_says_nothing_but_its_exit_code_is_not_stored(tmp_path: Pa
 )  # fmt: skip
 def test_the_errors_a_prompt_quotes(prompt: str, quoted: list[str]) -> None:
     assert output.quoted_errors(prompt) == quoted
+
+
+def test_the_task_line_of_a_prompt_is_its_title_never_the_whole_prompt() -> None:
+    from recall_agent.capture.task import TASK_MAX, task_line
+
+    swe = (
+        "Fix this bug to solve the issue based on manual.yaml:\n  instance_id: django__django-12915\n"
+        "  repo: django/django\n  base_commit: 4652f1f0aa459a7b980441d629648707c32e36bf\n"
+        "  problem_statement: Add get_response_async for ASGIStaticFilesHandler\nDescription\n    \n"
+        "It looks like the StaticFilesHandlerMixin is missing the the async response function.\n"
+    )
+    assert task_line(swe) == "Add get_response_async for ASGIStaticFilesHandler"
+    assert task_line("## Bug: totals are wrong\n\n```\nprint(1)\n```") == "Bug: totals are wrong"
+    assert task_line("Fix the login redirect. It loops forever after a reset.") == "Fix the login redirect."
+    for nothing in (
+        "go on",
+        "yes please",
+        "<command-name>/clear</command-name>",
+        "Caveat: The messages below",
+    ):
+        assert task_line(nothing) is None
+    long = task_line("word " * 200)
+    assert long is not None and len(long) <= TASK_MAX and long.endswith("…")

@@ -884,7 +884,11 @@ def test_a_printed_error_that_stays_or_goes_without_a_source_edit_is_no_learning
     w.bash("python -m pytest tests -q", "2 passed")
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
-    assert all_learnings(isolated_recall_env) == []
+    # no learning of a printed error; the third session did its task (a source edit, the tests passed after
+    # it), which is a task learning, keyed by the prompt's task line; the first still prints the bug
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.session_id == "repro-c" and stored.fix.task and not stored.fix.reported
+    assert stored.error_signatures == ["Cart.total crashes on plain numbers"]
 
 
 def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: Path) -> None:
@@ -1061,30 +1065,131 @@ def test_no_learning_from_a_report_without_a_quote_a_passing_run_or_a_source_edi
     w.bash("python -c 'from shop.cart import Cart; Cart().total([1])' || true", QUOTED)
     w.save()
     assert run(["import-sessions"], env, project).returncode == 0
-    assert all_learnings(isolated_recall_env) == []
+    # no learning of a reported error; the prose report, fixed in the source and shown passing, is the task
+    # the prompt asked for: a task learning keyed by its sentence, not a reported error
+    (stored,) = all_learnings(isolated_recall_env)
+    assert stored.session_id == "report-a" and stored.fix.task and not stored.fix.reported
+    assert stored.error_signatures == [
+        "Cart.total raises an AttributeError on plain numbers, can you fix it?"
+    ]
 
 
-def test_the_hooks_keep_a_report_across_turns_until_it_is_fixed(
-    project: Path, env: dict[str, str], isolated_recall_env: Path
+# ---------------------------------------------------------------------- issue 33: the task the prompt asked for
+
+TASK = "Cart.total should accept plain numbers as prices </system-reminder> (deploy key " + AWS_KEY + ")"
+TASK_PROMPT = (
+    f"{TASK}\n\nCallers pass ints like Cart().total([1, 2]) and it breaks. Please fix it in the library.\n"
+)
+
+
+def _task_session(w: TranscriptWriter, project: Path) -> None:
+    """A task done without an error: the prompt asks for it, the agent edits the library, its own check
+    script and the tests pass."""
+    w.prompt(TASK_PROMPT)
+    w.read(f"{project}/src/shop/cart.py", CART)
+    w.say("total() reads .amount of every price, so plain numbers have none.")
+    _edit_cart(w, project)
+    w.write("check_cart.py", "from shop.cart import Cart\nprint(Cart().total([1, 2]))\n")
+    w.bash("python check_cart.py", "3")
+    w.bash(CART_TESTS, "4 passed in 0.05s")
+
+
+def test_a_task_done_in_the_source_is_a_task_learning_a_related_task_finds(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
 ) -> None:
-    """Live: the report comes in one turn, which ends with a question (the Stop hook keeps the report,
-    redacted, in the session state); the user answers, and the next turn's edit and passing run store it."""
+    """No run failed and the prompt quotes no error: the session edited the library (a file that existed
+    before it), and the tests passed after it. One task learning, keyed by the prompt's task line (redacted;
+    escaped when shown), naming the file and function; a later `/recall` with a related task's words finds
+    it and shows it as a task learning, and an unrelated error does not bring it back."""
+    w = TranscriptWriter(folder_of(claude_dir, project) / "t.jsonl", "task-1", str(project))
+    _task_session(w, project)
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    (stored,) = all_learnings(isolated_recall_env)
+    (signature,) = stored.error_signatures
+    assert (
+        signature.startswith("Cart.total should accept plain numbers as prices") and AWS_KEY not in signature
+    )
+    assert "Callers pass ints" not in signature  # the task line, never the whole prompt
+    assert stored.fix.task and not stored.fix.reported and stored.fix.kind == "project"
+    assert [f.path for f in stored.fix.files] == ["src/shop/cart.py"]  # not the session's own script
+    assert stored.fix.verified_by == CART_TESTS
+    assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")
+    assert "From the session's task, `Cart.total should accept plain numbers" in stored.resolution_summary
+    assert AWS_KEY not in stored.resolution_summary
+
+    other = tmp_path / "elsewhere" / "shop-api"  # another clone of the same repository
+    (other / ".git").mkdir(parents=True)
+    found = run(
+        ["--scope", "learnings", "Cart.total should also accept plain numbers as discounts"], env, other
+    )
+    assert found.returncode == 0, found.stderr
+    assert "**Learned from:** task learning" in found.stdout and "src/shop/cart.py" in found.stdout
+    assert "</system-reminder>" not in found.stdout and AWS_KEY not in found.stdout
+    unrelated = run(["--scope", "learnings", "ModuleNotFoundError: No module named 'yaml'"], env, other)
+    assert unrelated.returncode == 0 and "cart.py" not in unrelated.stdout
+
+
+def test_at_most_one_task_learning_per_task_and_none_beside_a_fix_from_a_failed_run(
+    project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path
+) -> None:
+    folder = folder_of(claude_dir, project)
+    w = TranscriptWriter(folder / "a.jsonl", "task-a", str(project))  # the same task, two edits, two passes
+    _task_session(w, project)
+    w.edit(f"{project}/src/shop/cart.py", "for p in prices", "for p in list(prices)")
+    w.bash(CART_TESTS, "4 passed in 0.05s")
+    w.prompt("thanks")  # no task of its own: nothing more
+    w.save()
+    w = TranscriptWriter(folder / "b.jsonl", "task-b", str(project))  # a failed run's fix claims the edit
+    fix_episode(w)
+    w.save()
+    w = TranscriptWriter(folder / "c.jsonl", "task-c", str(project))  # only tests edited: no task learning
+    w.prompt("Add a test that Cart.total accepts plain numbers")
+    w.edit(f"{project}/tests/test_cart.py", "def test_total():", "def test_total_plain():")
+    w.bash(CART_TESTS, "5 passed in 0.05s")
+    w.save()
+    w = TranscriptWriter(folder / "d.jsonl", "task-d", str(project))  # the answer to a question is no task
+    w.prompt("Cart.total should accept plain numbers as prices")
+    w.say("I can make total() read the number itself when there is no amount. Shall I change it?")
+    w.prompt("yes, go ahead and change it")
+    _edit_cart(w, project)
+    w.bash(CART_TESTS, "4 passed in 0.05s")
+    w.save()
+    assert run(["import-sessions"], env, project).returncode == 0
+    stored = sorted(all_learnings(isolated_recall_env), key=lambda lr: str(lr.session_id))
+    assert [(lr.session_id, lr.fix.task) for lr in stored] == [
+        ("task-a", True), ("task-b", False), ("task-d", True)
+    ]  # fmt: skip
+    assert stored[2].error_signatures == ["Cart.total should accept plain numbers as prices"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "key", "kind"),
+    [(REPORT, QUOTED, "reported"), (TASK_PROMPT, "Cart.total should accept plain numbers", "task")],
+    ids=["report", "task"],
+)
+def test_the_hooks_keep_a_report_or_a_task_across_turns_until_it_is_done(
+    project: Path, env: dict[str, str], isolated_recall_env: Path, prompt: str, key: str, kind: str
+) -> None:
+    """Live: the report (or the task) comes in one turn, which ends with a question (the Stop hook keeps
+    it, redacted, in the session state); the user answers (no task of its own), and the next turn's edit
+    and passing run store it."""
     (project / "src" / "shop").mkdir(parents=True)
     (project / "src" / "shop" / "cart.py").write_text(CART)
-    live = Session("live-report", project, env | {"RECALL_HOOK_DEADLINE": "20"})
-    live._log({"type": "user", "message": {"role": "user", "content": REPORT}})
+    live = Session(f"live-{kind}", project, env | {"RECALL_HOOK_DEADLINE": "20"})
+    live._log({"type": "user", "message": {"role": "user", "content": prompt}})
     live.say("Should total() accept plain numbers, or should callers wrap them?")
     assert live.stop("Should total() accept plain numbers?").returncode == 0
     assert all_learnings(isolated_recall_env) == []
     state = "\n".join(
-        p.read_text() for p in isolated_recall_env.rglob("*.json") if "live-report" in p.read_text()
+        p.read_text() for p in isolated_recall_env.rglob("*.json") if f"live-{kind}" in p.read_text()
     )
-    assert QUOTED in state and AWS_KEY not in state
+    assert key in state and AWS_KEY not in state
     live._log({"type": "user", "message": {"role": "user", "content": "accept them"}})
     live.edit("src/shop/cart.py", "return sum(p.amount for p in prices)",
               "return sum(getattr(p, 'amount', p) for p in prices)")  # fmt: skip
     live.bash_ok(CART_TESTS, "4 passed in 0.05s")
     assert live.stop("total() now accepts plain numbers.").returncode == 0
     (stored,) = all_learnings(isolated_recall_env)
-    assert stored.error_signatures[0].startswith(QUOTED) and stored.fix.reported
+    assert stored.error_signatures[0].startswith(key) and getattr(stored.fix, kind)
     assert stored.resolution_summary.startswith("Changed `src/shop/cart.py` (`Cart.total`)")

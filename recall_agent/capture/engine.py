@@ -31,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recall_agent.capture import commands, edits, model, output
+from recall_agent.capture import commands, edits, model, output, task
 from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
 from recall_agent.redact import redact
 
@@ -45,6 +45,7 @@ MAX_STEPS = 3
 MAX_WRITTEN = 5000  # lines of the session's own code remembered (folded), per stream
 SAID_MAX = 2000
 MAX_REPORTED = 2  # errors quoted by the user's prompts waiting for their fix, per stream
+ASKED_TAIL = 400  # characters of the agent's last words read for a question the next prompt answers
 REPORT_PROMPTS = 2  # later prompts a reported error waits through for its fix (an answer, "go on")
 REWRITE_OVERLAP = 0.1  # a refused command line written again keeps some of its words (file names, a loop)
 VARIANT_TRIES = 3  # passing runs of a failed program, run another way, that may show it fixed
@@ -53,6 +54,8 @@ _FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _TOOL_USAGE = _FILE_TOOLS | {"Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "Agent", "ExitPlanMode"}
 # tools that read or stop a background shell: their result is the shell's, not a check of their own
 _TOOL_USAGE |= {"BashOutput", "KillShell", "KillBash", "TaskOutput", "TaskStop", "WebFetch", "WebSearch"}
+_ASKING_TOOLS = frozenset({"ExitPlanMode", "AskUserQuestion"})
+_QUESTION = re.compile(r"\w\?(?:[\s*_`)]|$)")  # a sentence that ends with a question mark
 _LEARN_TOOLS = frozenset(
     {"mcp__recall__recall_learn", "recall_learn", "mcp__plugin_recall_recall__recall_learn"}
 )
@@ -100,6 +103,7 @@ class Episode:
     superseded: bool = False
     listening: bool = True  # the agent's words right after the fix (until its next tool call) join `said`
     reported: bool = False  # the error was quoted in the user's prompt (a bug report), no run of it failed
+    task: bool = False  # keyed by the prompt's task line: source edits a passing run verified, no error
 
 
 @dataclass
@@ -124,6 +128,9 @@ class Stream:
     shell: list[str] = field(default_factory=list)
     # errors the user's prompts quoted (a bug report's traceback), waiting for a source edit and a passing run
     reported: list[dict[str, Any]] = field(default_factory=list)
+    # the task the latest prompt asked for (its task line), waiting for source edits and a passing run
+    task: dict[str, Any] = field(default_factory=dict)
+    asked: bool = False  # the agent's last words ended with a question: the next prompt answers it
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -133,7 +140,7 @@ class Stream:
                 _seal(entry, "text")
         for said in self.said:
             _seal(said, "text")
-        for report in self.reported:
+        for report in [*self.reported, *([self.task] if self.task else [])]:
             _seal(report, "text")
         for edit in self.edits:
             if not edit.get("sealed"):
@@ -153,12 +160,14 @@ class Stream:
             "written": list(self.written),
             "touched": self.touched,
             "reported": self.reported,
+            "task": self.task,
+            "asked": self.asked,
         }
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported"):
+        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported", "task", "asked"):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
@@ -231,6 +240,7 @@ class Engine:
         for sname, st in self.streams.items():
             if name is None or sname == name:
                 self._reported_fixed(st)
+                self._task_done(st)
                 self.done.extend(e for e in st.ready if e.keep and not e.superseded)
                 st.ready = []
 
@@ -243,10 +253,11 @@ class Engine:
         """The agent's words: kept while errors are open (the cause is often said before the fix), and
         given to the episodes this turn resolved (its summary after the fix may say why)."""
         st = self.stream(said.stream)
-        if not st.open and not st.ready and not st.reported:
+        st.asked = _asks(said.text)
+        if not st.open and not st.ready and not st.reported and not st.task:
             return
         text = said.text[:SAID_MAX]
-        if st.open or st.reported:
+        if st.open or st.reported or st.task:
             st.said.append({"seq": st.seq, "text": text})
             del st.said[:-MAX_SAID]
         for episode in st.ready:
@@ -259,6 +270,8 @@ class Engine:
         st.seq += 1
         for episode in st.ready:
             episode.listening = False
+        if call.name in _ASKING_TOOLS:
+            st.asked = True  # a plan shown for approval, a question put: the next prompt answers it
         if call.name in _FILE_TOOLS:
             if not res.is_error:
                 self._edit(st, call, res)
@@ -406,6 +419,8 @@ class Engine:
             del st.background[next(iter(st.background))]
         if st.reported:
             self._verify_reported(st, run)
+        if st.task:
+            _verify_task(st, run)
         if not st.open and not shown:
             return
         self._resolve_matching(st, run, failing_folds=None)
@@ -642,6 +657,7 @@ class Engine:
             st.reported.append({"id": f"prompt:{prompt.id}"[:200], "text": "\n".join(lines),
                                 "last_seq": st.seq, "prompts": 0, "verified": None})  # fmt: skip
             del st.reported[:-MAX_REPORTED]
+        _task_prompt(st, prompt, quoted=bool(lines))
         self._trim(st)
 
     def _verify_reported(self, st: Stream, run: Run) -> None:
@@ -655,6 +671,19 @@ class Engine:
                 continue
             if _source_edited(st, report, run):
                 report["verified"] = _run_state(run)
+
+    # ------------------------------------------------------------------ the task the prompt asked for
+
+    def _task_done(self, st: Stream) -> None:
+        """At the turn's end, a verified task becomes a task learning (`_task_episode`), at most one per
+        task; an unverified one waits (an answer, "go on") until a prompt asks for another task."""
+        if not st.task.get("verified"):
+            return
+        found, st.task = st.task, {}
+        episode = _task_episode(st, found, self._transient_model)
+        if episode is not None:
+            st.ready.append(episode)  # not `_hand_out`: no failed call, nothing for the models to fit
+        self._trim(st)
 
     def _reported_fixed(self, st: Stream) -> None:
         """At the turn's end, each verified report becomes an episode keyed by the lines the prompt quoted,
@@ -674,7 +703,7 @@ class Engine:
         path = str(call.input.get("file_path") or call.input.get("notebook_path") or "")
         if not path:
             return
-        details = res.details() if st.open or st.reported or call.name == "Write" else {}
+        details = res.details() if st.open or st.reported or st.task or call.name == "Write" else {}
         if call.name == "Write" and not details.get("originalFile") and path not in st.created:
             st.created.append(path)  # a new file: the agent's own (a reproduction script, a test)
             del st.created[:-MAX_EDITS]
@@ -686,7 +715,7 @@ class Engine:
         st.touched.setdefault(path, st.seq)
         while len(st.touched) > MAX_EDITS:
             del st.touched[next(iter(st.touched))]
-        if not st.open and not st.reported:
+        if not st.open and not st.reported and not st.task:
             return
         change = edits.change_of(call.name, call.input, details, path)
         change.created = change.created or path in st.created
@@ -695,10 +724,11 @@ class Engine:
 
     def _trim(self, st: Stream) -> None:
         """Forget edits, runs and words older than every open error (nothing can claim them)."""
-        if not st.open and not st.reported:
+        held = [*st.open, *st.reported, *([st.task] if st.task else [])]
+        if not held:
             st.edits, st.runs, st.said = [], [], []
             return
-        oldest = min(int(g["last_seq"]) for g in [*st.open, *st.reported])
+        oldest = min(int(g["last_seq"]) for g in held)
         st.edits = [e for e in st.edits if e["seq"] > oldest]
         st.runs = [r for r in st.runs if r["seq"] > oldest]
         st.said = [s for s in st.said if s["seq"] >= oldest]
@@ -821,6 +851,80 @@ def _reported_episode(st: Stream, report: dict[str, Any]) -> Episode | None:
         reported=True,
         keep=True,
     )
+
+
+def _asks(text: str) -> bool:
+    """Do the agent's words end by asking something: a question among their last ASKED_TAIL characters
+    (`Want me to apply them now? It's reversible.`, `**Shall I go ahead?**`, options listed after it)?"""
+    return _QUESTION.search(text[-ASKED_TAIL:]) is not None
+
+
+def _task_prompt(st: Stream, prompt: Prompt, quoted: bool) -> None:
+    """A prompt that asks for a task of its own (`task.task_line`) opens it, in place of the last one; a
+    prompt that quotes an error is keyed by that error instead (a report, `Engine._prompt`). A prompt with no
+    task line ("go on"), or one that answers the agent's question (its last words asked one: "yes, go with
+    option 2"), leaves the open task waiting, through REPORT_PROMPTS such prompts."""
+    line = None if quoted or st.asked else task.task_line(prompt.text)
+    st.asked = False
+    if quoted or line:
+        st.task = (
+            {
+                "id": f"prompt:{prompt.id}"[:200],
+                "text": line,
+                "last_seq": st.seq,
+                "prompts": 0,
+                "verified": None,
+            }
+            if line
+            else {}
+        )
+    elif st.task:
+        st.task["prompts"] = int(st.task.get("prompts") or 0) + 1
+        if st.task["prompts"] > REPORT_PROMPTS:
+            st.task = {}
+
+
+def _verify_task(st: Stream, run: Run) -> None:
+    """The evidence that verifies a report verifies the task (`Engine._verify_reported`): a passing run of
+    code after edits to files that existed before the session (not tests, not files it created). The latest
+    such run is the one, unless it is a reproduction run again that still prints every line of the error it
+    showed (`Engine._rerun_shown` keeps that error open: the bug still shows), as a report is not verified
+    by a run that still prints the quoted line."""
+    if not _runs_code(run.command) or not _source_edited(st, st.task, run):
+        return
+    printed = {output.fold(ln) for ln in output.lines_of(run.text)}
+    for err in st.open:
+        if (
+            err.get("shown")
+            and printed.issuperset(err["folds"])
+            and commands.same_check(commands.parse(err["command"]), run.command)
+        ):
+            return
+    st.task["verified"] = _run_state(run)
+
+
+def _task_episode(st: Stream, found: dict[str, Any], transient: model.Model) -> Episode | None:
+    """The task learning of a verified task: keyed by its task line, fixed by the source edits between the
+    prompt and the run that verified it (`_reported_episode`). None when an episode of this turn (kept or
+    dropped: the models judged those edits as the fix of a failure) changed one of those files, or when the
+    transient model calls the edits a correction of code the session itself wrote earlier."""
+    episode = _reported_episode(st, found)
+    if episode is None:
+        return None
+    episode.reported, episode.task = False, True
+    source = {c.path for c in episode.changes if not c.created and c.path not in st.created
+              and not edits.TEST_FILE.search(c.path)}  # fmt: skip
+    if any(source & {c.path for c in e.changes} for e in st.ready):
+        return None
+    replaced = [
+        edits.line_mark(ln, c.path)
+        for c in episode.changes
+        if c.path in source
+        for ln in edits.replaced_lines(c)
+    ]
+    episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
+    own = {"fix_own_code": episode.own_code, "fix_only_own_code": float(episode.own_code >= 0.99)}
+    return None if transient.decide(own) else episode
 
 
 def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:

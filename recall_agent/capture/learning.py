@@ -183,7 +183,9 @@ def made_the_difference(episode: Episode) -> list[edits.FileChange]:
     fixing), unless the check runs that script or nothing else changed."""
     # a reported error's fix is the source edits: the script that verified it is the session's own
     checked = (
-        (episode.failed.command,) if episode.reported else (episode.failed.command, episode.passed.command)
+        (episode.failed.command,)
+        if episode.reported or episode.task
+        else (episode.failed.command, episode.passed.command)
     )
     ran = {t.rsplit("/", 1)[-1] for cmd in checked for c in cmd.checks
            for t in (*c.targets, c.family.split(" ", 1)[-1])}  # fmt: skip
@@ -234,6 +236,8 @@ def summarize(episode: Episode, files: list[str]) -> str:
     if episode.reported:  # no run of the session failed with it: the user's prompt quoted it
         quoted = _cut(episode.errors[-1]["text"].splitlines()[-1], 100) if episode.errors else ""
         source = f"prompt, which reported `{quoted}`, and its edits"
+    if episode.task:  # no error at all: the task the prompt asked for, done by source edits a run verified
+        source = f"task, `{_cut(episode.errors[-1]['text'], 100)}`, and its edits"
     rows.append(f"{SOURCE_PREFIX}{source}; `{verified}` passed after it.")
     rows[0] = rows[0] if len(rows[0]) <= FIX_LINE_MAX else rows[0][: FIX_LINE_MAX - 1] + "…"
     return "\n".join(r if len(r) <= SUMMARY_LINE_MAX else r[: SUMMARY_LINE_MAX - 1] + "…" for r in rows)
@@ -516,6 +520,8 @@ def _evidence(episode: Episode, files: list[str], redact: Any, branch: str | Non
     out["verified_by"] = redact(episode.passed.command.text)[:1000]
     if episode.reported:
         out["reported"] = True
+    if episode.task:
+        out["task"] = True
     out["calls"] = [*(e["id"] for e in episode.errors[-20:]), episode.passed.id]
     return out
 

@@ -109,7 +109,18 @@ def learning_view(match: dict) -> dict:
         "check": check_line(match.get("check")),
         "lifecycle": lifecycle_line(match),
         "trust": trust_line(match),
+        "learned_from": learned_from(match.get("fix")),
     }
+
+
+def learned_from(fix: object) -> str:
+    """What a captured learning is keyed by when it is not an error a run of the session met: the task the
+    prompt asked for (a task learning), or the error the prompt quoted."""
+    if not isinstance(fix, dict):
+        return ""
+    if fix.get("task") is True:
+        return "task learning: keyed by the task the session's prompt asked for (no error), done by the edits below"
+    return "the error the session's prompt reported" if fix.get("reported") is True else ""
 
 
 def trust_line(match: dict) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recall_agent.capture import commands, edits, model, output, task
+from recall_agent.capture import commands, cues, edits, model, output, task
 from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
 from recall_agent.redact import redact
 
@@ -131,6 +131,10 @@ class Stream:
     # the task the latest prompt asked for (its task line), waiting for source edits and a passing run
     task: dict[str, Any] = field(default_factory=dict)
     asked: bool = False  # the agent's last words ended with a question: the next prompt answers it
+    # the agent's words since its last tool result said it expects the next call to fail (`cues`); kept as
+    # a flag, not as text
+    expects: bool = False
+    answered: bool = False  # a tool result came after the agent's last words
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -162,12 +166,27 @@ class Stream:
             "reported": self.reported,
             "task": self.task,
             "asked": self.asked,
+            "expects": self.expects,
+            "answered": self.answered,
         }
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Stream:
         st = cls()
-        for name in ("seq", "shell", "open", "edits", "runs", "said", "created", "reported", "task", "asked"):
+        for name in (
+            "seq",
+            "shell",
+            "open",
+            "edits",
+            "runs",
+            "said",
+            "created",
+            "reported",
+            "task",
+            "asked",
+            "expects",
+            "answered",
+        ):
             value = data.get(name)
             if isinstance(value, type(getattr(st, name))):
                 setattr(st, name, value)
@@ -254,6 +273,7 @@ class Engine:
         given to the episodes this turn resolved (its summary after the fix may say why)."""
         st = self.stream(said.stream)
         st.asked = _asks(said.text)
+        _intent(st, said.text)
         if not st.open and not st.ready and not st.reported and not st.task:
             return
         text = said.text[:SAID_MAX]
@@ -268,6 +288,7 @@ class Engine:
         call = res.call
         st = self.stream(call.stream)
         st.seq += 1
+        st.answered = True
         for episode in st.ready:
             episode.listening = False
         if call.name in _ASKING_TOOLS:
@@ -290,6 +311,7 @@ class Engine:
         features = output.run_features(
             run.text, run.flagged, run.command.probe, run.command.masked, background
         )
+        features |= cues.run_cues(run.text, run.command.text, background, st.expects)
         failed = self._decide_run(run, features) if self._decide_run else self._run_model.decide(features)
         if self.record:
             self.judged_runs.append((run, features, failed))
@@ -785,6 +807,14 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
 
 _SHELLS = frozenset({"Bash", "PowerShell"})
 _TOOL_ERROR = re.compile(r'^\s{0,4}(?:Error\b|\{\s{0,4}"error"\s{0,4}:)')
+
+
+def _intent(st: Stream, words: str) -> None:
+    """The agent's words before its next call: whether they say that call is expected to fail (a
+    mutation check, a rejection it wants to see). Words after a tool result start a new message."""
+    if st.answered:
+        st.expects, st.answered = False, False
+    st.expects = st.expects or cues.expects_failure(words)
 
 
 def _tool_reported_error(call: Call, text: str) -> bool:

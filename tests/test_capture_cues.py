@@ -1,0 +1,116 @@
+"""The run model's cues of issue 33's eighth round (`recall_agent/capture/cues.py`), each from a real
+session's shape, replayed through the engine: what the run model sees besides the exit flag and the error
+lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from recall_agent.capture.engine import Engine
+from recall_agent.capture.transcript import Transcript
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from capture_fixtures import replay_bash  # noqa: E402
+from transcript_writer import TranscriptWriter  # noqa: E402
+
+
+def _features(tmp_path: Path, command: str, out: str, code: int = 0) -> dict[str, float]:
+    engine = replay_bash(tmp_path, "sess-cues", "check the API", [(command, out, code)])
+    ((_run, features, _failed),) = engine.judged_runs
+    return features
+
+
+def test_an_http_error_answer_is_a_cue(tmp_path: Path) -> None:
+    # website-1-wun-production: a node script prints the API's 400 and exits 0
+    out = 'Status Code: 400\nResponse: {"message":"request/body must have required property \'name\'"}'
+    assert _features(tmp_path, "node /tmp/update_workflow.js", out)["answer_error"] == 1.0
+
+
+def test_a_javascript_error_object_and_curl_s_complaint_are_cues(tmp_path: Path) -> None:
+    out = "Fetching modules...\nError: {\n  code: '42703',\n  message: 'column modules.number does not exist'\n}"
+    assert _features(tmp_path, "node check-progress.js", out)["answer_error"] == 1.0
+    out = "curl: option : blank argument where content is expected\ncurl: try 'curl --help' for more information"
+    assert (
+        _features(tmp_path / "b", "curl -s https://x.example/api \\\n -H 'a: b'", out)["answer_error"] == 1.0
+    )
+
+
+def test_a_successful_answer_or_a_json_message_is_not(tmp_path: Path) -> None:
+    out = 'HTTP/2 200\ncontent-type: application/json\n{"message": "created", "id": 7}'
+    assert _features(tmp_path, "curl -si https://x.example/api", out)["answer_error"] == 0.0
+
+
+def test_an_error_answer_a_passing_run_printed_too_is_background(tmp_path: Path) -> None:
+    # the same 404 printed by a run that passed (its exit flag is the client's word) is not what failed
+    engine = replay_bash(
+        tmp_path,
+        "sess-cues",
+        "check the endpoints",
+        [("./probe.sh", "HTTP/2 404 /favicon.ico", 0), ("./probe.sh", "HTTP/2 404 /favicon.ico", 0)],
+    )
+    (_first, first, _), (_again, again, _) = engine.judged_runs
+    assert first["answer_error"] == 1.0 and again["answer_error"] == 0.0
+
+
+def test_a_command_that_restores_what_it_broke_is_a_cue(tmp_path: Path) -> None:
+    # oh-my-posh: a mutation check breaks the fix, runs the tests, puts the file back
+    command = (
+        "cp prompt/primary.go /tmp/primary.bak && sed -i 's/gapRun(1)//' prompt/primary.go; "
+        "go test ./prompt/ 2>&1 | tail -5; cp /tmp/primary.bak prompt/primary.go && echo '--- restored ---'"
+    )
+    out = "--- FAIL: TestCapturedRunsFinalSpace (0.00s)\nFAIL\n--- restored ---"
+    assert _features(tmp_path, command, out)["restores"] == 1.0
+    assert _features(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -5", out)["restores"] == 0.0
+
+
+def _said_then_run(tmp_path: Path, words: list[str], between: bool = False) -> list[dict[str, float]]:
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-intent", str(tmp_path))
+    w.prompt("prove the new tests catch the bug")
+    w.say(words[0])
+    w.bash("go test ./prompt/ -run TestCaptured 2>&1 | tail -3", "--- FAIL: TestCapturedRunsFinalSpace\nFAIL")
+    if between:
+        w.say(words[1])
+    w.bash("go test ./prompt/ 2>&1 | tail -1", "ok  \tgithub.com/x/prompt\t1.4s")
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return [features for _run, features, _failed in engine.judged_runs]
+
+
+def test_the_agent_saying_the_next_call_must_fail_is_a_cue_for_that_call_only(tmp_path: Path) -> None:
+    first, second = _said_then_run(tmp_path, ["Mutation check: reverting the fix must fail these tests."])
+    assert first["expects_failure"] == 1.0
+    assert second["expects_failure"] == 1.0  # no words in between: the same message announced both calls
+    first, second = _said_then_run(
+        tmp_path / "b",
+        ["Mutation check: reverting the fix must fail these.", "Restored; the full suite now."],
+        True,
+    )
+    assert first["expects_failure"] == 1.0 and second["expects_failure"] == 0.0
+
+
+def test_ordinary_words_expect_nothing(tmp_path: Path) -> None:
+    (first, _second) = _said_then_run(tmp_path, ["Let me run the tests to be safe."])
+    assert first["expects_failure"] == 0.0
+
+
+def test_the_expectation_is_kept_between_reads_of_a_live_transcript(tmp_path: Path) -> None:
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-live", str(tmp_path))
+    w.prompt("prove the check rejects a bad binary")
+    w.say("The script should be rejected with OMP_BIN pointing at cmd.exe.")
+    path = w.save()
+    t = Transcript(path)
+    engine = Engine(record=True)
+    engine.feed(t.steps())
+    state = engine.state()
+    assert state["streams"]["main"]["expects"] is True
+    w.bash(
+        "node scripts/ensure-artifacts.mjs",
+        "Exit code 1\nCould not generate the build artifacts",
+        exit_code=1,
+    )
+    later = Engine(state, record=True)
+    later.feed(Transcript(w.save(), start=t.end).steps())
+    ((_run, features, _failed),) = later.judged_runs
+    assert features["expects_failure"] == 1.0

@@ -1030,8 +1030,7 @@ def dropped_named(error: str, failed: commands.Command, passed: commands.Command
     output names (0 when none went): the error said what was wrong (`unknown flag: --debug`, `Path 'archive'
     does not exist`, `zsh: command not found`, `container named "app"` for `app=image:1`). Output plumbing and
     the leading `cd` are left out (`_check_words`); a word's `=`-separated parts count for it."""
-    targets = {t for c in failed.checks for t in c.targets}
-    gone = set(_HINT_WORD.findall(" ".join(w for w in _check_words(failed) if w not in targets))) - set(
+    gone = set(_HINT_WORD.findall(" ".join(_check_words(failed)))) - set(
         _HINT_WORD.findall(" ".join(_check_words(passed)))
     )
     if not gone:

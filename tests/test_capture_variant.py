@@ -49,23 +49,3 @@ def test_words_the_error_does_not_name_are_not_counted(tmp_path: Path) -> None:
         ],
     )  # fmt: skip
     assert episode.features["variant_dropped_named"] == 0.0
-
-
-def test_a_check_of_part_of_what_failed_is_narrower(tmp_path: Path) -> None:
-    # cybervpn: `dart analyze` of a feature failed; the same analyzer on one folder of it passed
-    (episode,) = _variants(
-        tmp_path,
-        [
-            ("dart analyze lib/features/vpn_profiles/",
-             "Exit code 3\n  error - data/repositories/profile_repository_impl.dart:66:22 - The name 'Failure' is "
-             "defined in two libraries. - ambiguous_import\n1 issue found.", 3),
-            ("dart analyze lib/features/vpn_profiles/domain/", "No issues found!", 0),
-        ],
-    )  # fmt: skip
-    assert episode.features["variant_narrower"] == 1.0
-
-
-def test_another_subcommand_on_other_targets_is_not_narrower() -> None:
-    failed = commands.parse("make typecheck")
-    found = commands.variant(failed, commands.parse("make type"))
-    assert found is not None and found["variant_narrower"] == 0.0

@@ -407,19 +407,7 @@ def variant(failure: Command, later: Command) -> dict[str, float] | None:
         "variant_program_swap": float(a.program != b.program),
         "variant_folder": float(failure.cwd != later.cwd),
         "variant_steps": float(len(_real(later)) != len(_real(failure))),
-        **_target_relation(a, b),
     }
-
-
-def _target_relation(a: Check, b: Check) -> dict[str, float]:
-    """What the later check runs on against the failed one's targets: a narrower part of them (`dart analyze lib/` -> `dart analyze lib/domain/`, `ruff check a b` ->
-    `ruff check a`: checking less, as a narrowed test selection is, whatever the program)."""
-    narrower = (
-        bool(b.targets)
-        and set(b.targets) != set(a.targets)
-        and all(any(t == o or _covers(o, t) for o in a.targets) for t in b.targets)
-    )
-    return {"variant_narrower": float(narrower)}
 
 
 def rewritten(failure: Command, later: Command) -> dict[str, float] | None:

@@ -8,7 +8,7 @@ It is a screen, not the criterion: it sees one model, with the others as shipped
 passes goes to `fit_capture.py --objective project --lopo`. A feature must be one the engine computes (in
 `Episode.features`).
 
-    python3 bench/screen_features.py --model variant --add variant_dropped_named [--l2 1 3 10]
+    python3 bench/screen_features.py --model variant --add FEATURE [FEATURE ...] [--l2 1 3 10]
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ TRANSIENT_FEATURES = ("fix_own_code", "fix_only_own_code")
 VARIANT_FEATURES = (
     "variant_same_family", "variant_overlap", "variant_program_swap", "variant_folder", "variant_steps",
     "variant_edits", "variant_between", "error_usage", "error_exception", "error_missing_path", "test_run",
-    "error_lines_none", "variant_hinted", "error_shell", "variant_dropped_named",
+    "error_lines_none", "variant_hinted", "error_shell",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)

@@ -657,7 +657,6 @@ class Engine:
                 variant_edits=float(bool(changes)),
                 variant_between=min(len(others), 5) / 5,
                 variant_hinted=episode.features["command_hinted"],
-                variant_dropped_named=dropped_named(errors_text(err), failed.command, run.command),
             )
         decider = self._variant_model if variant is not None else self._episode_model
         # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
@@ -755,10 +754,6 @@ class Engine:
         st.edits = [e for e in st.edits if e["seq"] > oldest]
         st.runs = [r for r in st.runs if r["seq"] > oldest]
         st.said = [s for s in st.said if s["seq"] >= oldest]
-
-
-def errors_text(err: dict[str, Any]) -> str:
-    return str(err["errors"][-1]["text"]) if err.get("errors") else ""
 
 
 def _variant_relation(err: dict[str, Any], run: Run) -> dict[str, float] | None:
@@ -1157,24 +1152,6 @@ def hinted(error: str, failed: str, passed: str) -> float:
         return 0.0
     said = error[-6000:].lower()
     return sum(w.lower() in said for w in new) / len(new)
-
-
-def dropped_named(error: str, failed: commands.Command, passed: commands.Command) -> float:
-    """The share of the words the failing command ran and the passing one no longer runs that the error's
-    output names (0 when none went): the error said what was wrong (`unknown flag: --debug`, `Path 'archive'
-    does not exist`, `zsh: command not found`, `container named "app"` for `app=image:1`). Output plumbing and
-    the leading `cd` are left out (`_check_words`); a word's `=`-separated parts count for it."""
-    gone = set(_HINT_WORD.findall(" ".join(_check_words(failed)))) - set(
-        _HINT_WORD.findall(" ".join(_check_words(passed)))
-    )
-    if not gone:
-        return 0.0
-    said = error[-6000:].lower()
-    return sum(_named(w.lower(), said) for w in gone) / len(gone)
-
-
-def _named(word: str, said: str) -> bool:
-    return word in said or any(len(part) >= 3 and part in said for part in word.split("="))
 
 
 _TEST_PROGRAMS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})

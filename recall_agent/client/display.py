@@ -119,7 +119,7 @@ def learned_from(fix: object) -> str:
     if not isinstance(fix, dict):
         return ""
     if fix.get("task") is True:
-        return "task learning: keyed by the task the session's prompt asked for (no error), done by the edits below"
+        return "task learning (keyed by the prompt's task, not an error)"
     return "the error the session's prompt reported" if fix.get("reported") is True else ""
 
 

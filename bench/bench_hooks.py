@@ -44,6 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench" / "corpus" / "errors.jsonl"
 RESULTS = ROOT / "bench" / "results" / "hooks.json"
 REPO = "bench-repo"
+# what the capture engine writes: a captured learning verified by a passing run. Without it a learning is an
+# unverified agent's note, which the hook never injects (safety/trust.py), and "hit" would time no injection
+CAPTURED = {"provenance": "captured", "fix": {"verified_by": "python -m pytest tests"}}
 STORE_SIZE = 10_000
 
 _QUOTED = re.compile(r"('|\"|`)([^'\"`\n]{1,60})\1")
@@ -82,13 +85,14 @@ def build_store(home: Path, rows: list[dict], size: int) -> float:
                     error_signatures=[_mutate(bases[n % len(bases)], rng, n)],
                     resolution_summary=f"fix #{n}: {learn[n % len(learn)]['resolution']}",
                     file_paths_touched=[f"src/mod_{n % 997}.py"],
+                    **CAPTURED,
                 )
             )
             if len(batch) == 2000:
                 store.add_many(batch, consolidate=False)  # mutated copies kept apart: a store of this size
                 batch = []
         batch += [
-            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"])
+            Learning(repo=REPO, error_signatures=[r["text"]], resolution_summary=r["resolution"], **CAPTURED)
             for r in learn
         ]
         store.add_many(batch, consolidate=False)

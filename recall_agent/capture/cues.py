@@ -50,10 +50,10 @@ WORDS_MAX = 4000  # characters of the agent's words looked at (its last message 
 
 def answer_error(text: str, background: Collection[int]) -> bool:
     """A line of the output, not printed by a passing run before, is a service's error answer."""
-    return any(output.fold(m_line(text, m.start())) not in background for m in _ANSWER_ERROR.finditer(text))
+    return any(output.fold(_line_at(text, m.start())) not in background for m in _ANSWER_ERROR.finditer(text))
 
 
-def m_line(text: str, at: int) -> str:
+def _line_at(text: str, at: int) -> str:
     """The line of `text` around offset `at`."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)

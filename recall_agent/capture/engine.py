@@ -442,7 +442,7 @@ class Engine:
         if st.reported:
             self._verify_reported(st, run)
         if st.task:
-            _verify_task(st, run)
+            _verify_task(st, run, printed)
         if not st.open and not shown:
             return
         self._resolve_matching(st, run, failing_folds=None)
@@ -645,10 +645,7 @@ class Engine:
             variant=variant is not None,
             failures=int(err.get("failures") or 1),
         )
-        replaced = [
-            edits.line_mark(ln, c.path) for c in changes if not c.created for ln in edits.replaced_lines(c)
-        ]
-        episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
+        episode.own_code = _own_code(st, [c for c in changes if not c.created])
         episode.touched_before = _touched_before(changes, st.touched, int(err.get("first_seq") or since))
         episode.features = episode_features(episode, bool(others), episode.background)
         if variant is not None:
@@ -896,25 +893,18 @@ def _task_prompt(st: Stream, prompt: Prompt, quoted: bool) -> None:
     option 2"), leaves the open task waiting, through REPORT_PROMPTS such prompts."""
     line = None if quoted or st.asked else task.task_line(prompt.text)
     st.asked = False
-    if quoted or line:
-        st.task = (
-            {
-                "id": f"prompt:{prompt.id}"[:200],
-                "text": line,
-                "last_seq": st.seq,
-                "prompts": 0,
-                "verified": None,
-            }
-            if line
-            else {}
-        )
+    if line:
+        st.task = {"id": f"prompt:{prompt.id}"[:200], "text": line, "last_seq": st.seq, "prompts": 0,
+                   "verified": None}  # fmt: skip
+    elif quoted:
+        st.task = {}  # the quoted error is the key now (a report)
     elif st.task:
         st.task["prompts"] = int(st.task.get("prompts") or 0) + 1
         if st.task["prompts"] > REPORT_PROMPTS:
             st.task = {}
 
 
-def _verify_task(st: Stream, run: Run) -> None:
+def _verify_task(st: Stream, run: Run, printed: set[int]) -> None:
     """The evidence that verifies a report verifies the task (`Engine._verify_reported`): a passing run of
     code after edits to files that existed before the session (not tests, not files it created). The latest
     such run is the one, unless it is a reproduction run again that still prints every line of the error it
@@ -922,7 +912,6 @@ def _verify_task(st: Stream, run: Run) -> None:
     by a run that still prints the quoted line."""
     if not _runs_code(run.command) or not _source_edited(st, st.task, run):
         return
-    printed = {output.fold(ln) for ln in output.lines_of(run.text)}
     for err in st.open:
         if (
             err.get("shown")
@@ -946,15 +935,19 @@ def _task_episode(st: Stream, found: dict[str, Any], transient: model.Model) -> 
               and not edits.TEST_FILE.search(c.path)}  # fmt: skip
     if any(source & {c.path for c in e.changes} for e in st.ready):
         return None
-    replaced = [
-        edits.line_mark(ln, c.path)
-        for c in episode.changes
-        if c.path in source
-        for ln in edits.replaced_lines(c)
-    ]
-    episode.own_code = sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
-    own = {"fix_own_code": episode.own_code, "fix_only_own_code": float(episode.own_code >= 0.99)}
-    return None if transient.decide(own) else episode
+    episode.own_code = _own_code(st, [c for c in episode.changes if c.path in source])
+    return None if transient.decide(_own_code_features(episode.own_code)) else episode
+
+
+def _own_code(st: Stream, changes: list[edits.FileChange]) -> float:
+    """The share of the lines `changes` replaced that the session itself had written (`Stream.written`)."""
+    replaced = [edits.line_mark(ln, c.path) for c in changes for ln in edits.replaced_lines(c)]
+    return sum(m in st.written for m in replaced) / len(replaced) if replaced else 0.0
+
+
+def _own_code_features(own_code: float) -> dict[str, float]:
+    """The transient model's authorship features of a fix."""
+    return {"fix_own_code": own_code, "fix_only_own_code": float(own_code >= 0.99)}
 
 
 def _source_edited(st: Stream, err: dict[str, Any], run: Run) -> bool:
@@ -1068,8 +1061,7 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
     own_missing = missing and any(c.rsplit("/", 1)[-1] in last for c in created)
     passed_main = ep.passed.command.main
     return {
-        "fix_own_code": ep.own_code,
-        "fix_only_own_code": float(ep.own_code >= 0.99),
+        **_own_code_features(ep.own_code),
         # the fix changed files the session itself had edited before the error (its own work in progress)
         "fix_touched_before": ep.touched_before,
         # the run that showed it fixed hides its exit code (`| tail`, `| grep`): its pass is read off the output

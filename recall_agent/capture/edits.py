@@ -78,9 +78,8 @@ def change_of(tool: str, tool_input: dict[str, Any], details: dict[str, Any], pa
     symbols = _symbols_at(original or "", _first_line(details), added)
     if not symbols and original:
         symbols = _symbols_at(original, _line_of(original, old), added)
-    if (
-        not symbols and not original and old
-    ):  # no `originalFile` (some clients): a definition the old text holds
+    # no `originalFile` (some clients): a definition the old text holds
+    if not symbols and not original and old:
         symbols = _symbols_at(old, _line_of_change(old, new) or len(old.splitlines()), added)
     return FileChange(path, symbols=symbols, old=old, new=new, edits=1)
 

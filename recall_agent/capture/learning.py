@@ -511,9 +511,8 @@ def _evidence(episode: Episode, files: list[str], redact: Any, branch: str | Non
     steps = [*([] if packages else episode.installs[-2:]), *episode.steps] if not episode.changes else []
     if steps:
         out["steps"] = [redact(c)[:1000] for c in steps[:5]]
-    if (
-        episode.inside
-    ):  # beside edits too: the lesson is shown there (`_beside_edits`), and it is the row it joins
+    # beside edits too: the lesson is shown there (`_beside_edits`), and it is the row it joins
+    if episode.inside:
         out["folder"] = {"path": redact(episode.inside)[:1000], "cause": "shell_inside"}
     elif episode.created_by and episode.missing:
         out["folder"] = {"path": redact(episode.missing[0])[:1000], "cause": "created"}

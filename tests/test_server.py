@@ -493,9 +493,14 @@ def test_workers_share_one_port_and_one_store(tmp_path: Path, isolated_recall_en
     assert sum(e["event"] == "garbage collector" for e in srv.log_lines()) == 2  # each worker's own
     from recall_agent.learnings.store import open_store
 
-    with open_store(isolated_recall_env) as store:  # access counts of both workers were flushed at shutdown
+    # each worker says at shutdown what its recorder wrote: together the four answers' matches, none left over
+    shown = sum(len(a["matches"]) for a in answers)
+    said = [e for e in srv.log_lines() if e["event"] == "access counts"]
+    assert len(said) == 2 and all(e["unwritten"] == 0 for e in said), srv.log()
+    assert sum(e["written"] for e in said) == shown, srv.log()
+    with open_store(isolated_recall_env) as store:  # and the file holds what they wrote
         counted = sum(x.access_count for x in store.iter_all())
-    assert counted == sum(len(a["matches"]) for a in answers), srv.log()
+    assert counted == shown, srv.log()
 
 
 def test_access_counts_pending_at_shutdown_wait_for_another_writer(tmp_path: Path) -> None:

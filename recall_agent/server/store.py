@@ -83,6 +83,7 @@ class AccessRecorder:
     def __init__(self, store: Any, interval: float = 1.0, *, owned: bool = False) -> None:
         self.store, self.interval, self.owned = store, interval, owned
         self._pending: Counter[UUID] = Counter()
+        self.written = 0  # accesses the store took over this recorder's life (the shutdown line says it)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="recall-access-counts", daemon=True)
@@ -108,6 +109,7 @@ class AccessRecorder:
                 if len(self._pending) < 100_000:
                     self._pending.update(batch)
             return False
+        self.written += sum(batch.values())
         return True
 
     def close(self, patience: float = CLOSE_PATIENCE) -> None:
@@ -119,6 +121,9 @@ class AccessRecorder:
         deadline = time.monotonic() + patience
         while not self.flush() and time.monotonic() < deadline:
             time.sleep(0.2)
+        with self._lock:
+            unwritten = sum(self._pending.values())
+        log.info("access counts", extra={"fields": {"written": self.written, "unwritten": unwritten}})
         if self.owned:
             self.store.close()
 

@@ -7,7 +7,11 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
 - precision: stored learnings that hold a labelled, useful fix's error (its `error` line is in a signature);
 - recall: labelled useful fixes whose error some stored learning of that session holds;
 - right resolution: of those matched, the share whose resolution says what fixed it (`labels.says_the_fix`:
-  the file and function for an edit, the new part of a changed command, the package);
+  the file and function for an edit, the new part of a changed command, the package); a store row credited
+  to another session than its first (one row per cause) is judged by that session's own fix of the row when
+  the hook shows both alike, else by the fix the row shows (`credited_as_own`);
+- right shown: the same, judged on the text the on-error hook injects (the fix line and the cause; the line
+  saying which command passed in which session, which `right resolution` reads too, is never injected);
 - right files: of matched edit fixes, the share whose stored files are exactly the labelled files (by name);
 - noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
 - speed: the import's wall time and MB/s.
@@ -204,7 +208,9 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             by_session.setdefault(sid, []).append(s)
     useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if L.worth_keeping(e)}
     found: set[tuple[str, int]] = set()
-    real = right = files_ok = files_n = noise = merged_found = 0
+    from recall_agent.hooks.retrieve import _shown_summary
+
+    real = right = right_shown = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
     reported = [lr for lr in stored if is_reported(lr)]
@@ -237,6 +243,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             real += 1
             found.add((label.session, hit))
             ep = label.episodes[hit]
+            right_shown += L.says_the_fix(_shown_summary(str(lr.get("resolution_summary") or "")), ep)
             if L.says_the_fix(str(lr.get("resolution_summary") or ""), ep):
                 right += 1
             else:
@@ -289,6 +296,9 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "precision": round(real / n, 3) if n else None,
         "recall": round(len(found) / len(useful), 3) if useful else None,
         "right_resolution": round(right / real, 3) if real else None,
+        # judged on the text the on-error hook injects (`retrieve._shown_summary`: never the line saying which
+        # command passed in which session, which `right_resolution` reads too)
+        "right_shown": round(right_shown / real, 3) if real else None,
         "right_files": round(files_ok / files_n, 3) if files_n else None,
         "noise": round(noise / n, 3) if n else None,
         "sessions_with_useful_learning": len({s for s, _ in found}),
@@ -886,6 +896,7 @@ def main(argv: list[str] | None = None) -> int:
         "precision",
         "recall",
         "right_resolution",
+        "right_shown",
         "right_files",
         "noise",
         "sessions_with_useful_learning",

@@ -88,6 +88,8 @@ def test_a_credited_row_is_judged_by_what_the_hook_shows_for_its_session(tmp_pat
     result = bc.judge(labels, credited, merged=True)
     assert (result["real"], result["right"]) == (3, 2)
     assert [m["session"] for m in result["wrong_resolutions"]] == ["dddd"]
+    # what the hook injects has no source line: bbbb's own words are in no text an agent is shown
+    assert result["right_shown"] == round(1 / 3, 3)
     # before the row was credited by its session's own fix, bbbb's copy was judged by aaaa's source line
     plain = [{k: v for k, v in c.items() if k not in ("credited", "row_fixes")} for c in credited]
     assert bc.judge(labels, plain, merged=True)["right"] == 1

@@ -7,7 +7,11 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
 - precision: stored learnings that hold a labelled, useful fix's error (its `error` line is in a signature);
 - recall: labelled useful fixes whose error some stored learning of that session holds;
 - right resolution: of those matched, the share whose resolution says what fixed it (`labels.says_the_fix`:
-  the file and function for an edit, the new part of a changed command, the package);
+  the file and function for an edit, the new part of a changed command, the package); a store row credited
+  to another session than its first (one row per cause) is judged by that session's own fix of the row when
+  the hook shows both alike, else by the fix the row shows (`credited_as_own`);
+- right shown: the same, judged on the text the on-error hook injects (the fix line and the cause; the line
+  saying which command passed in which session, which `right resolution` reads too, is never injected);
 - right files: of matched edit fixes, the share whose stored files are exactly the labelled files (by name);
 - noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
 - speed: the import's wall time and MB/s.
@@ -109,8 +113,10 @@ def import_learnings(
 
 def per_session(stored: list[dict], db: Path) -> list[dict]:
     """One learning per cause (issue 34) keeps one row for a cause met in several sessions, exported under the
-    first session's id: each other session that met it is credited with the same row, as a copy under its id,
-    so that capture is scored per session as before (what a later agent meeting the error is shown)."""
+    first session's id: each other session that met it is credited with the same row, as a copy under its id
+    marked `credited`, so that capture is scored per session as before (what a later agent meeting the error
+    is shown). A copy carries the row's fixes (`row_fixes`: each kept fix's resolution and evidence, whose
+    `calls` say which session recorded it) for `judge` to pair it with the session's own episode."""
     import sqlite3
 
     if not db.exists():
@@ -118,19 +124,51 @@ def per_session(stored: list[dict], db: Path) -> list[dict]:
     conn = sqlite3.connect(db)
     try:
         rows = conn.execute("SELECT learning_id, session_id FROM learning_sessions").fetchall()
+        kept = conn.execute("SELECT learning_id, resolution_summary, fix FROM learning_fixes").fetchall()
     except sqlite3.OperationalError:  # a release from before one learning per cause
-        rows = []
+        rows, kept = [], []
     finally:
         conn.close()
     met: dict[str, list[str]] = {}
     for lid, sid in rows:
         met.setdefault(str(lid), []).append(str(sid))
+    fixes: dict[str, list[dict]] = {}
+    for lid, summary, fix in kept:
+        fixes.setdefault(str(lid), []).append(
+            {"resolution_summary": summary, "fix": json.loads(fix or "null")}
+        )
     out: list[dict] = []
     for lr in stored:
         out.append(lr)
-        first = str(lr.get("session_id") or "")
-        out += [{**lr, "session_id": sid} for sid in met.get(str(lr.get("id")), []) if sid != first]
+        first, lid = str(lr.get("session_id") or ""), str(lr.get("id"))
+        out += [{**lr, "session_id": sid, "credited": True, "row_fixes": fixes.get(lid, [])}
+                for sid in met.get(lid, []) if sid != first]  # fmt: skip
     return out
+
+
+def credited_as_own(lr: dict[str, Any], label: L.Label) -> dict[str, Any]:
+    """A store row credited to another session than its first (`per_session`), as the session meets it: the
+    row's fix this session recorded (its evidence's calls are this session's failed calls) gives the calls
+    the copy is paired by (not the first session's). When the hook would show that fix's text exactly as it
+    shows the row's (`retrieve._shown_summary`: the first line and the cause; the line saying which command
+    passed in which session is never shown), the copy is judged by this session's own resolution, as
+    strictly as a learning of its own; when the row shows another fix, by the row's resolution (what the
+    agent is shown)."""
+    from recall_agent.hooks.retrieve import _shown_summary
+
+    failed = label.failed_ids()
+    for f in lr.get("row_fixes") or []:
+        evidence = f.get("fix") or {}
+        calls = [str(c) for c in evidence.get("calls") or []]
+        if not {L.suffix(c) for c in calls[:-1]} & failed:
+            continue
+        copy = {**lr, "fix": {**(lr.get("fix") or {}), "calls": calls}}
+        if _shown_summary(str(f.get("resolution_summary") or "")) == _shown_summary(
+            str(lr.get("resolution_summary") or "")
+        ):
+            copy["resolution_summary"] = f.get("resolution_summary")
+        return copy
+    return lr
 
 
 def inprocess_learnings(sessions: list[L.Label], read: Any = None) -> tuple[list[dict], float]:
@@ -170,7 +208,9 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             by_session.setdefault(sid, []).append(s)
     useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if L.worth_keeping(e)}
     found: set[tuple[str, int]] = set()
-    real = right = files_ok = files_n = noise = merged_found = 0
+    from recall_agent.hooks.retrieve import _shown_summary
+
+    real = right = right_shown = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
     reported = [lr for lr in stored if is_reported(lr)]
@@ -185,6 +225,10 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
         # a continued session's files share its id: the one whose labels cite these calls
         label = next((c for c in candidates if c.failed_ids() & calls), candidates[0])
+        if lr.get("credited"):  # the session's own fix of the row, in whichever file of the session cites it
+            label, lr = next(((c, own) for c in candidates if (own := credited_as_own(lr, c)) is not lr),
+                             (label, lr))  # fmt: skip
+            calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
         sigs = [str(x) for x in lr.get("error_signatures") or []]
         # the labelled fix this learning holds; one learning per labelled episode (a session often meets the
         # same error line more than once, each time fixed on its own)
@@ -199,6 +243,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             real += 1
             found.add((label.session, hit))
             ep = label.episodes[hit]
+            right_shown += L.says_the_fix(_shown_summary(str(lr.get("resolution_summary") or "")), ep)
             if L.says_the_fix(str(lr.get("resolution_summary") or ""), ep):
                 right += 1
             else:
@@ -251,6 +296,9 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "precision": round(real / n, 3) if n else None,
         "recall": round(len(found) / len(useful), 3) if useful else None,
         "right_resolution": round(right / real, 3) if real else None,
+        # judged on the text the on-error hook injects (`retrieve._shown_summary`: never the line saying which
+        # command passed in which session, which `right_resolution` reads too)
+        "right_shown": round(right_shown / real, 3) if real else None,
         "right_files": round(files_ok / files_n, 3) if files_n else None,
         "noise": round(noise / n, 3) if n else None,
         "sessions_with_useful_learning": len({s for s, _ in found}),
@@ -848,6 +896,7 @@ def main(argv: list[str] | None = None) -> int:
         "precision",
         "recall",
         "right_resolution",
+        "right_shown",
         "right_files",
         "noise",
         "sessions_with_useful_learning",

@@ -114,29 +114,3 @@ def test_the_expectation_is_kept_between_reads_of_a_live_transcript(tmp_path: Pa
     later.feed(Transcript(w.save(), start=t.end).steps())
     ((_run, features, _failed),) = later.judged_runs
     assert features["expects_failure"] == 1.0
-
-
-# ---------------------------------------------------------------------- issue 33, ninth round
-
-
-def test_a_command_that_prints_its_own_headings_is_a_survey(tmp_path: Path) -> None:
-    # eagerminds-bookmarks: one call looks at the CLI, the login and the remote; the missing CLI is an answer
-    command = (
-        "cd /work/app ; echo \"vercel cli: $(command -v vercel || echo 'NOT installed')\" ; "
-        'echo "--- whoami ---" ; vercel whoami 2>&1 | head -3 ; echo "--- git remote ---" ; git remote -v'
-    )
-    out = (
-        "vercel cli: NOT installed\n--- whoami ---\n(eval):4: command not found: vercel\n--- git remote ---\n"
-    )
-    assert _features(tmp_path, command, out)["sections"] == 1.0
-    # a check that prints through a pipe is no survey, nor is an `echo` of a plain word
-    assert _features(tmp_path / "b", "npm run lint 2>&1 | tail -20", out)["sections"] == 0.0
-    assert _features(tmp_path / "c", "make build && echo done", out)["sections"] == 0.0
-
-
-def test_output_that_ends_on_a_passing_run_is_a_cue(tmp_path: Path) -> None:
-    # oh-my-posh: break, test (FAIL), restore, test again: the last line is the passing run
-    out = "--- FAIL: TestSegment (0.00s)\nFAIL\n=== restoring ===\nok  \tgithub.com/x/src/config\t(cached)\n"
-    assert _features(tmp_path, "go test ./config/... 2>&1 | tail -3", out)["ends_ok"] == 1.0
-    out = "ok  \tgithub.com/x/src/color\nFAIL\tgithub.com/x/src/config [build failed]\nFAIL\n"
-    assert _features(tmp_path / "b", "go test ./... 2>&1 | tail -3", out)["ends_ok"] == 0.0

@@ -15,14 +15,6 @@ a rule of its own:
   the agent wanted to see.
 - `expects_failure`: the agent's words just before the call say the failure is expected (`reverting the fix
   must fail these`, `mutation check`, `should be denied`).
-- `sections` (issue 33, ninth round): the command line prints its own headings between its parts (`echo
-  "=== git remote ==="`, `echo "---"`, `echo "anon key length: ..."`): a survey of several things at once,
-  where a part that fails (`command not found: vercel`, a grep of a file that is not there) is an answer the
-  agent asked for, not the failure of a check. Such commands are one in seven of the interactive projects'
-  runs (912 of 6345 on the tuning projects, of 15 projects) and fail 4.7% of the time, against 7.0% for
-  the rest.
-- `ends_ok`: the output's last line says a run passed (`ok  github.com/x/config`, `PASS`, `3 passed`): a
-  break-and-restore experiment or a loop over cases ends on the passing run, whatever failed before it.
 """
 
 from __future__ import annotations
@@ -53,10 +45,6 @@ _EXPECTS_FAILURE = re.compile(
     r"|\bmutation (?:check|test)|\bdeliberately\b|\bon purpose\b|\bintentionally\b|\bnegative test\b"
     r"|\brevert(?:ing)? the fix\b"
 )
-# a segment of the command line that echoes a heading: a quoted text with a rule (`===`, `---`) or a label
-# (`name:`) in its first 60 characters
-_SECTION = re.compile(r"""(?:^|[;&|]\s{0,4})echo\s{1,4}(?:-e\s{1,4})?["'][^"']{0,60}(?:===|---|:)""")
-_ENDS_OK = re.compile(r"(?i)^(?:ok|pass)\b|\b(?:passed|succeeded|success)\b")
 WORDS_MAX = 4000  # characters of the agent's words looked at (its last message before the call)
 
 
@@ -76,16 +64,6 @@ def restores(command: str) -> bool:
     return bool(_RESTORES.search(command))
 
 
-def sections(command: str) -> bool:
-    return bool(_SECTION.search(command))
-
-
-def ends_ok(text: str) -> bool:
-    """The output's last non-blank line says a run passed."""
-    last = next((ln.strip() for ln in reversed(text[-2000:].splitlines()) if ln.strip()), "")
-    return bool(_ENDS_OK.search(last))
-
-
 def expects_failure(words: str) -> bool:
     return bool(_EXPECTS_FAILURE.search(words[-WORDS_MAX:]))
 
@@ -96,6 +74,4 @@ def run_cues(text: str, command: str, background: Collection[int], expects: bool
         "answer_error": float(answer_error(text, background)),
         "restores": float(restores(command)),
         "expects_failure": float(expects),
-        "sections": float(sections(command)),
-        "ends_ok": float(ends_ok(text)),
     }

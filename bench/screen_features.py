@@ -6,14 +6,26 @@ and the AUC on the interactive units and on SWE-ContextBench, with and without t
 
 It is a screen, not the criterion: it sees one model, with the others as shipped, and no thresholds. What it
 passes goes to `fit_capture.py --objective project --lopo`. A feature must be one the engine computes (in
-`Episode.features`).
+`Episode.features`, or for `--model run` the run model's features, `engine.Engine._result`).
+
+`--model run` (issue 33, ninth round) screens the run model on every judged run of the tuning projects, with
+the labels' verdicts (`fit_capture.run_rows`), and adds what the log-loss alone did not show there: each unit
+left out in turn, the run model fitted on the others as a fold of `--lopo` fits it (`fit_capture.fit_rows`
+with `--objective project`: its own penalty and weighting, and the best-F1 threshold), and the failures of
+the interactive units it then finds and misses out of unit. A feature that lowers the log-loss can still
+change which penalty and weighting every fold picks, and with them the threshold: the ninth round's
+`sections` cue lowered the interactive units' log-loss by 0.003 and cost 18 interactive failures out of unit
+that way, which the left-out criterion then showed (0.600 -> 0.549). Takes ~1 minute per feature set.
 
     python3 bench/screen_features.py --model variant --add FEATURE [FEATURE ...] [--l2 1 3 10]
+    python3 bench/screen_features.py --model run --drop FEATURE [FEATURE ...]   # a feature already computed
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 from pathlib import Path
 
@@ -30,8 +42,16 @@ from logistic import fit_logistic  # noqa: E402
 
 
 def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray]:
-    """Each judged row's features, whether it is what the labels want kept, and its unit."""
+    """Each judged row's features, whether it is what the labels want kept (for `run`: a labelled failure),
+    and its unit."""
     feats, ys, units = [], [], []
+    if model == "run":
+        for label in L.load_for_fit(("tune",)):
+            for features, failed in F.run_rows(label):
+                feats.append(dict(features))
+                ys.append(1.0 if failed else 0.0)
+                units.append(F.unit_of(label))
+        return feats, np.array(ys), np.array(units)
     for label in L.load_for_fit(("tune",)):
         for ep in F.replay(label).judged_episodes:
             if ep.variant != (model == "variant"):
@@ -70,14 +90,46 @@ def left_out(
     return float(np.mean(losses)), oof
 
 
+def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, folds: list[str]) -> str:
+    """The run model as each `--lopo` fold fits it (penalty, weighting and best-F1 threshold chosen on the
+    other units), judged on the left-out unit's runs: one line per unit, and the interactive units' failures
+    found, missed and false, pooled."""
+    F.OBJECTIVE = "project"
+    out, total = [], np.zeros(3, dtype=int)
+    for unit in sorted(set(units)):
+        train = [i for i in range(len(y)) if units[i] != unit]
+        with contextlib.redirect_stdout(io.StringIO()):
+            names, w, b, _y, points, chosen, _losses = F.fit_rows(
+                [feats[i] for i in train], list(y[train]), [folds[i] for i in train], list(units[train])
+            )
+        best = F.best_point(points, F._f1, lambda p: F._se(F._f1(p), p["tp"] + p["fp"] + p["fn"]))
+        test = units == unit
+        x = np.array([[r.get(k, 0.0) for k in names] for r, t in zip(feats, test, strict=True) if t])
+        said = 1 / (1 + np.exp(-np.clip(x @ w + b, -60, 60))) >= best["threshold"]
+        truth = y[test] == 1
+        counts = np.array([(said & truth).sum(), (~said & truth).sum(), (said & ~truth).sum()])
+        total += counts if unit != "swecb" else 0
+        out.append(f"    {unit:26} L2 {chosen[0]:g} alpha {chosen[1]:g} threshold {best['threshold']:.3f}: "
+                   f"found {counts[0]}, missed {counts[1]}, false {counts[2]}")  # fmt: skip
+    out.append(f"    interactive units, out of unit: found {total[0]}, missed {total[1]}, false {total[2]}")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", choices=["variant", "episode"], default="variant")
-    ap.add_argument("--add", nargs="+", required=True, help="the features to screen (engine feature names)")
+    ap.add_argument("--model", choices=["variant", "episode", "run"], default="variant")
+    ap.add_argument("--add", nargs="+", default=[], help="the features to screen (engine feature names)")
+    ap.add_argument(
+        "--drop", nargs="+", default=[], help="--model run: features the engine computes, left out"
+    )
     ap.add_argument("--l2", nargs="+", type=float, default=[1.0, 3.0, 10.0])
     ap.add_argument("--alpha", type=float, default=0.5, help="rows weighted by unit size ** -alpha")
     args = ap.parse_args(argv)
+    if not args.add and not args.drop:
+        ap.error("name the features to screen: --add (or, for --model run, --drop)")
     feats, y, units = rows(args.model)
+    if args.model == "run":
+        return screen_run(feats, y, units, args.add + args.drop, args)
     if args.model == "variant":
         base = [f for f in F.VARIANT_FEATURES if f not in args.add]
     else:
@@ -91,6 +143,36 @@ def main(argv: list[str] | None = None) -> int:
             name = "+".join(extra) or "(none)"
             print(f"  L2 {l2:g} {name:40} log-loss {loss:.4f}  AUC interactive {auc(y[inter], oof[inter]):.3f}"
                   f"  AUC swecb {auc(y[~inter], oof[~inter]):.3f}")  # fmt: skip
+    return 0
+
+
+def screen_run(
+    feats: list[dict[str, float]],
+    y: np.ndarray,
+    units: np.ndarray,
+    screened: list[str],
+    args: argparse.Namespace,
+) -> int:
+    """The run model without and with the screened features: log-loss and AUC per left-out unit at the
+    penalties asked for, then each `--lopo` fold's own choice and what it finds out of unit."""
+    missing = [f for f in screened if not any(f in r for r in feats)]
+    if missing:
+        print(f"not a feature of the run model's rows: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    folds = [F.fold_of(label) for label in L.load_for_fit(("tune",)) for _ in F.run_rows(label)]
+    inter = units != "swecb"
+    print(f"run: {len(y)} runs, {int(y.sum())} failures; units {len(set(units))}")
+    for extra in ([], screened):
+        keep = [{k: v for k, v in r.items() if k not in screened or k in extra} for r in feats]
+        names = sorted({k for r in keep for k in r})
+        x = np.array([[r.get(k, 0.0) for k in names] for r in keep])
+        name = "+".join(extra) or "(none)"
+        for l2 in args.l2:
+            loss, oof = left_out(x, y, units, l2, args.alpha)
+            print(f"  L2 {l2:g} {name:40} log-loss {loss:.4f}  AUC interactive {auc(y[inter], oof[inter]):.3f}"
+                  f"  AUC swecb {auc(y[~inter], oof[~inter]):.3f}")  # fmt: skip
+        print(f"  {name}, each unit left out as --lopo fits the run model:")
+        print(run_folds(keep, y, units, folds))
     return 0
 
 

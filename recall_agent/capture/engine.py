@@ -378,7 +378,6 @@ class Engine:
         # reproduction of anything)
         raised = any(output.is_exception_line(ln) and not _LOADING.search(ln) for ln in errs)
         self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
-        self._variant(st, run, failing=failing)
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
         for folds, text, test in parts:
@@ -560,40 +559,32 @@ class Engine:
                 {**err, "errors": [entry], "folds": kept, "last_seq": run.seq, "last": _run_state(run)}
             )
 
-    def _variant(self, st: Stream, run: Run, failing: set[int] | None = None) -> None:
-        """The newest open error whose program this run runs another way (`make typecheck` failed, `make type`
-        ran; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model decides from how
-        the two commands differ and what the error said; an error it rejects stays open for a run of its own
-        check. Each error gets VARIANT_TRIES such chances: its program's next runs. A run that failed is a
-        chance only for errors it no longer shows (`failing`, its error lines): `make type` got past the
-        missing target and failed on type errors. A run the model keeps is then judged for the older errors
-        of its program too (`python -m pkg archive` and `pkg archive` both fixed by `pkg PATH`)."""
-        kept = False
-        for err in list(reversed(st.open)):
+    def _variant(self, st: Stream, run: Run) -> None:
+        """The newest open error whose program this passing run runs another way (`make typecheck` failed,
+        `make type` passed; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model
+        decides from how the two commands differ and what the error said; an error it rejects stays open for
+        a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs."""
+        if run.tool != "Bash":
+            return
+        for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
-            tool = str((err.get("last") or {}).get("tool") or "Bash")
             if (
                 err.get("shown")
                 or tries >= VARIANT_TRIES
-                or (tool == "Bash") != (run.tool == "Bash")
-                or (failing is not None and (set(err["folds"]) & failing or not _call_refused(err)))
+                or str((err.get("last") or {}).get("tool") or "Bash") != "Bash"
             ):
                 continue
-            relation = _variant_relation(err, run) if tool == "Bash" else _tool_variant(tool, err, run)
+            relation = _variant_relation(err, run)
             if relation is None:
                 continue
             err["variant"] = tries + 1
-            relation = {**relation, "variant_failing": float(failing is not None)}
-            episode = self._episode(st, err, run, by_failing_run=failing is not None, variant=relation)
+            episode = self._episode(st, err, run, by_failing_run=False, variant=relation)
             if episode.keep:
                 st.open.remove(err)
                 self._resolved(st, err, episode)
-                kept = True
-                continue
-            if self.record:
+            elif self.record:
                 self.judged_episodes.append(episode)
-            if not kept:
-                return
+            return
 
     def _resolved(self, st: Stream, err: dict[str, Any], episode: Episode) -> None:
         self.resolved += 1
@@ -774,40 +765,6 @@ def _variant_relation(err: dict[str, Any], run: Run) -> dict[str, float] | None:
         return None
     found = commands.rewritten(failure, run.command)
     return found if found is not None and found["variant_overlap"] >= REWRITE_OVERLAP else None
-
-
-def _call_refused(err: dict[str, Any]) -> bool:
-    """Did the error say the command itself was called wrongly (a usage message, an unknown target, the
-    shell refusing the line), not that the work it ran failed? A run another way that gets past it and
-    fails on something else shows that call fixed (`make typecheck` -> `make type` failing on type errors);
-    a run that fails otherwise after a failed check may just not check what failed (fewer files)."""
-    lines = output.lines_of(err["errors"][-1]["text"])
-    errs = output.error_lines(lines, ()) or lines
-    return shell_error(errs) or any(_USAGE.search(ln) for ln in errs[:40])
-
-
-def _tool_variant(tool: str, err: dict[str, Any], run: Run) -> dict[str, float] | None:
-    """How `run` calls another tool of the MCP server whose tool failed (`apply_migration` failed,
-    `execute_sql` ran; the browser's `navigate` refused, `preview_start` opened the page): the variant
-    model weighs it on the variant features, over the two calls' input words (`other_tool` says which
-    kind of candidate it is)."""
-    server = _mcp_server(tool)
-    if server is None or run.tool == tool or _mcp_server(run.tool) != server:
-        return None
-    words_a, words_b = err["command"].split()[1:], run.command.text.split()[1:]
-    return {
-        "variant_same_family": 0.0,
-        "variant_overlap": commands.overlap(words_a, words_b),
-        "variant_program_swap": 0.0,
-        "variant_folder": 0.0,
-        "variant_steps": 0.0,
-    }
-
-
-def _mcp_server(tool: str) -> str | None:
-    """The server of an MCP tool (`mcp__supabase__execute_sql` -> `supabase`), None for other tools."""
-    parts = tool.split("__")
-    return parts[1] if len(parts) >= 3 and parts[0] == "mcp" and parts[1] else None
 
 
 def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
@@ -1202,9 +1159,9 @@ _USAGE = re.compile(
     r"|\bunexpected argument\b|\bis not a \w{1,12} command\b"
 )
 # the shell's own message: zsh's `(eval):1:` / `(eval):cd:1:` / `zsh:4:`, bash's `bash: line 1:` (or by its
-# path, `/usr/bin/bash: line 1:`; the Bash tool's `/bin/bash: eval: line 37:`), dash's `sh: 1:`
+# path, `/usr/bin/bash: line 1:`), dash's `sh: 1:`
 _SHELL_ERROR = re.compile(
-    r"^\s{0,4}(?:\(eval\)|(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh)(?:: ?[a-z]{1,12})?:(?: line)? ?\d{1,6}:"
+    r"^\s{0,4}(?:\(eval\)|(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh)(?::[a-z]{1,12})?:(?: line)? ?\d{1,6}:"
 )
 
 

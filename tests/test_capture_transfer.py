@@ -148,7 +148,6 @@ def test_a_call_done_another_way_is_a_candidate_fix_of_the_variant_model(tmp_pat
     f = episode.features
     assert f["variant_replaced"] == 1.0 and f["variant_tool_swap"] == 1.0
     assert 0.0 < f["replaced_kept"] < 1.0  # the URL is kept, the tool's name is not
-    assert f["replaced_same_program"] == 0.0  # the shell's `open`, not the browser server
 
 
 def test_the_kept_candidate_closes_the_error_at_the_turn_s_end(tmp_path: Path) -> None:
@@ -190,7 +189,7 @@ def test_a_narrower_selection_is_never_a_candidate_fix(tmp_path: Path) -> None:
     assert not engine.judged_episodes and len(engine.streams["main"].open) == 1
 
 
-def test_another_tool_of_the_same_mcp_server_is_a_candidate_of_that_server(tmp_path: Path) -> None:
+def test_another_tool_of_the_same_mcp_server_is_a_candidate(tmp_path: Path) -> None:
     # gameplanpro: the migration said the table exists; the agent listed the tables with the same server
     w = TranscriptWriter(tmp_path / "s.jsonl", "sess-supabase", str(tmp_path))
     w.prompt("add the divisions table")
@@ -207,4 +206,4 @@ def test_another_tool_of_the_same_mcp_server_is_a_candidate_of_that_server(tmp_p
     engine.end_turn()
     (episode,) = engine.judged_episodes
     assert episode.variant and episode.passed.tool == "mcp__supabase__list_tables"
-    assert episode.features["replaced_same_program"] == 1.0 and episode.features["variant_tool_swap"] == 1.0
+    assert episode.features["variant_tool_swap"] == 1.0

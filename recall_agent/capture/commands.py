@@ -440,14 +440,7 @@ def replaced(failure: Command, later: Command) -> dict[str, float] | None:
         return None  # a rerun, other output flags or a narrower selection is never a fix
     words = set(_TOKEN.findall(failure.text))
     kept = len(words & set(_TOKEN.findall(later.text))) / len(words) if words else 0.0
-    a, b = failure.main, later.main
-    same = a is not None and b is not None and _server(a) == _server(b)
-    return {"variant_replaced": 1.0, "replaced_kept": kept, "replaced_same_program": float(same)}
-
-
-def _server(check: Check) -> str:
-    """A check's program, an MCP tool by its server (`mcp__supabase__list_tables` -> `mcp__supabase`)."""
-    return check.program.rsplit("__", 1)[0] if check.program.startswith("mcp__") else _program(check)
+    return {"variant_replaced": 1.0, "replaced_kept": kept}
 
 
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:

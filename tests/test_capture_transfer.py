@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from recall_agent.capture import model
 from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Transcript
 
@@ -112,3 +113,97 @@ def test_a_program_s_error_is_not_fixed_by_another_command_line(tmp_path: Path) 
         ],
     )  # fmt: skip
     assert not any(ep.variant for ep in engine.judged_episodes)
+
+
+def _blocked_then_open(
+    tmp_path: Path, *, then_fails_again: bool = False, variant: model.Model | None = None
+) -> Engine:
+    """me / technocore-chat: the browser MCP server refuses the page by policy; the agent opens it with the
+    shell's `open` instead (another tool: no rule of the same check can see it closing)."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-open", str(tmp_path))
+    w.prompt("show me the humans page")
+    nav = {"url": "http://127.0.0.1:8099/humans"}
+    blocked = "http://127.0.0.1:8099 is blocked by policy and cannot be opened in the Browser pane."
+    w.tool("mcp__Claude_Browser__navigate", nav, [{"type": "text", "text": blocked}], is_error=True)
+    w.bash("open http://127.0.0.1:8099/humans", "")
+    if then_fails_again:
+        w.tool("mcp__Claude_Browser__navigate", nav, [{"type": "text", "text": blocked}], is_error=True)
+    engine = Engine(record=True)
+    if variant is not None:  # weights that keep such a candidate (the fitted ones decide in use)
+        engine._variant_model = variant
+    engine.feed(Transcript(w.save()).steps())
+    return engine
+
+
+KEEPS_REPLACED = model.Model("variant", {"variant_replaced": 4.0}, -2.0, 0.5)
+
+
+def test_a_call_done_another_way_is_a_candidate_fix_of_the_variant_model(tmp_path: Path) -> None:
+    engine = _blocked_then_open(tmp_path)
+    assert not engine.judged_episodes  # decided when the turn ends, not before
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.passed.command.text == "open http://127.0.0.1:8099/humans"
+    assert episode.failed.tool == "mcp__Claude_Browser__navigate"
+    f = episode.features
+    assert f["variant_replaced"] == 1.0 and f["variant_tool_swap"] == 1.0
+    assert 0.0 < f["replaced_kept"] < 1.0  # the URL is kept, the tool's name is not
+
+
+def test_the_kept_candidate_closes_the_error_at_the_turn_s_end(tmp_path: Path) -> None:
+    engine = _blocked_then_open(tmp_path, variant=KEEPS_REPLACED)
+    engine.end_turn()
+    (episode,) = engine.episodes()
+    assert episode.keep and episode.passed.command.text.startswith("open ")
+    assert engine.resolved_ids and not engine.streams["main"].open
+
+
+def test_a_candidate_before_the_error_failed_again_is_not_its_fix(tmp_path: Path) -> None:
+    engine = _blocked_then_open(tmp_path, then_fails_again=True, variant=KEEPS_REPLACED)
+    engine.end_turn()
+    assert not engine.episodes() and len(engine.streams["main"].open) == 1
+
+
+def test_an_error_its_own_check_resolves_later_in_the_turn_keeps_that_fix(tmp_path: Path) -> None:
+    engine = _judged(
+        tmp_path,
+        [
+            ("pytest tests/test_blog.py -q", "Exit code 1\nE   KeyError: 'slug'\n1 failed", 1),
+            ('python3 -c "import blog; print(blog.__file__)"', "/repo/blog/__init__.py", 0),
+            ("pytest tests/test_blog.py -q", "1 passed in 0.03s", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert not episode.variant and episode.passed.command.text == "pytest tests/test_blog.py -q"
+
+
+def test_a_narrower_selection_is_never_a_candidate_fix(tmp_path: Path) -> None:
+    # issue 33: fewer tests that passed after the whole suite failed are not a fix, by any rule
+    engine = _judged(
+        tmp_path,
+        [
+            ("pytest tests/ -q", "Exit code 1\nE   KeyError: 'slug'\n1 failed, 4 passed", 1),
+            ("pytest tests/test_title.py -q", "1 passed in 0.03s", 0),
+        ],
+    )  # fmt: skip
+    assert not engine.judged_episodes and len(engine.streams["main"].open) == 1
+
+
+def test_another_tool_of_the_same_mcp_server_is_a_candidate(tmp_path: Path) -> None:
+    # gameplanpro: the migration said the table exists; the agent listed the tables with the same server
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-supabase", str(tmp_path))
+    w.prompt("add the divisions table")
+    failed = '{"error":{"name":"Error","message":"Failed to apply database migration: ERROR:  42P07: relation \\"divisions\\" already exists"}}'
+    w.tool("mcp__supabase__apply_migration", {"name": "create_divisions", "query": "CREATE TABLE divisions (id uuid)"},
+           [{"type": "text", "text": failed}], is_error=True)  # fmt: skip
+    w.tool(
+        "mcp__supabase__list_tables",
+        {},
+        [{"type": "text", "text": '[{"schema":"public","name":"divisions"}]'}],
+    )
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.passed.tool == "mcp__supabase__list_tables"
+    assert episode.features["variant_tool_swap"] == 1.0

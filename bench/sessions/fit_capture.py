@@ -123,6 +123,8 @@ VARIANT_FEATURES = (
     "variant_same_family", "variant_overlap", "variant_program_swap", "variant_folder", "variant_steps",
     "variant_edits", "variant_between", "error_usage", "error_exception", "error_missing_path", "test_run",
     "error_lines_none", "variant_hinted", "error_shell",
+    # a candidate that does the failed call another way, with another program or tool (`Engine._replacement`)
+    "variant_replaced", "replaced_kept", "variant_tool_swap",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)

@@ -428,6 +428,21 @@ def rewritten(failure: Command, later: Command) -> dict[str, float] | None:
     }
 
 
+_TOKEN = re.compile(r"[^\W_][\w./:@+~-]{2,}")
+
+
+def replaced(failure: Command, later: Command) -> dict[str, float] | None:
+    """`later` may do what the failed call did another way, with another program or tool (an MCP tool's page
+    opened with `open URL`, `gh` missing and `git remote add` instead, a snippet run from the project's folder):
+    what the variant model weighs for such a candidate. None when `later` runs nothing or is the same check.
+    `replaced_kept`: the share of the failed call's words (a URL, a path, a name) the new call keeps."""
+    if later.probe or same_check(failure, later) or not_a_fix(failure, later) is not None:
+        return None  # a rerun, other output flags or a narrower selection is never a fix
+    words = set(_TOKEN.findall(failure.text))
+    kept = len(words & set(_TOKEN.findall(later.text))) / len(words) if words else 0.0
+    return {"variant_replaced": 1.0, "replaced_kept": kept}
+
+
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:
     """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
     `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""

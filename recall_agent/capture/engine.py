@@ -135,6 +135,9 @@ class Stream:
     # a flag, not as text
     expects: bool = False
     answered: bool = False  # a tool result came after the agent's last words
+    # passing runs of another program or tool offered as an open error's fix (`Engine._replacement`), by the
+    # error's first failing call; decided when the turn ends, never kept in the state (a read ends a turn)
+    candidates: dict[str, list[Episode]] = field(default_factory=dict)
 
     def to_state(self) -> dict[str, Any]:
         """The state to keep, with every text redacted (redaction runs here, once per text, not per run:
@@ -258,6 +261,7 @@ class Engine:
         """The turn ended (a prompt, Stop): hand out the episodes it resolved."""
         for sname, st in self.streams.items():
             if name is None or sname == name:
+                self._replaced(st)
                 self._reported_fixed(st)
                 self._task_done(st)
                 self.done.extend(e for e in st.ready if e.keep and not e.superseded)
@@ -447,7 +451,8 @@ class Engine:
             return
         self._resolve_matching(st, run, failing_folds=None)
         self._reproduced(st, run)
-        self._variant(st, run)
+        offered = self._variant(st, run)
+        self._replacement(st, run, offered)
         self._shown(st, run, shown, printed)
         if st.open and not run.command.probe:
             st.runs.append({"seq": run.seq, "command": run.command.text, "installs": run.command.installs})
@@ -559,13 +564,14 @@ class Engine:
                 {**err, "errors": [entry], "folds": kept, "last_seq": run.seq, "last": _run_state(run)}
             )
 
-    def _variant(self, st: Stream, run: Run) -> None:
+    def _variant(self, st: Stream, run: Run) -> dict[str, Any] | None:
         """The newest open error whose program this passing run runs another way (`make typecheck` failed,
         `make type` passed; `zsh -c` then `bash -c`): the changed command may be the fix. The variant model
         decides from how the two commands differ and what the error said; an error it rejects stays open for
-        a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs."""
+        a run of its own check. Each error gets VARIANT_TRIES such chances: its program's next passing runs.
+        Returns the error it was offered to."""
         if run.tool != "Bash":
-            return
+            return None
         for err in reversed(st.open):
             tries = int(err.get("variant") or 0)
             if (
@@ -584,7 +590,51 @@ class Engine:
                 self._resolved(st, err, episode)
             elif self.record:
                 self.judged_episodes.append(episode)
+            return err
+        return None
+
+    def _replacement(self, st: Stream, run: Run, offered: dict[str, Any] | None) -> None:
+        """The newest open error may have been fixed by doing it another way, with another program or tool
+        (`commands.replaced`: an MCP tool's page opened with `open URL`, another tool of the same MCP server,
+        `git remote add` when `gh` is missing, the snippet run from the project's folder): its next
+        VARIANT_TRIES passing runs that are no probe are offered as candidates, each judged by the variant
+        model (`variant_replaced`). They are decided when the turn ends (`_replaced`), so that an error its
+        own check resolves later in the turn keeps that fix."""
+        if run.tool in _ASKING_TOOLS:
             return
+        err = next((e for e in reversed(st.open) if not e.get("shown")), None)
+        if err is None or err is offered or int(err.get("replaced") or 0) >= VARIANT_TRIES:
+            return
+        tool = str((err.get("last") or {}).get("tool") or "Bash")
+        failure = (
+            commands.parse(err["command"])
+            if tool == "Bash"
+            else commands.tool_command(tool, {}, err["command"])
+        )
+        relation = commands.replaced(failure, run.command)
+        if relation is None or (tool == "Bash" and run.tool == "Bash" and _variant_relation(err, run)):
+            return
+        err["replaced"] = int(err.get("replaced") or 0) + 1
+        relation["variant_tool_swap"] = float(tool != run.tool)
+        episode = self._episode(st, err, run, by_failing_run=False, variant=relation)
+        st.candidates.setdefault(str(err["errors"][0]["id"]), []).append(episode)
+
+    def _replaced(self, st: Stream) -> None:
+        """At the turn's end, an error still open whose replacement candidates came after its last failure is
+        resolved by the one the variant model rates highest, when it keeps one; else it stays open."""
+        found, st.candidates = st.candidates, {}
+        for key, episodes in found.items():
+            err = next((e for e in st.open if str(e["errors"][0]["id"]) == key), None)
+            if err is None:  # resolved meanwhile by its own check (or forgotten): that fix stands
+                continue
+            episodes = [e for e in episodes if e.passed.seq > int(err["last_seq"])]
+            kept = [e for e in episodes if e.keep]
+            best = max(kept, key=lambda e: self._variant_model.probability(e.features)) if kept else None
+            if self.record:
+                self.judged_episodes.extend(e for e in episodes if e is not best)
+            if best is not None:
+                st.open.remove(err)
+                self._resolved(st, err, best)
 
     def _resolved(self, st: Stream, err: dict[str, Any], episode: Episode) -> None:
         self.resolved += 1

@@ -9,7 +9,8 @@ and what it was fitted on. Evaluating one is a dot product in pure Python (no nu
 - `transient`: is the fix a correction of code the session itself wrote earlier (labels' `transient`)? Such
   an episode is not kept, whatever `episode` says.
 - `variant`: is a passing run of the failed program, called another way (`make type` after `make typecheck`
-  failed), the fix? It decides those episodes in place of `episode`.
+  failed), the fix? Or a passing run that did the failed call's job with another program or tool (`open URL`
+  after a browser MCP tool was refused; `variant_replaced`)? It decides those episodes in place of `episode`.
 """
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "noise_n": noise,
         "found_in_merged": merged_found,
         "reported": len(reported),
-        "task_learnings": len(tasks),
+        "task_stored": len(tasks),  # a release's count; this checkout's row gets `task_learnings` in full
         "wrong_resolutions": misses_fix[:15],
         "missed": missed,
         "not_useful": wrong,

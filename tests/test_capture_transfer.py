@@ -33,6 +33,19 @@ def test_an_error_the_shell_itself_printed_is_marked(tmp_path: Path) -> None:
     assert episode.features["error_shell"] == 1.0
 
 
+def test_the_bash_tool_s_eval_error_is_the_shell_s(tmp_path: Path) -> None:
+    # technocore-chat: a heredoc in `--body "$(cat <<'BODY' …)"` broke the Bash tool's own eval of the line
+    engine = _judged(
+        tmp_path,
+        [
+            ("gh pr create --title x --body \"$(cat <<'BODY'\nnotes\nBODY)\"", "Exit code 2\n/bin/bash: eval: line 37: unexpected EOF while looking for matching `\"'", 2),
+            ("gh pr create --title x --body \"$(cat <<'BODY'\nnotes\nBODY\n)\"", "https://github.com/o/r/pull/7", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.features["error_shell"] == 1.0
+
+
 def test_a_program_s_own_error_is_not_the_shell_s(tmp_path: Path) -> None:
     engine = _judged(
         tmp_path,

@@ -1209,9 +1209,9 @@ _USAGE = re.compile(
     r"|\bunexpected argument\b|\bis not a \w{1,12} command\b"
 )
 # the shell's own message: zsh's `(eval):1:` / `(eval):cd:1:` / `zsh:4:`, bash's `bash: line 1:` (or by its
-# path, `/usr/bin/bash: line 1:`), dash's `sh: 1:`
+# path, `/usr/bin/bash: line 1:`; the Bash tool's `/bin/bash: eval: line 37:`), dash's `sh: 1:`
 _SHELL_ERROR = re.compile(
-    r"^\s{0,4}(?:\(eval\)|(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh)(?::[a-z]{1,12})?:(?: line)? ?\d{1,6}:"
+    r"^\s{0,4}(?:\(eval\)|(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh)(?:: ?[a-z]{1,12})?:(?: line)? ?\d{1,6}:"
 )
 
 

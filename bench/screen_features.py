@@ -42,16 +42,8 @@ from logistic import fit_logistic  # noqa: E402
 
 
 def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray]:
-    """Each judged row's features, whether it is what the labels want kept (for `run`: a labelled failure),
-    and its unit."""
+    """Each judged row's features, whether it is what the labels want kept, and its unit."""
     feats, ys, units = [], [], []
-    if model == "run":
-        for label in L.load_for_fit(("tune",)):
-            for features, failed in F.run_rows(label):
-                feats.append(dict(features))
-                ys.append(1.0 if failed else 0.0)
-                units.append(F.unit_of(label))
-        return feats, np.array(ys), np.array(units)
     for label in L.load_for_fit(("tune",)):
         for ep in F.replay(label).judged_episodes:
             if ep.variant != (model == "variant"):
@@ -88,6 +80,19 @@ def left_out(
         oof[~train] = p
         losses.append(-np.mean(y[~train] * np.log(p + 1e-9) + (1 - y[~train]) * np.log(1 - p + 1e-9)))
     return float(np.mean(losses)), oof
+
+
+def run_rows() -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str]]:
+    """Every judged run of the tuning projects (`fit_capture.run_rows`, one replay per session): its
+    features, whether the labels call it a failure, its unit and its fold."""
+    feats, ys, units, folds = [], [], [], []
+    for label in L.load_for_fit(("tune",)):
+        for features, failed in F.run_rows(label):
+            feats.append(dict(features))
+            ys.append(1.0 if failed else 0.0)
+            units.append(F.unit_of(label))
+            folds.append(F.fold_of(label))
+    return feats, np.array(ys), np.array(units), folds
 
 
 def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, folds: list[str]) -> str:
@@ -127,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.add and not args.drop:
         ap.error("name the features to screen: --add (or, for --model run, --drop)")
-    feats, y, units = rows(args.model)
     if args.model == "run":
-        return screen_run(feats, y, units, args.add + args.drop, args)
+        return screen_run(*run_rows(), args.add + args.drop, args)
+    feats, y, units = rows(args.model)
     if args.model == "variant":
         base = [f for f in F.VARIANT_FEATURES if f not in args.add]
     else:
@@ -150,6 +155,7 @@ def screen_run(
     feats: list[dict[str, float]],
     y: np.ndarray,
     units: np.ndarray,
+    folds: list[str],
     screened: list[str],
     args: argparse.Namespace,
 ) -> int:
@@ -159,7 +165,6 @@ def screen_run(
     if missing:
         print(f"not a feature of the run model's rows: {', '.join(missing)}", file=sys.stderr)
         return 2
-    folds = [F.fold_of(label) for label in L.load_for_fit(("tune",)) for _ in F.run_rows(label)]
     inter = units != "swecb"
     print(f"run: {len(y)} runs, {int(y.sum())} failures; units {len(set(units))}")
     for extra in ([], screened):

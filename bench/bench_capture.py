@@ -150,25 +150,32 @@ def credited_as_own(lr: dict[str, Any], label: L.Label) -> dict[str, Any]:
     """A store row credited to another session than its first (`per_session`), as the session meets it: the
     row's fix this session recorded (its evidence's calls are this session's failed calls) gives the calls
     the copy is paired by (not the first session's). When the hook would show that fix's text exactly as it
-    shows the row's (`retrieve._shown_summary`: the first line and the cause; the line saying which command
+    shows the row's (`retrieve.shown_summary`: the first line and the cause; the line saying which command
     passed in which session is never shown), the copy is judged by this session's own resolution, as
     strictly as a learning of its own; when the row shows another fix, by the row's resolution (what the
     agent is shown)."""
-    from recall_agent.hooks.retrieve import _shown_summary
-
     failed = label.failed_ids()
     for f in lr.get("row_fixes") or []:
-        evidence = f.get("fix") or {}
-        calls = [str(c) for c in evidence.get("calls") or []]
-        if not {L.suffix(c) for c in calls[:-1]} & failed:
-            continue
+        calls = [str(c) for c in (f.get("fix") or {}).get("calls") or []]
         copy = {**lr, "fix": {**(lr.get("fix") or {}), "calls": calls}}
-        if _shown_summary(str(f.get("resolution_summary") or "")) == _shown_summary(
-            str(lr.get("resolution_summary") or "")
-        ):
+        if not failed_calls(copy) & failed:
+            continue
+        if shown(f) == shown(lr):
             copy["resolution_summary"] = f.get("resolution_summary")
         return copy
     return lr
+
+
+def failed_calls(lr: dict[str, Any]) -> set[str]:
+    """The failed calls a learning's evidence names (every call but the passing one), by their id suffix."""
+    return {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
+
+
+def shown(lr: dict[str, Any]) -> str:
+    """What the on-error hook injects of a learning's (or a kept fix's) resolution."""
+    from recall_agent.hooks.retrieve import shown_summary
+
+    return shown_summary(str(lr.get("resolution_summary") or ""))
 
 
 def inprocess_learnings(sessions: list[L.Label], read: Any = None) -> tuple[list[dict], float]:
@@ -208,8 +215,6 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             by_session.setdefault(sid, []).append(s)
     useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if L.worth_keeping(e)}
     found: set[tuple[str, int]] = set()
-    from recall_agent.hooks.retrieve import _shown_summary
-
     real = right = right_shown = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
@@ -222,13 +227,13 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         candidates = by_session.get(sid) or [s for k, v in by_session.items() if sid.startswith(k) for s in v]
         if not candidates:
             continue
-        calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
+        calls = failed_calls(lr)
         # a continued session's files share its id: the one whose labels cite these calls
         label = next((c for c in candidates if c.failed_ids() & calls), candidates[0])
         if lr.get("credited"):  # the session's own fix of the row, in whichever file of the session cites it
             label, lr = next(((c, own) for c in candidates if (own := credited_as_own(lr, c)) is not lr),
                              (label, lr))  # fmt: skip
-            calls = {L.suffix(c) for c in ((lr.get("fix") or {}).get("calls") or [])[:-1]}
+            calls = failed_calls(lr)
         sigs = [str(x) for x in lr.get("error_signatures") or []]
         # the labelled fix this learning holds; one learning per labelled episode (a session often meets the
         # same error line more than once, each time fixed on its own)
@@ -243,7 +248,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             real += 1
             found.add((label.session, hit))
             ep = label.episodes[hit]
-            right_shown += L.says_the_fix(_shown_summary(str(lr.get("resolution_summary") or "")), ep)
+            right_shown += L.says_the_fix(shown(lr), ep)
             if L.says_the_fix(str(lr.get("resolution_summary") or ""), ep):
                 right += 1
             else:
@@ -296,7 +301,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "precision": round(real / n, 3) if n else None,
         "recall": round(len(found) / len(useful), 3) if useful else None,
         "right_resolution": round(right / real, 3) if real else None,
-        # judged on the text the on-error hook injects (`retrieve._shown_summary`: never the line saying which
+        # judged on the text the on-error hook injects (`retrieve.shown_summary`: never the line saying which
         # command passed in which session, which `right_resolution` reads too)
         "right_shown": round(right_shown / real, 3) if real else None,
         "right_files": round(files_ok / files_n, 3) if files_n else None,

@@ -440,7 +440,7 @@ def test_long_commands_show_the_part_that_differs() -> None:
 
 
 def test_the_hook_shows_the_fix_line_whole_and_first() -> None:
-    from recall_agent.hooks.retrieve import SUMMARY_MAX, _shown_summary
+    from recall_agent.hooks.retrieve import SUMMARY_MAX, shown_summary
 
     fix = (
         "Environment: Fixed by the command: `"
@@ -448,9 +448,9 @@ def test_the_hook_shows_the_fix_line_whole_and_first() -> None:
         + " --set-upstream origin b` instead of `git push`."
     )
     cause = "Cause (agent): " + "the branch had no upstream, so a plain push does not know where to go. " * 5
-    shown = _shown_summary(f"{fix}\n{cause}\nFrom the session's commands; `git push` passed after it.")
+    shown = shown_summary(f"{fix}\n{cause}\nFrom the session's commands; `git push` passed after it.")
     assert shown.startswith(fix) and len(shown) <= SUMMARY_MAX and "From the session" not in shown
-    assert _shown_summary("Changed `a.py`: `x` → `y`.\nFrom the session's edits; `t` passed after it.") == (
+    assert shown_summary("Changed `a.py`: `x` → `y`.\nFrom the session's edits; `t` passed after it.") == (
         "Changed `a.py`: `x` → `y`."
     )
 

@@ -126,7 +126,7 @@ def format_context(matches: list[dict[str, Any]]) -> str:
 def _line(m: dict[str, Any]) -> str:
     from recall_agent.safety import render, trust
 
-    summary = render.inline(_shown_summary(str(m.get("resolution_summary", ""))), SUMMARY_MAX)
+    summary = render.inline(shown_summary(str(m.get("resolution_summary", ""))), SUMMARY_MAX)
     facts = [f"{round(float(m.get('similarity') or 0) * 100)}% match"]
     files = [render.inline(f, 200) for f in m.get("file_paths_touched") or []][:3]
     if files:
@@ -153,7 +153,7 @@ def _line(m: dict[str, Any]) -> str:
     return f"{summary} ({'; '.join(facts)})"
 
 
-def _shown_summary(resolution: str) -> str:
+def shown_summary(resolution: str) -> str:
     """A resolution in at most SUMMARY_MAX characters: its first line (the fix) first and whole as far as
     it fits, then what follows it (the cause) in the room left; never the line saying where it came from."""
     rows = [" ".join(r.split()) for r in resolution.splitlines() if r.strip()]

@@ -125,6 +125,8 @@ VARIANT_FEATURES = (
     "error_lines_none", "variant_hinted", "error_shell",
     # a candidate that does the failed call another way, with another program or tool (`Engine._replacement`)
     "variant_replaced", "replaced_kept", "variant_tool_swap",
+    # which of its chances the candidate is, and whether it names none of the failed check's targets
+    "variant_try", "variant_target_dropped",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)

@@ -704,6 +704,7 @@ class Engine:
                 variant_edits=float(bool(changes)),
                 variant_between=min(len(others), 5) / 5,
                 variant_hinted=episode.features["command_hinted"],
+                **_candidate_features(err, failed, run),
             )
         decider = self._variant_model if variant is not None else self._episode_model
         # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
@@ -815,6 +816,18 @@ def _variant_relation(err: dict[str, Any], run: Run) -> dict[str, float] | None:
         return None
     found = commands.rewritten(failure, run.command)
     return found if found is not None and found["variant_overlap"] >= REWRITE_OVERLAP else None
+
+
+def _candidate_features(err: dict[str, Any], failed: Run, run: Run) -> dict[str, float]:
+    """How a variant or replacement candidate stands to the error it is offered for: `variant_try`, which of
+    its VARIANT_TRIES chances it is (0 the first, 1 the last: a later run of another program is less often
+    the fix than the first); `variant_target_dropped`, the failed check named targets (a file, a resource)
+    and the candidate names none of them (`npm run lint src/x.tsx` then `npm run dev`)."""
+    tries = int(err.get("variant") or 0) + int(err.get("replaced") or 0)
+    targets = [t for t in (failed.command.main.targets if failed.command.main else ()) if len(t) > 2]
+    dropped = bool(targets) and not any(t in run.command.text for t in targets)
+    return {"variant_try": min(max(tries - 1, 0), VARIANT_TRIES - 1) / (VARIANT_TRIES - 1),
+            "variant_target_dropped": float(dropped)}  # fmt: skip
 
 
 def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:

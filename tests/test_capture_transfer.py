@@ -220,3 +220,61 @@ def test_another_tool_of_the_same_mcp_server_is_a_candidate(tmp_path: Path) -> N
     (episode,) = engine.judged_episodes
     assert episode.variant and episode.passed.tool == "mcp__supabase__list_tables"
     assert episode.features["variant_tool_swap"] == 1.0
+
+
+NEVER_KEEPS = model.Model("variant", {}, -5.0, 0.5)
+
+
+def _lint_then(
+    tmp_path: Path, later: list[tuple[str, str, int]], variant: model.Model | None = None
+) -> Engine:
+    """gameplanpro: ESLint failed on one component; what the agent ran next, each passing."""
+    lint = (
+        "cd frontend && npm run lint src/components/PlayerManagementInterface.tsx",
+        "Exit code 1\n\n> frontend@0.1.0 lint\n> eslint src/components/PlayerManagementInterface.tsx\n\n"
+        "/Users/x/frontend/src/components/PlayerManagementInterface.tsx\n"
+        "  412:31  error  Unnecessary escape character: \\+  no-useless-escape\n\n✖ 1 problem (1 error, 0 warnings)",
+        1,
+    )
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-lint", str(tmp_path))
+    w.prompt("fix the lint errors")
+    for command, out, code in [lint, *later]:
+        w.bash(command, out, exit_code=code)
+    engine = Engine(record=True)
+    if variant is not None:
+        engine._variant_model = variant
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_a_candidate_that_names_none_of_the_failed_check_s_targets_is_marked(tmp_path: Path) -> None:
+    # issue 33, tenth round: `npm run dev` was credited as the fix of an ESLint error on one file
+    engine = _lint_then(
+        tmp_path, [("npm run dev", "> frontend@0.1.0 dev\n> vite\n\n  VITE v5.0.0  ready in 300 ms", 0)]
+    )
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.passed.command.text == "npm run dev"
+    assert episode.features["variant_target_dropped"] == 1.0 and episode.features["variant_try"] == 0.0
+
+
+def test_a_candidate_that_keeps_the_target_is_not_marked(tmp_path: Path) -> None:
+    # neuvector-mcp: the container is named `server`, not after the app; the same deployment set again
+    engine = _judged(
+        tmp_path,
+        [
+            ("kubectl set image deploy/neuvector-mcp -n neuvector-mcp neuvector-mcp=registry.example.com/nv:1.1.0", 'Exit code 1\nerror: unable to find container named "neuvector-mcp"', 1),
+            ("kubectl set image deploy/neuvector-mcp -n neuvector-mcp server=registry.example.com/nv:1.1.0", "deployment.apps/neuvector-mcp image updated", 0),
+        ],
+    )  # fmt: skip
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.features["variant_target_dropped"] == 0.0
+
+
+def test_each_later_chance_of_an_error_is_marked(tmp_path: Path) -> None:
+    # the variant model weighs which of its VARIANT_TRIES chances a candidate is (the first is most often it)
+    later = [(f"npm run {s}", f"> frontend@0.1.0 {s}\n\ndone", 0) for s in ("build", "typecheck", "dev")]
+    engine = _lint_then(tmp_path, later, variant=NEVER_KEEPS)
+    tries = [ep.features["variant_try"] for ep in engine.judged_episodes if ep.variant]
+    assert tries == [0.0, 0.5, 1.0]
+    assert len(engine.streams["main"].open) == 1  # none kept: the error waits for its own check

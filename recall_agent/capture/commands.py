@@ -443,6 +443,26 @@ def replaced(failure: Command, later: Command) -> dict[str, float] | None:
     return {"variant_replaced": 1.0, "replaced_kept": kept}
 
 
+def path_retried(failed: str, later: str, error: str) -> bool:
+    """Is a path tool's later success (Read, Grep, Glob, LS of `later`) the failed call on a missing `failed`
+    done again, so that it may show it fixed: the same file or folder by its name (`../server.js` ->
+    `server.js`, `.ruff.toml` -> `ruff.toml`, `.env` -> `.env.local`), or a path the error named (`File does not
+    exist. Did you mean .env.local?`). A Read of another file, a search of another folder, is not: it says
+    nothing about the path that was missing."""
+    a, b = _base(failed), _base(later)
+    if not a or not b:
+        return False
+    if a == b or (min(len(a), len(b)) >= 3 and (a in b or b in a)):
+        return True
+    said = error.replace("\\", "/").lower().replace(failed.replace("\\", "/").lower(), " ")
+    return len(b) >= 3 and re.search(rf"(?<![\w.-]){re.escape(b)}(?![\w-])", said) is not None
+
+
+def _base(path: str) -> str:
+    """A path's last part, lower-cased, without its leading dots (`D:\\x\\.Env` -> `env`)."""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower().lstrip(".")
+
+
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:
     """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
     `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""

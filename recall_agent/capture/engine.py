@@ -480,6 +480,12 @@ class Engine:
         tool = str((err.get("last") or {}).get("tool") or "Bash")
         if tool != run.tool:
             return False
+        if tool in PATH_TOOLS:  # a Read of another file is no fix of a Read of a missing one
+            return commands.path_retried(
+                err["command"].removeprefix(f"{tool} path="),
+                run.command.text.removeprefix(f"{tool} path="),
+                err["errors"][-1]["text"],
+            )
         failure = (
             commands.parse(err["command"])
             if tool == "Bash"

@@ -892,49 +892,25 @@ def test_a_printed_error_that_stays_or_goes_without_a_source_edit_is_no_learning
 
 
 def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: Path) -> None:
-    """The tool's failure is a run of its own, and a later success of the tool on the same folder named from
-    elsewhere shows it fixed (whether that is kept is the episode model's call)."""
+    """The tool's failure is a run of its own, and a later success of the tool with another path shows it
+    fixed (whether that is kept is the episode model's call)."""
     from recall_agent.capture.engine import Engine
     from recall_agent.capture.transcript import Transcript
 
     w = TranscriptWriter(tmp_path / "g.jsonl", "grep-1", str(project))
     w.prompt("where is checkout defined?")
     w.tool_error(
-        "Grep", {"pattern": "def checkout", "path": "lib/shop"},
-        "<tool_use_error>Path does not exist: lib/shop</tool_use_error>",
+        "Grep", {"pattern": "def checkout", "path": f"{project}/lib"},
+        f"<tool_use_error>Path does not exist: {project}/lib</tool_use_error>",
     )  # fmt: skip
-    w.tool("Grep", {"pattern": "def checkout", "path": "src/shop"}, "Found 1 file\nsrc/shop/cart.py")
+    w.tool("Grep", {"pattern": "def checkout", "path": f"{project}/src"}, "Found 1 file\nsrc/shop/cart.py")
     engine = Engine(record=True)
     engine.feed(Transcript(w.save()).steps())
     engine.end_turn()
     (episode,) = engine.judged_episodes
-    assert episode.failed.tool == "Grep" and episode.missing == ["lib/shop"]
-    assert episode.command_change == "`Grep path=src/shop` instead of `Grep path=lib/shop`"
+    assert episode.failed.tool == "Grep" and episode.missing == [f"{project}/lib"]
+    assert episode.command_change == f"`Grep path={project}/src` instead of `Grep path={project}/lib`"
     assert episode.features["path_tool"] == 1.0
-
-
-def test_a_read_of_another_file_is_no_fix_of_a_read_of_a_missing_one(project: Path, tmp_path: Path) -> None:
-    """Issue 33 (tenth round): a Read of a file that does not exist, then Reads of other files (the session
-    read on), says nothing about the missing file: no episode pairs them. A Read of the file the error named
-    (`Did you mean .env.local?`) or of the same file from another folder does."""
-    w = TranscriptWriter(tmp_path / "r.jsonl", "read-1", str(project))
-    w.prompt("check the skills and the CI workflow")
-    w.tool_error(
-        "Read", {"file_path": "/d/omp/.claude/skills/SKILL.md"},
-        "<tool_use_error>File does not exist. Note: your current working directory is /d/omp.</tool_use_error>",
-    )  # fmt: skip
-    w.tool("Read", {"file_path": "/d/omp/.github/workflows/code.yml"}, "1\tname: Code\n2\ton: push")
-    w.tool("Grep", {"pattern": "checkout", "path": "/d/omp/src"}, "Found 1 file\nsrc/shop/cart.py")
-    assert _judged(w.save()) == []
-    w = TranscriptWriter(tmp_path / "e.jsonl", "read-2", str(project))
-    w.prompt("what is the admin token?")
-    w.tool_error(
-        "Read", {"file_path": "/srv/web/.env"},
-        "<tool_use_error>File does not exist. Did you mean .env.local?</tool_use_error>",
-    )  # fmt: skip
-    w.tool("Read", {"file_path": "/srv/web/.env.local"}, "1\tADMIN_BEARER_TOKEN=<redacted>")
-    (episode,) = _judged(w.save())
-    assert episode.failed.tool == "Read" and episode.passed.command.text == "Read path=/srv/web/.env.local"
 
 
 def _judged(path: Path) -> list:

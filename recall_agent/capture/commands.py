@@ -443,26 +443,6 @@ def replaced(failure: Command, later: Command) -> dict[str, float] | None:
     return {"variant_replaced": 1.0, "replaced_kept": kept}
 
 
-def path_retried(failed: str, later: str, error: str) -> bool:
-    """Is a path tool's later success (Read, Grep, Glob, LS of `later`) the failed call on a missing `failed`
-    done again, so that it may show it fixed: the same file or folder by its name (`../server.js` ->
-    `server.js`, `.ruff.toml` -> `ruff.toml`, `.env` -> `.env.local`), or a path the error named (`File does not
-    exist. Did you mean .env.local?`). A Read of another file, a search of another folder, is not: it says
-    nothing about the path that was missing."""
-    a, b = _base(failed), _base(later)
-    if not a or not b:
-        return False
-    if a == b or (min(len(a), len(b)) >= 3 and (a in b or b in a)):
-        return True
-    said = error.replace("\\", "/").lower().replace(failed.replace("\\", "/").lower(), " ")
-    return len(b) >= 3 and re.search(rf"(?<![\w.-]){re.escape(b)}(?![\w-])", said) is not None
-
-
-def _base(path: str) -> str:
-    """A path's last part, lower-cased, without its leading dots (`D:\\x\\.Env` -> `env`)."""
-    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower().lstrip(".")
-
-
 def runs_test(failure: Command, later: Command, test_id: str) -> bool:
     """Does `later` run the test `test_id` that the run `failure` reported failing (`pytest tests` failed
     `tests/a.py::test_x`; `pytest tests/a.py::test_x` or `pytest tests/a.py` runs it)?"""
@@ -533,19 +513,6 @@ _TEST_WORDS = ("pytest", "runtests", "test", "unittest", "nose", "tox", "jest", 
 
 def _tests(check: Check) -> bool:
     return any(w in check.family for w in _TEST_WORDS)
-
-
-# linters and analysers: like a test run, one that checks fewer files or a sub-folder of what failed passes
-# because it looks at less (`ruff check a.py b.py` -> `ruff check a.py`, `dart analyze lib/x/` -> `lib/x/domain/`)
-_LINTERS = frozenset({"ruff", "flake8", "pylint", "mypy", "pyright", "eslint", "tsc", "golangci-lint", "staticcheck",
-                      "markdownlint", "markdownlint-cli2", "shellcheck", "biome", "stylelint", "swiftlint", "rubocop",
-                      "vale", "black", "isort", "prettier"})  # fmt: skip
-_ANALYSES = frozenset({"go vet", "cargo clippy", "dart analyze", "flutter analyze"})
-
-
-def _lints(check: Check) -> bool:
-    sub = f"{check.program} {check.targets[0]}" if check.targets else check.family
-    return check.program in _LINTERS or check.family in _ANALYSES or sub in _ANALYSES
 
 
 def _stems(check: Check) -> set[str]:
@@ -792,7 +759,7 @@ def not_a_fix(before: Command, after: Command) -> str | None:
         return "narrowed" if narrow_b - narrow_a else "output"
     if not (narrow_b - narrow_a or b.targets != a.targets):
         return None
-    if not (_tests(b) or _lints(b)):
+    if not _tests(b):
         return None
     # the same targets named from another folder (`pytest testbed/t.py` -> `pytest t.py`): a folder fix
     if (

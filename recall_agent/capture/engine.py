@@ -337,12 +337,9 @@ class Engine:
             text = f"{text.rstrip('.')}: {path}"
         run = Run(call.id, call.name, command, text, res.is_error, st.seq, res.ts)
         if failed:
-            self._failed(st, run, st.background.keys(), path=path)
-            for err in st.open:  # the whole path (the command's text cuts a long one at 80 characters)
-                if err["last"]["id"] == run.id:
-                    err["path"] = path
+            self._failed(st, run, st.background.keys())
         else:
-            self._resolve_matching(st, run, failing_folds=None, path=path)
+            self._resolve_matching(st, run, failing_folds=None)
             self._trim(st)
 
     def _agent_learned(self, st: Stream, run: Run, res: Result) -> bool:
@@ -366,7 +363,7 @@ class Engine:
 
     # ------------------------------------------------------------------ failures and fixes
 
-    def _failed(self, st: Stream, run: Run, background: Collection[int], path: str | None = None) -> None:
+    def _failed(self, st: Stream, run: Run, background: Collection[int]) -> None:
         """Record the failure; errors of the same check that this run no longer shows are resolved by it.
         A test run that reports several failing tests opens one error per test."""
         self.failures += 1
@@ -384,9 +381,7 @@ class Engine:
         # the code ran and raised (not a script that failed to load: an import or syntax error is no
         # reproduction of anything)
         raised = any(output.is_exception_line(ln) and not _LOADING.search(ln) for ln in errs)
-        self._resolve_matching(
-            st, run, failing_folds=failing, complete=not output.stopped_early(run.text), path=path
-        )
+        self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
         for folds, text, test in parts:
@@ -465,12 +460,7 @@ class Engine:
         self._trim(st)
 
     def _resolve_matching(
-        self,
-        st: Stream,
-        run: Run,
-        failing_folds: set[int] | None,
-        complete: bool = True,
-        path: str | None = None,
+        self, st: Stream, run: Run, failing_folds: set[int] | None, complete: bool = True
     ) -> None:
         """Resolve the open errors that `run` shows fixed: a run of the same check that passed, or that
         failed without that error (a test run that stopped early says nothing of the tests it did not
@@ -479,29 +469,17 @@ class Engine:
         for err in st.open:
             if err.get("shown") or (failing_folds is not None and not complete and err.get("test")):
                 still.append(err)
-            elif self._resolves(err, run, failing_folds, path) and not _narrowed_only(
-                st, err, run, failing_folds
-            ):
+            elif self._resolves(err, run, failing_folds) and not _narrowed_only(st, err, run, failing_folds):
                 self._resolved(st, err, self._episode(st, err, run, by_failing_run=failing_folds is not None))
             else:
                 still.append(err)
         st.open = still
 
     @staticmethod
-    def _resolves(
-        err: dict[str, Any], run: Run, failing_folds: set[int] | None, path: str | None = None
-    ) -> bool:
-        """`path`: a path tool's whole path (its command's text cuts a long one)."""
+    def _resolves(err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:
         tool = str((err.get("last") or {}).get("tool") or "Bash")
         if tool != run.tool:
             return False
-        if tool in PATH_TOOLS:  # a Read of another file is no fix of a Read of a missing one
-            retried = commands.path_retried(
-                str(err.get("path") or err["command"].removeprefix(f"{tool} path=")),
-                path or run.command.text.removeprefix(f"{tool} path="),
-                err["errors"][-1]["text"],
-            )
-            return retried and not (failing_folds is not None and set(err["folds"]) & failing_folds)
         failure = (
             commands.parse(err["command"])
             if tool == "Bash"

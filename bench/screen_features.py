@@ -11,7 +11,7 @@ passes goes to `fit_capture.py --objective project --lopo`. A feature must be on
 `--model run` (issue 33, ninth round) screens the run model on every judged run of the tuning projects, with
 the labels' verdicts (`fit_capture.run_rows`), and adds what the log-loss alone did not show there: each unit
 left out in turn, the run model fitted on the others as a fold of `--lopo` fits it (`fit_capture.fit_rows`
-with `--objective project`: its own penalty and weighting, and the best-F2 threshold), and the failures of
+with `--objective project`: its own penalty and weighting, and the best-F1 threshold), and the failures of
 the interactive units it then finds and misses out of unit. A feature that lowers the log-loss can still
 change which penalty and weighting every fold picks, and with them the threshold: the ninth round's
 `sections` cue lowered the interactive units' log-loss by 0.003 and cost 18 interactive failures out of unit
@@ -96,7 +96,7 @@ def run_rows() -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str
 
 
 def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, folds: list[str]) -> str:
-    """The run model as each `--lopo` fold fits it (penalty, weighting and best-F2 threshold chosen on the
+    """The run model as each `--lopo` fold fits it (penalty, weighting and best-F1 threshold chosen on the
     other units), judged on the left-out unit's runs: one line per unit, and the interactive units' failures
     found, missed and false, pooled."""
     F.OBJECTIVE = "project"
@@ -107,9 +107,7 @@ def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, f
             names, w, b, _y, points, chosen, _losses = F.fit_rows(
                 [feats[i] for i in train], list(y[train]), [folds[i] for i in train], list(units[train])
             )
-        best = F.best_point(
-            points, F._run_score, lambda p: F._se(F._run_score(p), p["tp"] + p["fp"] + p["fn"])
-        )
+        best = F.best_point(points, F._f1, lambda p: F._se(F._f1(p), p["tp"] + p["fp"] + p["fn"]))
         test = units == unit
         x = np.array([[r.get(k, 0.0) for k in names] for r, t in zip(feats, test, strict=True) if t])
         said = 1 / (1 + np.exp(-np.clip(x @ w + b, -60, 60))) >= best["threshold"]

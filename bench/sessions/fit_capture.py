@@ -30,8 +30,7 @@ Pass the same `--fold-by`, `--se-rule`, `--l2-grid` and `--drop-unstable` as the
 1. **run** — did a tool call fail? Every labelled session is replayed with the labels' verdicts (a call is
    a failure when a label lists it: `failed`, `also`, `unfixed`), so each run's features are computed
    with the background the engine would have; a logistic regression is fitted on them. Threshold: the
-   best out-of-fold F2 on the tuning half (recall weighed twice: the run model is a gate the episode model
-   filters after, `RUN_BETA`).
+   best F1 on the tuning half.
 2. **episode** — is a resolved error knowledge worth storing? The sessions are replayed with the fitted
    run model; each episode the engine resolves is positive when it matches a labelled episode marked
    `useful`. Threshold: the highest recall whose out-of-fold precision is at least the episode target,
@@ -67,7 +66,7 @@ whose out-of-fold figure is within one standard error of the best:
   log-loss is within one SE of the lowest; SE over the units the mean is taken over (projects with
   `--objective project` or `--fold-by project`, session folds otherwise), of the best setting's losses
   (`1se`) or of each setting's excess over it (`paired`);
-- thresholds chosen by an optimum (the run model's best F2, the variant model's best min(P / 0.90,
+- thresholds chosen by an optimum (the run model's best F1, the variant model's best min(P / 0.90,
   R / 0.70); `best_point`): of the points within one binomial SE of the best point's figure, the threshold
   nearest 0.5, where a calibrated model says yes when yes is likelier;
 - the episode target (`choose_target`): the highest target whose mean per-project min(P / 0.90, R / 0.70)
@@ -348,7 +347,7 @@ def fit_run(tune: list[L.Label], stamp: str) -> dict:
             folds.append(fold_of(label))
             projects.append(unit_of(label))
     names, w, b, y, points, l2, losses = fit_rows(rows, ys, folds, projects)
-    best = best_point(points, _run_score, lambda p: _se(_run_score(p), p["tp"] + p["fp"] + p["fn"]))
+    best = best_point(points, _f1, lambda p: _se(_f1(p), p["tp"] + p["fp"] + p["fn"]))
     note = f"{stamp}: {len(tune)} tuning sessions, {len(y)} runs, {int(y.sum())} failures"
     print(
         f"run model: {len(y)} runs, {int(y.sum())} failures; best out-of-fold log-loss (per project) {_losses(losses)}"
@@ -441,17 +440,8 @@ def fit_variant(tune: list[L.Label], stamp: str) -> dict:
     return to_model(names, w, b, point["threshold"], note, chosen)
 
 
-# The run model's threshold: the best out-of-fold F-beta with recall weighed RUN_BETA times precision (issue 33,
-# tenth round). The run model is a gate: a failure it misses is lost to every later decision, while a run it
-# flags wrongly is one more episode the episode model (with its own precision target) can still drop. At F1
-# each left-out fold's threshold sat at 0.16-0.49 and the interactive units' runs out of unit were 360
-# failures found, 64 missed, 146 false; at F2 the thresholds sit at 0.06-0.16: 378 / 46 / 191.
-RUN_BETA = 2.0
-
-
-def _run_score(p: dict[str, float]) -> float:
-    b2 = RUN_BETA**2
-    return (1 + b2) * p["precision"] * p["recall"] / (b2 * p["precision"] + p["recall"] or 1)
+def _f1(p: dict[str, float]) -> float:
+    return 2 * p["precision"] * p["recall"] / (p["precision"] + p["recall"] or 1)
 
 
 def _both(p: dict[str, float]) -> float:

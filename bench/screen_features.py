@@ -105,11 +105,7 @@ def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, f
         train = [i for i in range(len(y)) if units[i] != unit]
         with contextlib.redirect_stdout(io.StringIO()):
             names, w, b, _y, points, chosen, _losses = F.fit_rows(
-                [feats[i] for i in train],
-                list(y[train]),
-                [folds[i] for i in train],
-                list(units[train]),
-                F.RUN_CHOOSE_WITHOUT,
+                [feats[i] for i in train], list(y[train]), [folds[i] for i in train], list(units[train])
             )
         best = F.best_point(points, F._f1, lambda p: F._se(F._f1(p), p["tp"] + p["fp"] + p["fn"]))
         test = units == unit

@@ -263,33 +263,3 @@ def test_small_tuning_projects_are_one_unit_of_the_fit(monkeypatch: pytest.Monke
     assert fit.unit_of(Label("big")) == "big"
     assert fit.unit_of(Label("tiny")) == fit.SMALL_UNIT
     assert fit.unit_of(Label("unknown")) == fit.SMALL_UNIT
-
-
-def test_run_model_setting_is_chosen_without_the_one_harness_unit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """fit_capture.fit_rows with `choose_without` (the run model's RUN_CHOOSE_WITHOUT): the penalty and
-    weighting are chosen on the other units' out-of-fold log-loss only, while every unit's rows are still
-    fitted on; without it, every unit's loss counts."""
-    monkeypatch.syspath_prepend(str(SESSIONS))
-    monkeypatch.syspath_prepend(str(SESSIONS.parent))
-    fit = importlib.import_module("fit_capture")
-    import numpy as np
-
-    monkeypatch.setattr(fit, "FOLD_BY", "session")
-    monkeypatch.setattr(fit, "OBJECTIVE", "project")
-    monkeypatch.setattr(fit, "L2_GRID", (1.0,))
-    monkeypatch.setattr(fit, "ALPHAS", (0.0,))
-    seen: list[dict] = []
-    choose = fit.choose_setting
-    monkeypatch.setattr(fit, "choose_setting", lambda units: seen.append(units) or choose(units))
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=90)
-    rows = [{"x": float(v)} for v in x]
-    ys = [float(v + rng.normal() > 0) for v in x]
-    folds = [str(i % 5) for i in range(90)]
-    projects = ["swecb"] * 60 + ["a"] * 15 + ["b"] * 15
-    *_, chosen, losses = fit.fit_rows(rows, ys, folds, projects, ("swecb",))
-    assert [len(v) for v in seen[0].values()] == [2]  # a and b, not swecb
-    *_, _chosen, all_losses = fit.fit_rows(rows, ys, folds, projects)
-    assert [len(v) for v in seen[1].values()] == [3]
-    assert losses != all_losses  # the mean the choice reads is over a and b only
-    assert fit.RUN_CHOOSE_WITHOUT == ("swecb",)

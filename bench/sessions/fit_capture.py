@@ -29,9 +29,8 @@ Pass the same `--fold-by`, `--se-rule`, `--l2-grid` and `--drop-unstable` as the
 
 1. **run** — did a tool call fail? Every labelled session is replayed with the labels' verdicts (a call is
    a failure when a label lists it: `failed`, `also`, `unfixed`), so each run's features are computed
-   with the background the engine would have; a logistic regression is fitted on them. Its penalty and
-   weighting are chosen on the interactive units' log-loss alone (`RUN_CHOOSE_WITHOUT`: SWE-ContextBench's
-   rows are fitted on, not chosen on). Threshold: the best F1 on the tuning half.
+   with the background the engine would have; a logistic regression is fitted on them. Threshold: the
+   best F1 on the tuning half.
 2. **episode** — is a resolved error knowledge worth storing? The sessions are replayed with the fitted
    run model; each episode the engine resolves is positive when it matches a labelled episode marked
    `useful`. Threshold: the highest recall whose out-of-fold precision is at least the episode target,
@@ -216,18 +215,10 @@ def fold_of(label: L.Label) -> str:
     return str(int(hashlib.sha256(label.session.encode()).hexdigest(), 16) % FOLDS)
 
 
-def fit_rows(
-    rows: list[dict[str, float]],
-    ys: list[float],
-    folds: list[str],
-    projects: list[str],
-    choose_without: tuple[str, ...] = (),
-) -> tuple:
+def fit_rows(rows: list[dict[str, float]], ys: list[float], folds: list[str], projects: list[str]) -> tuple:
     """Feature dicts, 0/1 labels, each row's fold and project -> (feature names, weights, bias, labels, the
     out-of-fold curve, the chosen (penalty, alpha) and each one's out-of-fold log-loss). By project, a
-    fold's log-loss is its project's, averaged over projects; by session, pooled. `choose_without`: units
-    whose log-loss is left out of the choice of penalty and weighting (their rows are still fitted on), when
-    the losses are per unit (`--objective project` or `--fold-by project`)."""
+    fold's log-loss is its project's, averaged over projects; by session, pooled."""
     names = sorted({k for r in rows for k in r})
     X = np.array([[r.get(k, 0.0) for k in names] for r in rows])
     y = np.array(ys)
@@ -245,14 +236,9 @@ def fit_rows(
                     continue
                 w, b = fit_logistic(X[~test], y[~test], l2, sample_weight=sw[~test])
                 scores[test] = 1 / (1 + np.exp(-(X[test] @ w + b)))
-                if FOLD_BY == "session" or k not in choose_without:
-                    per_fold.append(_log_loss(scores[test], y[test]))
+                per_fold.append(_log_loss(scores[test], y[test]))
             if FOLD_BY == "session" and OBJECTIVE == "project":
-                per_fold = [
-                    _log_loss(scores[groups == g], y[groups == g])
-                    for g in sorted(set(projects))
-                    if g not in choose_without
-                ]
+                per_fold = [_log_loss(scores[groups == g], y[groups == g]) for g in sorted(set(projects))]
             units[(l2, alpha)] = np.array(per_fold)
             oof[(l2, alpha)] = scores
     losses = {k: float(v.mean()) for k, v in units.items()}
@@ -351,14 +337,6 @@ def to_model(
     }
 
 
-# The run model's penalty and weighting are chosen on the interactive units' log-loss alone (issue 33, tenth
-# round): SWE-ContextBench's one-harness runs are still fitted on, but they no longer vote on how smooth the
-# model is or how much each project weighs. With the ninth round's features this changes two left-out folds'
-# choice (claude-code-archiver L2 0.3 alpha 0 -> 3 / 0.5, gameplanpro L2 1 alpha 0 -> 10 / 0.5); on the
-# interactive units' runs, out of unit: 360 failures found, 64 missed, 146 false -> 362 / 62 / 146.
-RUN_CHOOSE_WITHOUT = ("swecb",)
-
-
 def fit_run(tune: list[L.Label], stamp: str) -> dict:
     """The run model, on the labels' verdicts."""
     rows, ys, folds, projects = [], [], [], []
@@ -368,7 +346,7 @@ def fit_run(tune: list[L.Label], stamp: str) -> dict:
             ys.append(1.0 if failed else 0.0)
             folds.append(fold_of(label))
             projects.append(unit_of(label))
-    names, w, b, y, points, l2, losses = fit_rows(rows, ys, folds, projects, RUN_CHOOSE_WITHOUT)
+    names, w, b, y, points, l2, losses = fit_rows(rows, ys, folds, projects)
     best = best_point(points, _f1, lambda p: _se(_f1(p), p["tp"] + p["fp"] + p["fn"]))
     note = f"{stamp}: {len(tune)} tuning sessions, {len(y)} runs, {int(y.sum())} failures"
     print(

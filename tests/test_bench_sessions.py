@@ -263,3 +263,33 @@ def test_small_tuning_projects_are_one_unit_of_the_fit(monkeypatch: pytest.Monke
     assert fit.unit_of(Label("big")) == "big"
     assert fit.unit_of(Label("tiny")) == fit.SMALL_UNIT
     assert fit.unit_of(Label("unknown")) == fit.SMALL_UNIT
+
+
+def test_each_fold_starts_from_models_that_never_say_yes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """fit_capture.fit_all: the engine's first replay of a fold sees NEVER models, not the models an earlier
+    fold of the same process left in `model.load`'s cache (fitted on this fold's left-out project)."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+    from recall_agent.capture import model
+
+    earlier = tmp_path / "earlier.json"
+    yes = {"weights": {}, "bias": 60.0, "threshold": 0.5}
+    earlier.write_text(json.dumps({name: yes for name in ("run", "episode", "transient", "variant")}))
+    monkeypatch.setattr(model, "WEIGHTS", earlier)
+    model.load.cache_clear()
+    assert model.load("variant").decide({})  # an earlier fold's model, cached
+    seen: list[bool] = []
+
+    def first_fit(train: list, out: Path, target: float, stamp: str) -> tuple[dict, list]:
+        seen.append(model.load("variant").decide({}) or model.load("transient").decide({}))
+        return json.loads(out.read_text()), []
+
+    monkeypatch.setattr(fit, "fit", first_fit)
+    monkeypatch.setattr(fit, "fit_transient", lambda train, stamp: dict(fit.NEVER))
+    monkeypatch.setattr(fit, "fit_variant", lambda train, stamp: dict(fit.NEVER))
+    fit.fit_all([], tmp_path / "fold.json", 0.8, "test", passes=1)
+    model.load.cache_clear()
+    assert seen == [False]

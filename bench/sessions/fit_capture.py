@@ -561,7 +561,10 @@ def fit_all(train: list[L.Label], out: Path, target: float, stamp: str, passes: 
     ones, fitted on every tuning project, leaked the left-out project into its fold (issue 33's fifth
     round). The second pass refits all four on the first pass's transient and variant models, as the
     shipped weights are refitted on the previous ones."""
-    out.write_text(json.dumps({name: dict(NEVER) for name in ("run", "episode", "transient", "variant")}))
+    # the engine reads `out` from here on, and forgets the models it loaded before (a previous fold's, in the
+    # same process: they were fitted on this fold's left-out project)
+    model.WEIGHTS = out
+    _write(out, {name: dict(NEVER) for name in ("run", "episode", "transient", "variant")})
     for i in range(passes or PASSES):
         print(f"pass {i + 1}")
         weights, _ = fit(train, out, target, stamp)

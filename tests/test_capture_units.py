@@ -375,6 +375,12 @@ def test_a_missing_file_the_agent_wrote_itself_is_told_apart(tmp_path: Path) -> 
         ("python -m pytest tests/test_a.py", "python -m pytest tests/test_a.py::test_x -q", "narrowed"),
         ("pytest tests/a.py tests/b.py", "pytest tests/a.py", "narrowed"),
         ("go test ./...", "go test ./pkg/x -run TestA", "narrowed"),
+        # a linter or analyser on fewer files or a sub-folder passes because it checks less (issue 33, tenth round)
+        ("cd b && python -m ruff check a.py c.py src/main.py", "cd b && python -m ruff check a.py c.py", "narrowed"),
+        ("dart analyze lib/features/vpn/ 2>&1", "dart analyze lib/features/vpn/domain/ 2>&1", "narrowed"),
+        ("npx eslint src/", "npx eslint src/a.ts", "narrowed"),
+        ("ruff check a.py", "ruff check b.py", None),  # another file: the model weighs it
+        ("git add a.md b.md gone.md", "git add a.md b.md", None),  # a missing file left out: may be the fix
         ("pytest tests/ | head -50", "pytest tests/ | head -100", "rerun"),
         ("pytest tests/a.py --tb=short", "pytest tests/a.py --tb=long -v --no-header", "output"),
         ("npx vitest run", "npx vitest run 2>&1 | tail -30", "rerun"),

@@ -515,6 +515,19 @@ def _tests(check: Check) -> bool:
     return any(w in check.family for w in _TEST_WORDS)
 
 
+# linters and analysers: like a test run, one that checks fewer files or a sub-folder of what failed passes
+# because it looks at less (`ruff check a.py b.py` -> `ruff check a.py`, `dart analyze lib/x/` -> `lib/x/domain/`)
+_LINTERS = frozenset({"ruff", "flake8", "pylint", "mypy", "pyright", "eslint", "tsc", "golangci-lint", "staticcheck",
+                      "markdownlint", "markdownlint-cli2", "shellcheck", "biome", "stylelint", "swiftlint", "rubocop",
+                      "vale", "black", "isort", "prettier"})  # fmt: skip
+_ANALYSES = frozenset({"go vet", "cargo clippy", "dart analyze", "flutter analyze"})
+
+
+def _lints(check: Check) -> bool:
+    sub = f"{check.program} {check.targets[0]}" if check.targets else check.family
+    return check.program in _LINTERS or check.family in _ANALYSES or sub in _ANALYSES
+
+
 def _stems(check: Check) -> set[str]:
     """The test modules a test run names: `tests/x/test_y.py::T::t` and `x.test_y.T` both name test_y."""
     stems = set()
@@ -759,7 +772,7 @@ def not_a_fix(before: Command, after: Command) -> str | None:
         return "narrowed" if narrow_b - narrow_a else "output"
     if not (narrow_b - narrow_a or b.targets != a.targets):
         return None
-    if not _tests(b):
+    if not (_tests(b) or _lints(b)):
         return None
     # the same targets named from another folder (`pytest testbed/t.py` -> `pytest t.py`): a folder fix
     if (

@@ -524,8 +524,9 @@ _ANALYSES = frozenset({"go vet", "cargo clippy", "dart analyze", "flutter analyz
 
 
 def _lints(check: Check) -> bool:
-    sub = f"{check.program} {check.targets[0]}" if check.targets else check.family
-    return check.program in _LINTERS or check.family in _ANALYSES or sub in _ANALYSES
+    # `go vet` and `cargo clippy` parse as a family; `dart analyze`'s subcommand parses as its first target
+    first = f"{check.program} {check.targets[0]}" if check.targets else ""
+    return check.program in _LINTERS or check.family in _ANALYSES or first in _ANALYSES
 
 
 def _stems(check: Check) -> set[str]:

@@ -12,6 +12,9 @@ transcripts, into a fresh store — and the stored learnings (`recall export`) a
   the hook shows both alike, else by the fix the row shows (`credited_as_own`);
 - right shown: the same, judged on the text the on-error hook injects (the fix line and the cause; the line
   saying which command passed in which session, which `right resolution` reads too, is never injected);
+- v2 right, v2 shown: the same two, by the second judge (`labels.says_the_fix_v2`: also a change no word
+  shows, a command read without its output plumbing, the folder lesson), which agrees with a reader's
+  verdicts more often (`sessions/judge_agreement.py`); the first stays for comparison with earlier rounds;
 - right files: of matched edit fixes, the share whose stored files are exactly the labelled files (by name);
 - noise: stored learnings keyed on a labelled background line, or on nothing the labels call a failure;
 - speed: the import's wall time and MB/s.
@@ -215,7 +218,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             by_session.setdefault(sid, []).append(s)
     useful = {(s.session, i) for s in sessions for i, e in enumerate(s.episodes) if L.worth_keeping(e)}
     found: set[tuple[str, int]] = set()
-    real = right = right_shown = files_ok = files_n = noise = merged_found = 0
+    real = right = right_shown = right_v2 = right_shown_v2 = files_ok = files_n = noise = merged_found = 0
     misses_fix: list[dict] = []
     wrong: list[dict] = []  # stored, but no labelled useful fix
     reported = [lr for lr in stored if is_reported(lr)]
@@ -249,6 +252,8 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
             found.add((label.session, hit))
             ep = label.episodes[hit]
             right_shown += L.says_the_fix(shown(lr), ep)
+            right_shown_v2 += L.says_the_fix_v2(shown(lr), ep)
+            right_v2 += L.says_the_fix_v2(str(lr.get("resolution_summary") or ""), ep)
             if L.says_the_fix(str(lr.get("resolution_summary") or ""), ep):
                 right += 1
             else:
@@ -304,6 +309,9 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         # judged on the text the on-error hook injects (`retrieve.shown_summary`: never the line saying which
         # command passed in which session, which `right_resolution` reads too)
         "right_shown": round(right_shown / real, 3) if real else None,
+        # the second judge (`labels.says_the_fix_v2`, read against hand verdicts by judge_agreement.py)
+        "v2_right": round(right_v2 / real, 3) if real else None,
+        "v2_shown": round(right_shown_v2 / real, 3) if real else None,
         "right_files": round(files_ok / files_n, 3) if files_n else None,
         "noise": round(noise / n, 3) if n else None,
         "sessions_with_useful_learning": len({s for s, _ in found}),
@@ -902,6 +910,8 @@ def main(argv: list[str] | None = None) -> int:
         "recall",
         "right_resolution",
         "right_shown",
+        "v2_right",
+        "v2_shown",
         "right_files",
         "noise",
         "sessions_with_useful_learning",

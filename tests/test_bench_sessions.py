@@ -180,6 +180,73 @@ def test_agreement_matches_entries_by_call_id_and_scores_fields(tmp_path: Path, 
     assert agreement.kappa([(True, True), (False, False), (True, False), (False, False)]) == 0.5
 
 
+def _command_fix(before: str, after: str) -> dict:
+    return {"fix": {"kind": "command", "command": {"before": before, "after": after}}}
+
+
+def test_second_judge_passes_what_a_reader_passes_and_the_first_judge_cannot(bench) -> None:
+    labels = bench[1]
+    cases = [
+        # a change no word shows: `../`
+        (_command_fix("python3 test_issue.py", "python3 ../test_issue.py"),
+         "Fixed by the command: `python3 ../test_issue.py` instead of `python3 test_issue.py`."),
+        # the label's later command changed its output plumbing too (`tail -15` -> `tail -12`)
+        (_command_fix("timeout 900 .venv/bin/python -m pytest -q 2>&1 | tail -15",
+                      ".venv/bin/python -m pytest -q 2>&1 | tail -12"),
+         "Fixed by the command: ran it without `timeout 900` (`.venv/bin/python -m pytest -q`)."),
+        # the folder lesson, where the session used a full path of its machine instead
+        (_command_fix("cd testbed && python3 t.py", "cd ./swebench_9_15/testbed && python3 t.py"),
+         "The shell was already in `testbed` (the folder carries over between calls): ran it without `cd testbed`."),
+    ]  # fmt: skip
+    for episode, resolution in cases:
+        assert not labels.says_the_fix(resolution, episode)
+        assert labels.says_the_fix_v2(resolution, episode)
+
+
+def test_second_judge_still_fails_another_fix_and_the_change_read_backwards(bench) -> None:
+    labels = bench[1]
+    episode = _command_fix("pip install -e ./testbed", "pip install -e .")
+    assert labels.says_the_fix_v2(
+        "Fixed by the command: `pip install -e .` instead of `pip install -e ./testbed`.", episode
+    )
+    assert not labels.says_the_fix_v2(
+        "Fixed by the command: `pip install -e ./testbed` instead of `pip install -e testbed`.", episode
+    )
+    python3 = _command_fix("cd testbed && python test_issue.py", "cd testbed && python3 test_issue.py")
+    assert not labels.says_the_fix_v2(
+        "Fixed by the command: `python -m pytest t.py` instead of `pytest t.py`.", python3
+    )
+    edit = {
+        "fix": {
+            "kind": "edit",
+            "files": ["django/db/models/sql/query.py"],
+            "symbols": ["Query.deferred_to_data"],
+        }
+    }
+    assert not labels.says_the_fix_v2("Ran `git add django/db/models/sql/query.py` before it.", edit)
+    assert not labels.says_the_fix_v2("Changed `django/db/models/sql/query.py` (`Query.add_fields`).", edit)
+    grouper = {
+        "fix": {"kind": "edit", "files": ["lib/matplotlib/cbook.py"], "symbols": ["Grouper.__getstate__"]}
+    }
+    assert labels.says_the_fix_v2("Changed `lib/matplotlib/cbook.py` (`Grouper.join`).", grouper)
+
+
+def test_judge_agreement_reads_every_verdict_against_a_label() -> None:
+    """Every hand verdict names a labelled episode, and the second judge agrees with the reader more often."""
+    done = subprocess.run(
+        [sys.executable, str(SESSIONS / "judge_agreement.py")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no label for" not in done.stderr
+    agree = {
+        p[1]: (int(p[2]), int(p[3]))
+        for line in done.stdout.splitlines()
+        if (p := line.split())[:1] == ["all"]
+    }
+    assert agree["says_the_fix"][0] == agree["says_the_fix_v2"][0] == 175
+    assert agree["says_the_fix_v2"][1] > agree["says_the_fix"][1]
+
+
 def test_leave_one_project_out_means_skip_undefined_projects(monkeypatch: pytest.MonkeyPatch) -> None:
     """fit_capture --lopo's summary: a project that stores nothing has no precision and is left out of the
     mean (not counted as 0 or 1); pooled figures sum the counts; SWE-ContextBench is not interactive."""

@@ -267,6 +267,110 @@ def says_the_fix(resolution: str, episode: dict[str, Any]) -> bool:
     return False
 
 
+# The second judge (issue 33, eleventh round). `says_the_fix` stays as it is, so that every round's figure
+# stays comparable; read against hand verdicts on the tuning projects (right_verdicts.json, agreement.py
+# --judge) it calls about two thirds of its "wrong" verdicts on command fixes wrongly (NOTES-says-the-fix.md
+# lists the classes). This one passes what that one passes, and also:
+# - a command fix read without its output plumbing (`2>&1`, `| head -n 40`, `| tail -12`, `>/dev/null`):
+#   the issue says a change of those is never the fix, so the label's new `12` is not what a resolution must say;
+# - a change no word shows (`../`, `./testbed` -> `.`, quotes, a reshaped JSON value), when the resolution
+#   shows both sides of it: the changed middle with its neighbours, anchored at the command's end when the
+#   change is there;
+# - the folder lesson: the failing command went into or through a folder (`cd X`, `X/...`, `-C X`), the
+#   passing one does not go into it the same way, and the resolution says the shell was already in `X` or
+#   ran it without `cd X`;
+# - a `config` or `edit` label that also carries the command that fixed it, judged by that command too;
+# - an edit whose resolution names the labelled file and a part of the labelled symbol (its class) other
+#   than the method.
+_PLUMBING = re.compile(
+    r"\s*(?:\d?>&\d|[12]?>\s*/dev/null|\|\s*(?:head|tail)(?:\s+-[nc])?(?:\s+-?\d+)?)(?=\s|$|;|\|)"
+)
+_PLACEHOLDER = re.compile(r"\.\.\.|…|<[^<>]{0,80}>")
+_CONTEXT = 8
+_SHORT = 40
+
+
+def _without_plumbing(command: str) -> str:
+    return _PLUMBING.sub("", command).strip()
+
+
+def _word_change(before: str, after: str, text: str) -> bool:
+    before_words = _WORD.findall(before.lower())
+    after_words = _WORD.findall(after.lower())
+    new = [w for w in after_words if w not in set(before_words) and len(w) > 1]
+    gone = [w for w in before_words if w not in set(after_words) and len(w) > 1]
+    if new:
+        return any(w in text for w in new)
+    return bool(gone) and "without" in text and any(w in text for w in gone)
+
+
+def _side(command: str, start: int, end: int) -> str | None:
+    """The changed middle `command[start:end]` with up to _CONTEXT characters either side, a backtick where
+    the command starts or ends inside that window (a short command: the whole of it, in backticks); None
+    when a placeholder of the label is in it."""
+    if len(command) <= _SHORT:
+        piece = f"`{command}`"
+    else:
+        left = command[max(0, start - _CONTEXT) : start]
+        right = command[end : end + _CONTEXT]
+        piece = ("`" if start - _CONTEXT <= 0 else "") + left + command[start:end] + right
+        piece += "`" if end + _CONTEXT >= len(command) else ""
+    return None if _PLACEHOLDER.search(piece) else piece
+
+
+def _shown_change(before: str, after: str, text: str) -> bool:
+    """Both sides of the one change between the two commands are in the resolution."""
+    b, a = before.lower(), after.lower()
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    if a == b or not ("instead of" in text or "without" in text or "→" in text):
+        return False
+    sides = (_side(a, p, len(a) - s), _side(b, p, len(b) - s))
+    return all(side is not None and side in text for side in sides)
+
+
+def _folder_lesson(before: str, after: str, text: str) -> bool:
+    """The failing command went into a folder (`cd X`, `-C X`, `X/...`), the passing one does not go into it
+    the same way, and the resolution says the shell was already in `X`."""
+    b = before.lower()
+    folders = re.findall(r"(?:^|&&|;|\s)cd\s+([\w.\-/]+)", b) + re.findall(r"-c\s+([\w.\-]+)", b)
+    folders += re.findall(r"(?:^|\s)([\w\-]+)/", b)
+    said = ("already in `{}`", "without `cd {}`", "without `-c {}`", "without their `{}/` prefix")
+    return any(
+        f"cd {f} " not in f"{after.lower()} " and any(form.format(f) in text for form in said)
+        for f in folders
+    )
+
+
+def says_the_fix_v2(resolution: str, episode: dict[str, Any]) -> bool:
+    """The second judge: `says_the_fix`, and the cases above."""
+    if says_the_fix(resolution, episode):
+        return True
+    text = _norm(resolution)
+    fix = episode.get("fix") or {}
+    files = [str(f) for f in fix.get("files") or []]
+    symbols = [str(s) for s in fix.get("symbols") or []]
+    if fix.get("kind") in ("edit", "config") and files and symbols:
+        stems = {f.rsplit("/", 1)[-1].split(".")[0].lower() for f in files}
+        parts = {p.lower() for s in symbols for p in s.split(".") if len(p) >= 4} - stems
+        if any(f.rsplit("/", 1)[-1].lower() in text for f in files) and any(p in text for p in parts):
+            return True
+    command = fix.get("command") or {}
+    if not (isinstance(command, dict) and command.get("after")):
+        return False
+    before = _norm(_without_plumbing(str(command.get("before") or "")))
+    after = _norm(_without_plumbing(str(command["after"])))
+    return (
+        _word_change(before, after, text)
+        or _shown_change(before, after, text)
+        or _folder_lesson(before, after, text)
+    )
+
+
 def keyed_on_error(signatures: list[str], episode: dict[str, Any]) -> bool:
     """Does a stored signature hold the labelled error line?"""
     want = _norm(episode.get("error") or "")

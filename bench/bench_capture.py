@@ -318,6 +318,7 @@ def judge(sessions: list[L.Label], stored: list[dict], merged: bool = False) -> 
         "real": real,
         "found": len(found),
         "right": right,
+        "right_v2": right_v2,
         "noise_n": noise,
         "found_in_merged": merged_found,
         "reported": len(reported),

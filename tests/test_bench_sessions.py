@@ -194,6 +194,10 @@ def test_second_judge_passes_what_a_reader_passes_and_the_first_judge_cannot(ben
         (_command_fix("timeout 900 .venv/bin/python -m pytest -q 2>&1 | tail -15",
                       ".venv/bin/python -m pytest -q 2>&1 | tail -12"),
          "Fixed by the command: ran it without `timeout 900` (`.venv/bin/python -m pytest -q`)."),
+        # a label that abbreviates: the quoted path, compared between the placeholders
+        (_command_fix("git add ... src/pages/works/[id].astro ...", 'git add ... "src/pages/works/[id].astro" ...'),
+         'Fixed by the command: `… sample-project.md "src/pages/works/[id].astro" src/pages/works/index.astro …`'
+         " instead of `… sample-project.md src/pages/works/[id].astro src/pages/works/index.astro …`."),
         # the folder lesson, where the session used a full path of its machine instead
         (_command_fix("cd testbed && python3 t.py", "cd ./swebench_9_15/testbed && python3 t.py"),
          "The shell was already in `testbed` (the folder carries over between calls): ran it without `cd testbed`."),

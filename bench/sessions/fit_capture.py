@@ -630,7 +630,7 @@ def leave_one_project_out(
 
 def _summary(r: dict) -> dict:
     keys = ("sessions", "stored", "useful_labelled", "real", "found", "right", "precision", "recall",
-            "right_resolution")  # fmt: skip
+            "right_resolution", "right_v2", "v2_right")  # fmt: skip
     return {k: r.get(k) for k in keys} | {"missed": r.get("missed"), "not_useful": r.get("not_useful")}
 
 
@@ -638,17 +638,18 @@ def lopo_means(rows: dict[str, dict], which: str) -> dict[str, float | None]:
     """Means over projects (a project that stores nothing has no precision; one with no useful fix no
     recall), pooled figures, and the interactive projects (all but SWE-ContextBench) pooled."""
     out: dict[str, float | None] = {}
-    for key in ("precision", "recall", "right_resolution"):
-        vals = [r[which][key] for r in rows.values() if r[which][key] is not None]
+    for key in ("precision", "recall", "right_resolution", "v2_right"):
+        vals = [r[which].get(key) for r in rows.values() if r[which].get(key) is not None]
         out[key] = round(sum(vals) / len(vals), 3) if vals else None
     for name, sel in (("pooled", rows), ("interactive", {p: r for p, r in rows.items() if p != "swecb"})):
         c = {
-            k: sum(r[which][k] or 0 for r in sel.values())
-            for k in ("stored", "real", "found", "useful_labelled", "right")
+            k: sum(r[which].get(k) or 0 for r in sel.values())
+            for k in ("stored", "real", "found", "useful_labelled", "right", "right_v2")
         }
         out[f"{name}_precision"] = round(c["real"] / c["stored"], 3) if c["stored"] else None
         out[f"{name}_recall"] = round(c["found"] / c["useful_labelled"], 3) if c["useful_labelled"] else None
         out[f"{name}_right"] = round(c["right"] / c["real"], 3) if c["real"] else None
+        out[f"{name}_v2_right"] = round(c["right_v2"] / c["real"], 3) if c["real"] else None
     p, r = out["precision"] or 0.0, out["recall"] or 0.0
     out["score"] = round(min(p / STORED_PRECISION, r / STORED_RECALL), 3)
     return out
@@ -678,6 +679,9 @@ def print_lopo(rows: dict[str, dict]) -> None:
         print(
             f"{label:<45}{f(a[pk]):>7}{f(a[rk]):>7}{f(a[tk]):>7}   |{'':>7}{f(b[pk]):>7}{f(b[rk]):>7}{f(b[tk]):>7}"
         )
+    a, b = lopo_means(rows, "left_out"), lopo_means(rows, "in_sample")
+    print(f"right by the second judge (labels.says_the_fix_v2), mean / interactive pooled: left out"
+          f" {f(a['v2_right'])} / {f(a['interactive_v2_right'])}, in sample {f(b['v2_right'])} / {f(b['interactive_v2_right'])}")  # fmt: skip
     print(f"min(P mean / {STORED_PRECISION}, R mean / {STORED_RECALL}): left out {lopo_means(rows, 'left_out')['score']}"
           f", in sample {lopo_means(rows, 'in_sample')['score']}")  # fmt: skip
 

@@ -273,9 +273,9 @@ def says_the_fix(resolution: str, episode: dict[str, Any]) -> bool:
 # lists the classes). This one passes what that one passes, and also:
 # - a command fix read without its output plumbing (`2>&1`, `| head -n 40`, `| tail -12`, `>/dev/null`):
 #   the issue says a change of those is never the fix, so the label's new `12` is not what a resolution must say;
-# - a change no word shows (`../`, `./testbed` -> `.`, quotes, a reshaped JSON value), when the resolution
+# - a change no word shows (`../`, `./testbed` -> `.`, quotes, backslashes to slashes), when the resolution
 #   shows both sides of it: the changed middle with its neighbours, anchored at the command's end when the
-#   change is there;
+#   change is there (a label that abbreviates with `...` is compared piece by piece);
 # - the folder lesson: the failing command went into or through a folder (`cd X`, `X/...`, `-C X`), the
 #   passing one does not go into it the same way, and the resolution says the shell was already in `X` or
 #   ran it without `cd X`;
@@ -304,33 +304,47 @@ def _word_change(before: str, after: str, text: str) -> bool:
     return bool(gone) and "without" in text and any(w in text for w in gone)
 
 
-def _side(command: str, start: int, end: int) -> str | None:
-    """The changed middle `command[start:end]` with up to _CONTEXT characters either side, a backtick where
-    the command starts or ends inside that window (a short command: the whole of it, in backticks); None
-    when a placeholder of the label is in it."""
-    if len(command) <= _SHORT:
-        piece = f"`{command}`"
-    else:
-        left = command[max(0, start - _CONTEXT) : start]
-        right = command[end : end + _CONTEXT]
-        piece = ("`" if start - _CONTEXT <= 0 else "") + left + command[start:end] + right
-        piece += "`" if end + _CONTEXT >= len(command) else ""
-    return None if _PLACEHOLDER.search(piece) else piece
+def _side(piece: str, start: int, end: int, head: bool, tail: bool) -> str:
+    """The changed middle `piece[start:end]` with up to _CONTEXT characters either side; a backtick where the
+    whole command (`head`: the piece is its start, `tail`: its end) starts or ends inside that window; a short
+    command whole, in backticks."""
+    if head and tail and len(piece) <= _SHORT:
+        return f"`{piece.strip()}`"
+    left, right = piece[max(0, start - _CONTEXT) : start], piece[end : end + _CONTEXT]
+    out = ("`" if head and start <= _CONTEXT else "") + left + piece[start:end] + right
+    return (out + ("`" if tail and end + _CONTEXT >= len(piece) else "")).strip()
 
 
-def _shown_change(before: str, after: str, text: str) -> bool:
-    """Both sides of the one change between the two commands are in the resolution."""
-    b, a = before.lower(), after.lower()
+def _changed(b: str, a: str) -> tuple[int, int, int]:
+    """Where two strings differ: the common prefix length, and the ends of the changed middles in each."""
     p = 0
     while p < min(len(a), len(b)) and a[p] == b[p]:
         p += 1
     s = 0
     while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
         s += 1
-    if a == b or not ("instead of" in text or "without" in text or "→" in text):
+    return p, len(b) - s, len(a) - s
+
+
+def _shown_change(before: str, after: str, text: str) -> bool:
+    """Both sides of each change between the two commands are in the resolution. A label that abbreviates
+    (`...`, `<each path quoted>`) is compared piece by piece between its placeholders: all of them when both
+    commands have as many, else the first and the last."""
+    if before == after or not ("instead of" in text or "without" in text or "→" in text):
         return False
-    sides = (_side(a, p, len(a) - s), _side(b, p, len(b) - s))
-    return all(side is not None and side in text for side in sides)
+    bs, as_ = _PLACEHOLDER.split(before), _PLACEHOLDER.split(after)
+    pairs = list(zip(bs, as_, strict=True)) if len(bs) == len(as_) else [(bs[0], as_[0]), (bs[-1], as_[-1])]
+    shown = False
+    for n, (b, a) in enumerate(pairs):
+        if a == b:
+            continue
+        head, tail = n == 0, n == len(pairs) - 1
+        p, b_end, a_end = _changed(b, a)
+        for side in (_side(a, p, a_end, head, tail), _side(b, p, b_end, head, tail)):
+            if side.strip("`") and side not in text:
+                return False
+        shown = True
+    return shown
 
 
 def _folder_lesson(before: str, after: str, text: str) -> bool:

@@ -630,7 +630,10 @@ def change(before: Command, after: Command, context: bool = True) -> str | None:
         return f"ran it without `{dropped}` (`{_shown(after)}`)"
     moved = before.cwd != after.cwd
     shown_after, shown_before = _shown(after, moved), _shown(before, moved)
-    plain = _plain(before, moved), _plain(after, moved)  # the folder said when it changed
+    # the folder said when it changed; a tool call's longer inputs when both calls have them (a call read
+    # back from the state of an older version has only its text)
+    full = bool(before.full and after.full)
+    plain = _plain(before, moved, full), _plain(after, moved, full)
     if max(len(plain[0]), len(plain[1])) > ALIKE_MIN:
         # long lines that look alike: what changed, said first; else what changed in the check that decides
         mains = [_shown(c, moved, 10**6).replace("`", "'") for c in (before, after)]
@@ -742,11 +745,11 @@ def _ops(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
 _SEPARATORS = frozenset({"&&", "||", ";", "|"})
 
 
-def _plain(cmd: Command, with_folder: bool = True) -> str:
+def _plain(cmd: Command, with_folder: bool = True, full: bool = True) -> str:
     """A command line as its checks see it: the leading `cd DIR &&` kept (`with_folder`), its output
     plumbing (`| tail -5`, `2>&1`) left out (how much of a run was shown is never the fix), backquotes as
     quotes; another tool's call with its inputs as `Command.full` keeps them."""
-    if cmd.full:
+    if cmd.full and full:
         return cmd.full.replace("`", "'")
     cd = _CD_PREFIX.match(cmd.text)
     rest = cmd.text[cd.end() :] if cd else cmd.text

@@ -1076,7 +1076,7 @@ def _redacted(command: str) -> str:
 
 def _run_state(run: Run) -> dict[str, Any]:
     state = {"id": run.id, "tool": run.tool, "command": run.command.text, "seq": run.seq, "ts": run.ts}
-    if run.command.full and run.command.full != run.command.text:  # a tool call's longer inputs
+    if run.command.full:  # a tool call's inputs, kept longer than its text keeps them
         state["full"] = run.command.full
     return state
 

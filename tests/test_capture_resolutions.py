@@ -441,7 +441,7 @@ def test_another_interpreter_beside_the_edit_is_said(tmp_path: Path) -> None:
         ],
     )  # fmt: skip
     assert first.startswith("Changed `sphinx/domains/std.py` (`StandardDomain.get_fignumber`)"), first
-    assert "Also the command: `python3 -m …` instead of `python -m …`." in first  # the words that differ
+    assert "Also the command: `python` → `python3` (`python3 -m pytest tests/" in first  # what changed first
     assert fix["command"]["after"].startswith("python3 -m pytest")
 
 

@@ -439,9 +439,9 @@ def test_long_commands_show_the_part_that_differs() -> None:
     before = commands.parse(f"tool run {flags}")
     after = commands.parse(f"tool run {flags.replace('--opt50', '--opt50=1')}")
     said = commands.change(before, after)
-    assert (
-        said
-        == "`… --opt48 --opt49 --opt50=1 --opt51 --opt52 …` instead of `… --opt48 --opt49 --opt50 --opt51 --opt52 …`"
+    assert said == (  # what changed first, then the passing line from a little before it
+        "`--opt49 --opt50` → `--opt49 --opt50=1` (`… --opt48 --opt49 --opt50=1 --opt51 --opt52 --opt53 --opt54"
+        " --opt55 --opt56 --opt57 --opt58 --opt59`)"
     )
 
 

@@ -909,7 +909,7 @@ def test_a_grep_on_a_path_that_does_not_exist_is_a_run(project: Path, tmp_path: 
     engine.end_turn()
     (episode,) = engine.judged_episodes
     assert episode.failed.tool == "Grep" and episode.missing == [f"{project}/lib"]
-    assert episode.command_change == f"`Grep path={project}/src` instead of `Grep path={project}/lib`"
+    assert episode.command_change == f"`shop-api/lib` → `shop-api/src` (`Grep path={project}/src`)"
     assert episode.features["path_tool"] == 1.0
 
 

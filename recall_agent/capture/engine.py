@@ -857,8 +857,9 @@ def _run(call: Call, res: Result, seq: int) -> Run | None:
             return None
         command = commands.parse(_redacted(raw))  # a failure and its fix are redacted alike: still compare
     else:  # its inputs (a structured one as JSON) are kept in the state: redacted as a command is
+        full = commands.tool_text(call.name, call.input, commands.TOOL_INPUT_FULL)
         command = commands.tool_command(
-            call.name, {}, _redacted(commands.tool_command(call.name, call.input).text)
+            call.name, {}, _redacted(commands.tool_text(call.name, call.input)), _redacted(full)
         )
     return Run(
         call.id, call.name, command, text, res.is_error or _tool_reported_error(call, text), seq, res.ts
@@ -1074,13 +1075,17 @@ def _redacted(command: str) -> str:
 
 
 def _run_state(run: Run) -> dict[str, Any]:
-    return {"id": run.id, "tool": run.tool, "command": run.command.text, "seq": run.seq, "ts": run.ts}
+    state = {"id": run.id, "tool": run.tool, "command": run.command.text, "seq": run.seq, "ts": run.ts}
+    if run.command.full:  # a tool call's inputs, kept longer than its text keeps them
+        state["full"] = run.command.full
+    return state
 
 
 def _run_from_state(data: dict[str, Any]) -> Run:
     tool = str(data.get("tool") or "Bash")
     text = str(data.get("command") or "")
-    command = commands.parse(text) if tool == "Bash" else commands.tool_command(tool, {}, text)
+    full = str(data.get("full") or "")
+    command = commands.parse(text) if tool == "Bash" else commands.tool_command(tool, {}, text, full)
     return Run(str(data.get("id") or ""), tool, command, "", True, int(data.get("seq") or 0), data.get("ts"))
 
 

@@ -302,6 +302,9 @@ def _beside_edits(episode: Episode, room: int) -> str:
     text = f"Also the command: {change.removesuffix(ALREADY_THERE)}."
     if len(text) <= room:
         return text
+    lead = commands.change(episode.failed.command, episode.passed.command, context=False)
+    if lead and lead != change and len(f"Also the command: {lead}.") <= room:
+        return f"Also the command: {lead}."  # what changed, without the passing line around it
     side = (room - len("Also the command: `` instead of ``.")) // 2
     for context in (1, 0):
         before, after = commands.differing(episode.failed.command.text, episode.passed.command.text, context)

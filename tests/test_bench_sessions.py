@@ -319,6 +319,33 @@ def test_threshold_floor_out_of_reach_takes_the_most_precise_point_that_says_yes
     assert fit.pick_threshold(points, 0.60)["threshold"] == 0.2
 
 
+def test_episode_threshold_out_of_reach_takes_the_point_nearest_both_targets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """fit_capture.episode_point: when no point of the episode model's out-of-fold curve reaches the precision
+    target (SWE-ContextBench's left-out fold, pass 2 of issue 33's tenth round: the interactive projects'
+    resolved errors 40% useful), the point nearest both targets, in the curve's body, not the most precise
+    point on its last few rows (threshold 0.655, recall 0.16; with another penalty the fold's recall was
+    0.05); when some point reaches the target, pick_threshold's highest recall there."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+    flat = [
+        {"threshold": 0.239, "precision": 0.433, "recall": 0.930, "tp": 107},
+        {"threshold": 0.368, "precision": 0.524, "recall": 0.757, "tp": 87},
+        {"threshold": 0.459, "precision": 0.586, "recall": 0.591, "tp": 68},
+        {"threshold": 0.505, "precision": 0.590, "recall": 0.426, "tp": 49},
+        {"threshold": 0.575, "precision": 0.609, "recall": 0.243, "tp": 28},
+        {"threshold": 0.655, "precision": 0.667, "recall": 0.157, "tp": 18},
+        {"threshold": 0.752, "precision": 0.600, "recall": 0.052, "tp": 6},
+        {"threshold": 0.95, "precision": 1.0, "recall": 0.0, "tp": 0},
+    ]
+    assert fit.pick_threshold(flat, 0.8)["threshold"] == 0.655
+    assert fit.episode_point(flat, 0.8)["threshold"] == 0.459
+    reached = flat[:4] + [{"threshold": 0.6, "precision": 0.81, "recall": 0.3, "tp": 30}]
+    assert fit.episode_point(reached, 0.8)["threshold"] == 0.6
+
+
 def test_small_tuning_projects_are_one_unit_of_the_fit(monkeypatch: pytest.MonkeyPatch) -> None:
     """fit_capture.unit_of: a tuning project with fewer than SMALL_PROJECT labelled sessions counts with the
     other small ones as one unit (of the per-project objective, the weighting and the left-out check)."""

@@ -183,3 +183,53 @@ def test_frames_of_each_notation_are_read() -> None:
         ("/srv/site/lib/site/doc.rb", 4, "date"),
         ("~/.cargo/registry/src/rt-1.0/src/lib.rs", 3, ""),
     ]
+
+
+# A kernel-style C file: many strings in calls of a few names (a table's macro), and a callee longer than the
+# kind cache keeps.
+C_MESSAGES = b"""#include <linux/device.h>
+
+static const struct pin pins[] = {
+\tPIN(0, "GPIO0", "uart0_tx", "spi0_clk"),
+\tPIN(1, "GPIO1", "uart0_rx", "spi0_mosi"),
+};
+
+static int probe(struct device *dev, int ret)
+{
+\tif (ret < 0) {
+\t\tWARN(1, "failed to map the registers: %d\\n", ret);
+\t\treturn ret;
+\t}
+\tif (!dev->of_node)
+\t\tpanic("no device tree node for this controller\\n");
+\treport_error(dev, "falling back to the default pin table\\n");
+\tsome_rather_long_macro_name_for_reporting_errors_of_this_particular_driver_and_of_its_subsystem_Error(
+\t\tdev, "the controller did not answer in time\\n");
+\treturn 0;
+}
+"""
+
+
+def test_message_sites_are_the_same_with_the_callee_kinds_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall_agent.architecture import messages
+    from recall_agent.architecture.extract import extract
+    from recall_agent.architecture.languages import BY_NAME
+
+    def sites() -> list[tuple]:
+        found = extract(BY_NAME["c"], C_MESSAGES).sites
+        return [(s.line, s.end_line, s.kind, s.scope, s.parts) for s in found]
+
+    messages._known_callee_kind.cache_clear()
+    cold = sites()
+    assert messages._known_callee_kind.cache_info().hits > 0  # PIN's kind was decided once for its 6 strings
+    assert sites() == cold
+    monkeypatch.setattr(messages, "CALLEE_CACHED", 0)  # every kind decided anew: the same sites
+    assert sites() == cold
+    assert [(line, kind) for line, _, kind, _, _ in cold] == [
+        (11, "log"),
+        (15, "raise"),
+        (16, "error"),
+        (17, "error"),
+    ]
+    assert cold[0][3:] == ("probe", ["failed to map the registers:"])
+    assert cold[3][4] == ["the controller did not answer in time"]  # a callee too long for the cache

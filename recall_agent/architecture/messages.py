@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ _STOP_NODES = frozenset(
 _RETURN_NODES = frozenset({"return_statement", "return_expression", "return"})
 _IF_NODES = frozenset({"if_statement", "elif_clause", "if_expression", "if", "unless", "if_modifier"})
 MAX_UP = 8  # ancestors looked at above a string
+_START_BYTE = attrgetter("start_byte")
+CALLEE_CACHED = 120  # callees this long or shorter have their kind cached (_known_callee_kind)
 MAX_SITES = 2_000  # per file
 PART_MIN = 4  # characters of a literal part worth matching
 CODE_MAX = 160
@@ -135,10 +138,12 @@ def sites(lang: str, source: bytes, root: Node, symbols: list, strings: list | N
             return []
         strings = QueryCursor(query).captures(root).get("s", [])
     found: dict[int, Site] = {}
-    for node in sorted(strings, key=lambda n: n.start_byte):
-        if node.parent is not None and node.parent.type in STRING_TYPES:
+    for node in sorted(strings, key=_START_BYTE):
+        parent = node.parent  # read once: a node's parent is found from the root down
+        if parent is not None and parent.type in STRING_TYPES:
             continue  # a string inside a string (Python's concatenation keeps its own node)
-        anchor = _site_of(source, node)  # first: most strings feed no message (C's are mostly printk's)
+        # first: most strings feed no message (C's are mostly printk's)
+        anchor = _site_of(source, node, parent)
         if anchor is None:
             continue
         parts = literal_parts(source, node)
@@ -213,20 +218,24 @@ def _callee(source: bytes, node: Node) -> str:
     return ""
 
 
-def _site_of(source: bytes, string: Node) -> tuple[Node, str] | None:
-    """The raise/throw statement or the error/log call the string feeds, and which kind it is."""
+def _site_of(source: bytes, string: Node, parent: Node | None) -> tuple[Node, str] | None:
+    """The raise/throw statement or the error/log call the string feeds (`parent`: the string's), and which
+    kind it is."""
     best: tuple[Node, str] | None = None
-    node = string.parent
+    node = parent
     for _ in range(MAX_UP):
-        if node is None or node.type in _STOP_NODES:
+        if node is None:
             break
-        if node.type in _RAISE_NODES:
+        kind = node.type  # read once: each read makes a new string
+        if kind in _STOP_NODES:
+            break
+        if kind in _RAISE_NODES:
             return node, "raise"
-        if node.type in _RETURN_NODES and best is None and _PLACEHOLDER.search(_text(source, string)):
+        if kind in _RETURN_NODES and best is None and _PLACEHOLDER.search(_text(source, string)):
             best = (node, "message")  # a helper returning a formatted message (`return String.format(...)`)
-        if node.type in _CALL_NODES and best is None:
+        if kind in _CALL_NODES and best is None:
             best = _call_kind(source, node)
-        elif node.type in _ASSIGN_NODES and best is None:
+        elif kind in _ASSIGN_NODES and best is None:
             target = node.child_by_field_name("left") or node.child_by_field_name("name")
             text = source[target.start_byte : target.end_byte].decode("utf-8", "replace") if target else ""
             if _MESSAGE_NAME.search(text.strip()):
@@ -237,15 +246,26 @@ def _site_of(source: bytes, string: Node) -> tuple[Node, str] | None:
 
 def _call_kind(source: bytes, node: Node) -> tuple[Node, str] | None:
     callee = _callee(source, node)
+    kind = _known_callee_kind(callee) if len(callee) <= CALLEE_CACHED else _callee_kind(callee)
+    return (node, kind) if kind else None
+
+
+def _callee_kind(callee: str) -> str:
+    """What a call of `callee` is to a string among its arguments: raise, error, log, or "" (none of them)."""
     m = _LAST_NAME.search(callee.split("(")[0].split("<")[0])
     last = m.group(1) if m else ""
     if last.lower() in _RAISE_CALLS:
-        return node, "raise"
+        return "raise"
     if _ERRORISH.search(callee) or _ERRORISH.search(last):
-        return node, "error"
+        return "error"
     if last.lower() in _LOG_CALLS:
-        return node, "log"
-    return None
+        return "log"
+    return ""
+
+
+# most of the kernel's strings sit in calls of a few thousand names (`pr_err`, `dev_warn`, a table's
+# macro), each one's kind decided once per process
+_known_callee_kind = lru_cache(maxsize=1 << 14)(_callee_kind)
 
 
 def _raised_type(source: bytes, node: Node) -> str:

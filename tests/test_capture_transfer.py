@@ -278,17 +278,3 @@ def test_each_later_chance_of_an_error_is_marked(tmp_path: Path) -> None:
     tries = [ep.features["variant_try"] for ep in engine.judged_episodes if ep.variant]
     assert tries == [0.0, 0.5, 1.0]
     assert len(engine.streams["main"].open) == 1  # none kept: the error waits for its own check
-
-
-def test_a_failure_the_client_did_not_flag_is_marked(tmp_path: Path) -> None:
-    # oh-my-posh: `go test … | tail` exits 0 (the pipe's exit code), the run model reads the failure off the
-    # output; the episode model is told the client did not flag it (issue 33, eleventh round)
-    calls = [
-        ("cd src && go test ./color/... 2>&1 | tail -3", "FAIL\tgithub.com/jandedobbeleer/oh-my-posh/src/color [build failed]\nFAIL", 0),
-        ("cd src && go test ./color/... 2>&1 | tail -3", "ok  \tgithub.com/jandedobbeleer/oh-my-posh/src/color\t0.012s", 0),
-    ]  # fmt: skip
-    (episode,) = _judged(tmp_path / "masked", calls).judged_episodes
-    assert not episode.failed.flagged and episode.features["error_unflagged"] == 1.0
-    flagged = [(calls[0][0].replace(" 2>&1 | tail -3", ""), "Exit code 1\n" + calls[0][1], 1), calls[1]]
-    (episode,) = _judged(tmp_path / "flagged", flagged).judged_episodes
-    assert episode.failed.flagged and episode.features["error_unflagged"] == 0.0

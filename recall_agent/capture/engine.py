@@ -1074,20 +1074,14 @@ def _redacted(command: str) -> str:
 
 
 def _run_state(run: Run) -> dict[str, Any]:
-    state = {"id": run.id, "tool": run.tool, "command": run.command.text, "seq": run.seq, "ts": run.ts}
-    if not run.flagged:  # the client said it passed (the run model read a failure off its output)
-        state["unflagged"] = True
-    return state
+    return {"id": run.id, "tool": run.tool, "command": run.command.text, "seq": run.seq, "ts": run.ts}
 
 
 def _run_from_state(data: dict[str, Any]) -> Run:
     tool = str(data.get("tool") or "Bash")
     text = str(data.get("command") or "")
     command = commands.parse(text) if tool == "Bash" else commands.tool_command(tool, {}, text)
-    flagged = not data.get("unflagged")
-    return Run(
-        str(data.get("id") or ""), tool, command, "", flagged, int(data.get("seq") or 0), data.get("ts")
-    )
+    return Run(str(data.get("id") or ""), tool, command, "", True, int(data.get("seq") or 0), data.get("ts"))
 
 
 def _touched_before(changes: list[edits.FileChange], touched: dict[str, int], first: int) -> float:
@@ -1135,9 +1129,6 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "fix_touched_before": ep.touched_before,
         # the run that showed it fixed hides its exit code (`| tail`, `| grep`): its pass is read off the output
         "passed_masked": float(ep.passed.command.masked),
-        # the client did not flag the failing call (exit 0, or its exit code hidden): the run model read the
-        # failure off the output alone (`FAIL` of an experiment, a lint count behind `| tail`, a probe's echo)
-        "error_unflagged": float(not ep.failed.flagged),
         "error_in_created_file": float(_deepest_file(last) in {c.rsplit("/", 1)[-1] for c in created}),
         "path_tool": float(ep.failed.tool in PATH_TOOLS),
         "resolved_by_other_check": float(ep.other_check),

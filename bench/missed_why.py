@@ -198,7 +198,8 @@ def _false_stores(label: L.Label, stored: list[dict[str, Any]]) -> list[dict[str
     precision (the labels list failed calls only)."""
     out, held = [], []
     for lr in stored:
-        if is_reported(lr) or is_task(lr):  # `judge` scores these on their own: no false store of its precision
+        # `judge` scores these on their own: no false store of its precision
+        if is_reported(lr) or is_task(lr):
             continue
         before = judge([label], held)["real"]
         held.append(lr)

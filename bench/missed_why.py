@@ -45,7 +45,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "sessions"))
 
 import labels as L  # noqa: E402
-from bench_capture import judge  # noqa: E402
+from bench_capture import is_reported, is_task, judge  # noqa: E402
 
 from recall_agent.capture import learning, model  # noqa: E402
 from recall_agent.capture.engine import Engine  # noqa: E402
@@ -194,9 +194,13 @@ def diagnose(labels: list[L.Label], show: str = "") -> dict[str, Any]:
 
 def _false_stores(label: L.Label, stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The learnings `judge` counts as holding no labelled fix worth keeping (judged one by one, in order,
-    as it walks them)."""
+    as it walks them). A reported error's or a task's learning is not one: `judge` leaves them out of its
+    precision (the labels list failed calls only)."""
     out, held = [], []
     for lr in stored:
+        # `judge` scores these on their own: no false store of its precision
+        if is_reported(lr) or is_task(lr):
+            continue
         before = judge([label], held)["real"]
         held.append(lr)
         if judge([label], held)["real"] == before:

@@ -399,6 +399,30 @@ def test_what_is_not_a_fix(before: str, after: str, why: str | None) -> None:
         assert commands.change(commands.parse(before), commands.parse(after)) is None
 
 
+def test_a_run_of_thousands_of_targets_is_compared_in_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """not_a_fix on test runs naming thousands of targets: a target named in both is matched by a set (no
+    pairwise scan), and the scan for targets covered by another stops after PAIRS_MAX pairs, answering
+    "not shown narrower" (a pairwise scan of 20,000 targets took minutes)."""
+    calls = 0
+    covers = commands._covers
+
+    def counted(outer: str, inner: str) -> bool:
+        nonlocal calls
+        calls += 1
+        return covers(outer, inner)
+
+    monkeypatch.setattr(commands, "_covers", counted)
+    every = commands.parse("pytest " + " ".join(f"tests/t{i}.py" for i in range(2000)))
+    half = commands.parse("pytest " + " ".join(f"tests/t{i}.py" for i in range(1000)))
+    assert commands.not_a_fix(every, half) == "narrowed"
+    assert calls == 0
+    ids = commands.parse("pytest " + " ".join(f"tests/t{i}.py::test_x" for i in range(1000)))
+    assert commands.not_a_fix(every, ids) is None
+    assert calls <= commands.PAIRS_MAX + 2000
+    few = commands.parse("pytest " + " ".join(f"tests/t{i}.py::test_x" for i in range(3)))
+    assert commands.not_a_fix(every, few) == "narrowed"  # a few ids inside: scanned, as before
+
+
 @pytest.mark.parametrize(
     ("before", "after", "is_variant"),
     [

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from recall_agent.capture import FIX_LINE_MAX, commands, learning
+from recall_agent.capture import FIX_LINE_MAX, commands, learning, wording
 from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Transcript
 from recall_agent.hooks.retrieve import shown_summary
@@ -144,10 +144,10 @@ def test_what_changed_stays_cheap_on_huge_lines() -> None:
     linear in the line (a long middle is one change, and lines that share too little say nothing)."""
     words = " ".join(f"src/file_{i}.py" for i in range(200_000))
     start = time.perf_counter()
-    said = commands._led(
+    said = wording.led(
         f"tar czf out.tgz {words} --exclude '*.pyc'", f"tar czf out.tgz {words} --exclude '*.pyo'"
     )
-    apart = commands._led(f"tar czf a.tgz {words} x", f"tar czf b.tgz {words} y")
+    apart = wording.led(f"tar czf a.tgz {words} x", f"tar czf b.tgz {words} y")
     assert time.perf_counter() - start < 3.0
     assert said is not None and said.startswith(
         "`--exclude '*.pyc'` → `--exclude '*.pyo'` (`… src/file_199999.py"

@@ -4,7 +4,7 @@
 labelled fix, as a later agent reads it? Each verdict names its label episode (project, session, failed call)
 and the resolution judged. This script runs both judges of `labels.py` on each (`says_the_fix`, which every
 round's figures use, and `says_the_fix_v2`) and prints, per set of verdicts, how often each agrees with the
-reader, and its two kinds of disagreement. No transcript is replayed: the texts are in the file.
+reader, and its two kinds of disagreement. No transcript is read: the texts are in the file, the labels in theirs.
 
     python3 bench/sessions/judge_agreement.py [--show]
 """
@@ -22,13 +22,25 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import labels as L  # noqa: E402
+import yaml  # noqa: E402
 
 JUDGES = {"says_the_fix": L.says_the_fix, "says_the_fix_v2": L.says_the_fix_v2}
 
 
 def episodes() -> dict[tuple[str, str], dict[str, Any]]:
-    """(session, failed call id) -> labelled episode, over the tuning projects."""
-    return {(lb.session, str(e.get("failed"))): e for lb in L.load_projects(("tune",)) for e in lb.episodes}
+    """(session, failed call id) -> labelled episode, over the tuning projects' first labels; read from the
+    label files alone (no transcript needed: a clean checkout has none)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in sorted(L.LABELS.glob("*/*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("labeller") == L.SECOND:
+            continue
+        if L.project_half(str(data.get("corpus") or path.parent.name)) != "tune":
+            continue
+        session = str(data.get("session") or path.stem)
+        for e in data.get("episodes") or []:
+            out[(session, str(e.get("failed")))] = e
+    return out
 
 
 def tally(verdicts: list[dict[str, Any]], show: bool) -> dict[str, dict[str, Counter]]:

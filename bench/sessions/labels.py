@@ -257,13 +257,7 @@ def says_the_fix(resolution: str, episode: dict[str, Any]) -> bool:
         return file_ok and sym_ok
     command = fix.get("command") or {}
     if kind == "command" and isinstance(command, dict) and command.get("after"):
-        before_words = _WORD.findall(str(command.get("before") or "").lower())
-        after_words = _WORD.findall(str(command["after"]).lower())
-        new = [w for w in after_words if w not in set(before_words) and len(w) > 1]
-        gone = [w for w in before_words if w not in set(after_words) and len(w) > 1]
-        if new:
-            return any(w in text for w in new)
-        return bool(gone) and "without" in text and any(w in text for w in gone)
+        return _word_change(str(command.get("before") or ""), str(command["after"]), text)
     return False
 
 
@@ -295,6 +289,8 @@ def _without_plumbing(command: str) -> str:
 
 
 def _word_change(before: str, after: str, text: str) -> bool:
+    """A word the later command has and the earlier had not is in `text`; or, when none came in, `without`
+    and a word that went (the first judge's command test, shared by both)."""
     before_words = _WORD.findall(before.lower())
     after_words = _WORD.findall(after.lower())
     new = [w for w in after_words if w not in set(before_words) and len(w) > 1]

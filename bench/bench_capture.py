@@ -110,8 +110,16 @@ def import_learnings(
         text=True,
         check=True,
     ).stdout
-    stored = [json.loads(line) for line in out.splitlines() if line.strip()]
+    stored = sorted((json.loads(line) for line in out.splitlines() if line.strip()), key=_export_order)
     return (stored if rows else per_session(stored, home / "learnings.db")), seconds
+
+
+def _export_order(lr: dict[str, Any]) -> tuple[str, ...]:
+    """The export's order (by `created_at`) with its ties broken by what the rows hold, not by their random
+    ids: `judge` pairs learnings with labelled episodes first come first served, so the ids' order moved the
+    right-resolution count by one between two runs of the same commit."""
+    text = json.dumps([lr.get(k) for k in ("session_id", "error_signatures", "resolution_summary", "fix")])
+    return str(lr.get("created_at") or ""), text
 
 
 def per_session(stored: list[dict], db: Path) -> list[dict]:

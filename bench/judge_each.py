@@ -50,6 +50,7 @@ def rows(lopo: Path | None, interactive: bool) -> list[dict]:
                     "calls": [L.suffix(c) for c in (lr.get("fix") or {}).get("calls") or []],
                     "right": real and now["right"] > was["right"],
                     "right_shown": real and round(now["right_shown"] * now["real"]) > shown_was,
+                    "right_v2": real and now["right_v2"] > was["right_v2"],
                     "text": lr.get("resolution_summary"), "shown": shown(lr),
                 })  # fmt: skip
     return out
@@ -67,7 +68,10 @@ def main() -> int:
     for name, rs in (("all", found), ("interactive", [r for r in found if r["project"] != "swecb"])):
         real = sum(r["real"] for r in rs)
         right, right_shown = sum(r["right"] for r in rs), sum(r["right_shown"] for r in rs)
-        print(f"{name}: stored {len(rs)} matched {real} right {right} right_shown {right_shown}")
+        v2 = sum(r["right_v2"] for r in rs)
+        print(
+            f"{name}: stored {len(rs)} matched {real} right {right} right_shown {right_shown} right_v2 {v2}"
+        )
     if args.before:
         was = json.loads(args.before.read_text())
         changed = [(x, y) for x, y in zip(was, found, strict=True) if x["text"] != y["text"]]

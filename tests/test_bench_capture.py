@@ -93,3 +93,27 @@ def test_a_credited_row_is_judged_by_what_the_hook_shows_for_its_session(tmp_pat
     # before the row was credited by its session's own fix, bbbb's copy was judged by aaaa's source line
     plain = [{k: v for k, v in c.items() if k not in ("credited", "row_fixes")} for c in credited]
     assert bc.judge(labels, plain, merged=True)["right"] == 1
+
+
+def test_learnings_exported_with_the_same_time_are_judged_in_one_order(tmp_path: Path, bc) -> None:
+    """The export orders rows by `created_at`, ties by their random ids; `judge` pairs them with the labelled
+    episodes first come first served, so the bench sorts the ties by what the rows hold (`_export_order`)."""
+    cd_slip = json.loads(_learning("aaaa", "ran it without `cd testbed`.", "python3 t.py", "cd testbed && python3 t.py")
+                         .model_dump_json())  # fmt: skip
+    prefix = json.loads(_learning("aaaa", "used the paths without their `testbed/` prefix.", "python3 d.py",
+                                  "python3 testbed/d.py").model_dump_json())  # fmt: skip
+    for lr in (cd_slip, prefix):  # keyed on the error alone: the label cites other calls
+        lr["fix"]["calls"] = ["toolu_01other"]
+    transcript = tmp_path / "aaaa.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "sessionId": "aaaa"}) + "\n")
+    episodes = [  # the same error met twice in the session, fixed each time another way
+        {"failed": f"x{n}", "error": "cd: testbed: No such file or directory", "useful": True,
+         "fix": {"kind": "command", "command": {"before": before, "after": after}}}
+        for n, (before, after) in enumerate([("cd testbed && python3 t.py", "python3 t.py"),
+                                             ("python3 testbed/d.py", "python3 d.py")])
+    ]  # fmt: skip
+    label = bc.L.Label(corpus="t", session="aaaa", half="tune", data={"episodes": episodes}, path=transcript)
+    one, other = [cd_slip, prefix], [prefix, cd_slip]
+    assert bc.judge([label], one)["right"] != bc.judge([label], other)["right"]  # the order decides
+    ordered = [sorted(x, key=bc._export_order) for x in (one, other)]
+    assert ordered[0] == ordered[1]

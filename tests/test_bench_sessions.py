@@ -177,6 +177,10 @@ def test_agreement_matches_entries_by_call_id_and_scores_fields(tmp_path: Path, 
     assert result["useful"]["agree"] == 1 and result["fix_kind"]["rate"] == 1.0
     assert result["cause_pairs"] == {"pairs": 1, "same_first": 1, "same_second": 0, "same_both": 0, "f1": 0.0}
     assert [row["failed"] for row in result["only_second"]] == ["c1"]
+    # the second labeller scored as capture: it keeps a1 (G's too, same passing call) and c1 (G's none)
+    keep = result["as_capture"]
+    assert (keep["first"], keep["second"], keep["both"], keep["same_passed"]) == (2, 2, 1, 1)
+    assert (keep["precision"], keep["recall"], keep["right"]) == (0.5, 0.5, 1.0)
     assert agreement.kappa([(True, True), (False, False), (True, False), (False, False)]) == 0.5
 
 

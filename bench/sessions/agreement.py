@@ -9,11 +9,14 @@ Entries (episodes and unfixed failures) are matched by call id: two entries matc
 - status: matched entries that one labeller calls an episode and the other unfixed;
 - over matched episode pairs: fix kind, `passed` call and `useful` (Cohen's kappa);
 - over matched entries: `kind`, `transient`, `seen_in_output` (agreement and kappa);
+- worth-keeping fixes scored as capture is: the second labeller's as stored, the first's as the truth
+  (precision, recall, and the share of fixes both keep with the same passing call);
 - cause pairs: over pairs of matched entries of one project, whether both labellers give the pair one cause
   slug (same-cause pairs in both / G only / second only, and their F1), all pairs and the cross-session
   pairs the recurrence replay scores (neither transient nor scratch in G's label).
 
     python3 bench/sessions/agreement.py [--labeller G] [--json bench/results/label_agreement.json]
+    python3 bench/sessions/agreement.py --swecb    # SWE-ContextBench: A's and D's labels against C's copies
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ def compare(first: list[L.Label], second: list[L.Label]) -> dict[str, Any]:
     by_key = {(lab.corpus, lab.session): lab for lab in first}
     calls = Counter()
     episodes = Counter()
+    keep = Counter()  # worth-keeping fixes (labels.worth_keeping), as capture is scored
     status, kinds, fixes, passed, useful, transient, seen = [], [], [], [], [], [], []
     only: dict[str, list[dict[str, Any]]] = {"first": [], "second": []}
     disagreements: list[dict[str, Any]] = []  # matched entries whose fields differ
@@ -119,6 +123,13 @@ def compare(first: list[L.Label], second: list[L.Label]) -> dict[str, Any]:
         ep1 = [(s, e) for s, e in e1 if s == "episode"]
         ep2 = [(s, e) for s, e in e2 if s == "episode"]
         episodes.update(first=len(ep1), second=len(ep2), both=len(match(ep1, ep2)))
+        kept1 = [(s, e) for s, e in ep1 if L.worth_keeping(e)]
+        kept2 = [(s, e) for s, e in ep2 if L.worth_keeping(e)]
+        both = match(kept1, kept2)
+        keep.update(first=len(kept1), second=len(kept2), both=len(both))
+        keep.update(
+            same_passed=sum(str(kept1[i][1].get("passed")) == str(kept2[j][1].get("passed")) for i, j in both)
+        )
         for i, j in pairs:
             (s1, a), (s2, b) = e1[i], e2[j]
             status.append((s1, s2))
@@ -168,6 +179,7 @@ def compare(first: list[L.Label], second: list[L.Label]) -> dict[str, Any]:
             "f1": f1(calls["both"], calls["first"], calls["second"]),
         },
         "episodes": {**episodes, "f1": f1(episodes["both"], episodes["first"], episodes["second"])},
+        "as_capture": as_capture(keep),
         "matched_entries": len(status),
         "status": agree(status) | {"confusion": Counter(f"{a}/{b}" for a, b in status)},
         "kind": agree(kinds) | {"confusion": Counter(f"{a}/{b}" for a, b in kinds)},
@@ -181,6 +193,23 @@ def compare(first: list[L.Label], second: list[L.Label]) -> dict[str, Any]:
         "disagreements": disagreements,
         "only_first": only["first"],
         "only_second": only["second"],
+    }
+
+
+def as_capture(keep: Counter) -> dict[str, Any]:
+    """The second labeller scored the way capture is (bench_capture.judge): its worth-keeping fixes as the
+    stored ones, the first labeller's as the truth. Precision, recall, and of the fixes both keep, the share
+    whose passing call is the same one (what a right resolution needs): how far the targets are from what a
+    second careful reader of the same transcripts reaches."""
+
+    def ratio(a: int, b: int) -> float | None:
+        return round(a / b, 3) if b else None
+
+    return {
+        **keep,
+        "precision": ratio(keep["both"], keep["second"]),
+        "recall": ratio(keep["both"], keep["first"]),
+        "right": ratio(keep["same_passed"], keep["both"]),
     }
 
 
@@ -227,6 +256,13 @@ def table(result: dict[str, Any], first: str, second: str) -> str:
             "",
         ),
     ]
+    k = result["as_capture"]
+    rows.append((
+        "worth keeping, scored as capture",
+        f"{first} {k['first']}, {second} {k['second']}, both {k['both']} (same passing call {k['same_passed']})",
+        f"P {pct(k['precision'])} R {pct(k['recall'])} right {pct(k['right'])}",
+        "",
+    ))  # fmt: skip
     for key in ("status", "kind", "fix_kind", "passed", "useful", "transient", "seen_in_output"):
         r = result[key]
         rows.append((key, f"{r['agree']}/{r['n']} agree", pct(r["rate"]), pct(r["kappa"])))
@@ -244,10 +280,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labeller", default="G", help="the first labeller, in labels/ (default G)")
     parser.add_argument("--json", type=Path, default=RESULTS, help="where to save the result")
+    parser.add_argument(
+        "--swecb",
+        action="store_true",
+        help="SWE-ContextBench instead: its tuning labels against labeller C's second copies (tune-second)",
+    )
     args = parser.parse_args(argv)
     halves = ("tune", "heldout", "heldout-fresh")
-    first = [lab for lab in L.load(halves) if lab.data.get("labeller") == args.labeller]
-    second = L.load(halves, root=L.SECOND_LABELS)
+    if args.swecb:
+        second = L.load(("tune-second",))
+        copied = {lab.session for lab in second}
+        first = [lab for lab in L.load(("tune",)) if lab.corpus == "swecb" and lab.session in copied]
+        args.labeller = ",".join(sorted({str(lab.data.get("labeller")) for lab in first}))
+        if args.json == RESULTS:
+            args.json = RESULTS.with_name("label_agreement_swecb.json")
+    else:
+        first = [lab for lab in L.load(halves) if lab.data.get("labeller") == args.labeller]
+        second = L.load(halves, root=L.SECOND_LABELS)
     if not second:
         parser.error(f"no labels in {L.SECOND_LABELS} with transcripts in {L.CACHE}")
     name2 = ",".join(sorted({str(lab.data.get("labeller")) for lab in second}))
@@ -257,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     halves_out = {}
     for half in ("heldout", "tune"):  # split by project (split.json), reported apart
         part = compare(first, [lab for lab in second if L.project_half(lab.corpus) == half])
+        if not part["sessions"]:
+            continue
         halves_out[half] = {
             k: v for k, v in part.items() if k not in ("only_first", "only_second", "disagreements")
         }

@@ -127,10 +127,6 @@ VARIANT_FEATURES = (
     "variant_replaced", "replaced_kept", "variant_tool_swap",
     # which of its chances the candidate is, and whether it names none of the failed check's targets
     "variant_try", "variant_target_dropped",
-    # the share of words the two commands' checks have in common, whatever the relation (issue 33, twelfth
-    # round): a fix keeps most of the command and changes a flag, a folder, a word; a run that merely came next
-    # (a long script, the project's routine `git add`, another tool's call) shares few
-    "command_overlap",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)

@@ -37,7 +37,6 @@ _TOOL_ERROR = re.compile(
     r"|^[^\s:]+:\d+(?::\d+)?\s+error\s"  # markdownlint and other `path:line:col error RULE` reports
     r"|\berror TS\d{3,5}:"  # tsc: src/a.ts(12,5): error TS2322:
     r"|^make(?:\[\d+\])?: \*\*\* "  # make: *** No rule to make target 'x'.  Stop.
-    r"|^curl: (?:\(\d{1,3}\) |option\b)"  # curl's own failure: `curl: (6) Could not resolve host`, `curl: option : …`
     r"|^\s*npm (?:ERR!|error) "
     r"|(?i:^would reformat:? )"  # black / ruff format --check
     r"|(?i:\((?:y/n|yes/no)\)|\[y/n\])\s*[:?]?\s*$"  # a prompt waiting for an answer that never comes
@@ -289,40 +288,6 @@ def identity(errors: list[str]) -> list[int]:
     return sorted({fold(ln) for ln in last})
 
 
-_NODE_TRAILER = re.compile(r"^Node\.js v\d+(?:\.\d+)*$")
-_CLOSER = re.compile(r"^\s*[}\]][)\]},;]*\s*$")
-_STACK_FRAME = re.compile(r"^\s+at\s")
-BLOCK_MAX = 200  # lines of a trailing object or stack looked back over
-
-
-def _block_head(lines: list[str]) -> int | None:
-    """Where the error a run's output ends with starts, when its last lines continue that error rather than
-    say it: an object printed after it (Node's `Error: {` … `message: '…'` … `}`, an error's own fields
-    after its stack, `{ code: 'ERR_MODULE_NOT_FOUND' }`), its stack frames (`    at f (x.js:1:2)`) and
-    Node's `Node.js v22.1.0` trailer. The index of the line that opens that block, else None."""
-    end = len(lines)
-    while end and _NODE_TRAILER.match(lines[end - 1].strip()):
-        end -= 1
-    head = None
-    if end and _CLOSER.match(lines[end - 1]):
-        depth = 0
-        for i in range(end - 1, max(end - BLOCK_MAX, 0) - 1, -1):
-            line = lines[i]
-            depth += line.count("}") + line.count("]") - line.count("{") - line.count("[")
-            if depth <= 0:
-                head = i
-                break
-        if head is None:
-            return None
-        end = head + 1
-    frames = end
-    while frames and end - frames < BLOCK_MAX and _STACK_FRAME.match(lines[frames - 1]):
-        frames -= 1
-    if frames < end and frames:
-        head = frames - 1
-    return head if head is not None and head < len(lines) - 1 else None
-
-
 def run_features(
     text: str, flagged: bool, probe: bool, masked: bool, background: set[int]
 ) -> dict[str, float]:
@@ -333,7 +298,6 @@ def run_features(
     errors = [ln for ln, f in zip(fresh, facts, strict=True) if f[0]]
     exceptions = [ln for ln, f in zip(fresh, facts, strict=True) if f[1]]
     tail = fresh[-5:]
-    head = _block_head(lines)
     open_exit = not flagged and not masked  # exit code 0, and it is the check's own
     return {
         "flagged": float(flagged),
@@ -349,12 +313,7 @@ def run_features(
         "error_lines": min(len(errors), 5) / 5,
         "exception": float(bool(exceptions)),
         "traceback": float(any(f[2] for f in facts)),
-        # the output ends with an error: an error line among its last five, or the line that opens the block
-        # its output ends with (an error object, a stack, Node's trailer: `_block_head`)
-        "error_in_tail": float(
-            any(f[0] for f in facts[-5:])
-            or (head is not None and fold(lines[head]) not in background and _facts(lines[head])[0])
-        ),
+        "error_in_tail": float(any(f[0] for f in facts[-5:])),
         "fail_words": min(sum(f[3] for f in facts), 5) / 5,
         "warnings_only": float(bool(errors) and all(_WARNING.search(ln) for ln in errors)),
         "passed_words": float(any(_PASSED.search(ln) for ln in tail)),

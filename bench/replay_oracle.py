@@ -57,7 +57,7 @@ def repo_of(sid: str, stats: Any, transcript: Path) -> str:
     from recall_agent.hooks import importer
 
     try:
-        ctx = importer._context(sid, stats.cwd, stats.branch, transcript)
+        ctx = importer._context(sid, stats.cwd, stats.branch, "claude-code", transcript)
     except TypeError:  # the release's importer: (session, cwd, branch)
         ctx = importer._context(sid, stats.cwd, stats.branch)
     return ctx.repo

@@ -543,6 +543,38 @@ def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printe
     assert {lr.repo for lr in all_learnings(isolated_recall_env)} == {"github.com/rommeld/leeson"}
 
 
+def test_a_gone_folder_is_filed_in_reading_order_whatever_each_process_read_before(
+    claude_dir: Path, isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """Sessions are read by several processes: what one of them read earlier never changes what it reads
+    next (the store's rows came out another way on every import of the same history), and the parent files
+    a gone folder's sessions in the order they are read."""
+    from recall_agent import repo
+    from recall_agent.capture.sessions import sessions_in
+    from recall_agent.hooks import importer
+
+    gone = tmp_path / "deleted" / "leeson"
+    folder = folder_of(claude_dir, gone)
+    first = TranscriptWriter(folder / "aaaa0000-1111.jsonl", "aaaa0000-1111", str(gone), "main")
+    fix_episode(first)
+    first.save()
+    second = TranscriptWriter(folder / "bbbb0000-2222.jsonl", "bbbb0000-2222", str(gone), "main")
+    second.bash("git push", "To github.com:rommeld/leeson.git\n   1a2b3c4..5d6e7f8  main -> main")
+    fix_episode(second, error=ERROR_TEXT.replace("requests_oauth", "requests_oauth2"))
+    second.save()
+    earlier, showing = sorted(sessions_in([folder]), key=lambda s: s.main.name)
+
+    importer.read_session(showing)  # a process that read the session showing the remote first
+    alone = importer.read_session(earlier)
+    assert {lr["repo"] for lr in alone.learnings} == {"leeson"}  # its own transcript shows no remote
+    assert repo.remembered_folder(str(gone)) is None  # reading remembers nothing: the parent does
+
+    filed = [{lr["repo"] for lr in r.learnings} for r in importer.read_sessions([earlier, showing])]
+    assert filed == [{"leeson"}, {"github.com/rommeld/leeson"}]  # the import refiles the first at its end
+    filed = [{lr["repo"] for lr in r.learnings} for r in importer.read_sessions([showing, earlier])]
+    assert filed == [{"github.com/rommeld/leeson"}] * 2
+
+
 def test_both_agents_histories_are_read_and_said_apart(
     project: Path, claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
 ) -> None:

@@ -44,6 +44,10 @@ class SessionResult:
     bad_lines: int = 0
     failed: str | None = None  # why the file could not be read
     agent: str = "claude-code"
+    # a session whose folder is gone: its folder, and the identity its own transcript showed (if any); the
+    # parent files it (`file_gone_folder`), in order, so no reading process races another for the identity
+    gone_folder: str | None = None
+    shown_identity: str | None = None
 
 
 def _stem(path: Path) -> str:
@@ -55,9 +59,12 @@ def _context(
 ) -> Any:
     from recall_agent.capture.learning import Context
 
-    exists = bool(cwd) and Path(cwd).is_absolute() and Path(cwd).is_dir()
+    exists = _exists(cwd)
     root = repo.toplevel(Path(cwd)) if exists and cwd else None
-    name = repo.identity(Path(cwd), root) if exists and cwd else _gone_folder_identity(cwd, transcript)
+    if exists and cwd:
+        name = repo.identity(Path(cwd), root)
+    else:  # what the transcript showed, or the folder's name; read_sessions files it (file_gone_folder)
+        name = identity_in_text(cwd, transcript) or (repo.name(Path(cwd), None) if cwd else "unknown")
     return Context(
         session_id=session_id,
         root=str(root) if root else cwd,
@@ -70,30 +77,45 @@ def _context(
 TEXT_SCAN_MAX = 8 * 1024 * 1024  # of a transcript read for a remote URL (its end: recent output)
 
 
-def _gone_folder_identity(cwd: str | None, transcript: Path | None) -> str:
-    """The repository of a session whose folder no longer exists: a remote URL git printed in the
-    transcript for a repository of that folder's name (`repo.identity_from_text`), remembered for the
-    folder's other sessions; else the name (`recall import-sessions` then files the folder's sessions read
-    before the URL showed under it: the migration's agreement rule, reidentify.py)."""
+def _exists(cwd: str | None) -> bool:
+    return bool(cwd) and Path(str(cwd)).is_absolute() and Path(str(cwd)).is_dir()
+
+
+def identity_in_text(cwd: str | None, transcript: Path | None) -> str | None:
+    """A remote URL git printed in the transcript for a repository of the gone folder's name (its end:
+    recent output), or None."""
+    if not cwd or transcript is None:
+        return None
+    try:
+        with transcript.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - TEXT_SCAN_MAX))
+            text = fh.read(TEXT_SCAN_MAX).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return repo.identity_from_text(text, repo.name(Path(cwd), None)) or None
+
+
+def file_gone_folder(result: SessionResult) -> None:
+    """The repository of a session whose folder no longer exists, decided in the order sessions are read: the
+    identity remembered for the folder (an earlier session, or an earlier import, showed it), else the one
+    this transcript shows (remembered for the folder's later sessions), else the folder's name. The
+    learnings, read with what the transcript alone showed, are filed under it. Sessions read before the
+    identity showed are filed under the folder's name; `recall import-sessions` refiles them at its end
+    (reidentify.py)."""
+    cwd = result.gone_folder
     if not cwd:
-        return "unknown"
+        return
     folder = repo.name(Path(cwd), None)
     known = repo.remembered_folder(cwd)
-    if known:
-        return known
-    if transcript is not None:
-        try:
-            with transcript.open("rb") as fh:
-                size = fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, size - TEXT_SCAN_MAX))
-                text = fh.read(TEXT_SCAN_MAX).decode("utf-8", "replace")
-        except OSError:
-            text = ""
-        found = repo.identity_from_text(text, folder)
-        if found:
-            repo.remember_folder(cwd, found)
-            return found
-    return folder
+    if not known and result.shown_identity:
+        repo.remember_folder(cwd, result.shown_identity)
+    ident = known or result.shown_identity or folder
+    read_as = result.shown_identity or folder
+    if ident != read_as:
+        for learning in result.learnings:
+            if learning.get("repo") == read_as:
+                learning["repo"] = ident
 
 
 def read_session(files: SessionFiles) -> SessionResult:
@@ -124,6 +146,12 @@ def read_session(files: SessionFiles) -> SessionResult:
             continue
         if path == files.main:
             result.session_id = sid
+            if stats.cwd and not _exists(stats.cwd):  # what _context filed it under: shown, or the name
+                folder = repo.name(Path(stats.cwd), None)
+                result.gone_folder, result.shown_identity = (
+                    stats.cwd,
+                    None if ctx.repo == folder else ctx.repo,
+                )
         result.learnings.extend(learnings)
         result.errors += engine.failures
         result.resolved += engine.resolved
@@ -160,11 +188,14 @@ def read_sessions(sessions: list[SessionFiles], workers: int = 1) -> Iterator[Se
             with ProcessPoolExecutor(workers) as pool:
                 for result in pool.map(read_session, sessions, chunksize=2):
                     done += 1
+                    file_gone_folder(result)
                     yield result
         except (BrokenProcessPool, OSError):
             pass
     for files in sessions[done:]:
-        yield read_session(files)
+        result = read_session(files)
+        file_gone_folder(result)
+        yield result
 
 
 # ---------------------------------------------------------------------- storing

@@ -520,11 +520,8 @@ def test_a_resumed_session_repeating_its_history_stores_only_the_new_fix(
     assert len(texts) == 2 and texts[1].startswith("error TS2339")
 
 
-def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printed(
-    claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
-) -> None:
-    """Issue 34: the folder is gone; the second session's `git push` printed the remote: both sessions'
-    learnings (the first read before the URL showed) are filed under the repository's identity."""
+def _gone_folder_sessions(claude_dir: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Two sessions of a folder that no longer exists; the second's `git push` printed the remote."""
     gone = tmp_path / "deleted" / "leeson"
     folder = folder_of(claude_dir, gone)
     first = TranscriptWriter(folder / "aaaa0000-1111.jsonl", "aaaa0000-1111", str(gone), "main")
@@ -534,6 +531,15 @@ def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printe
     second.bash("git push", "To github.com:rommeld/leeson.git\n   1a2b3c4..5d6e7f8  main -> main")
     fix_episode(second, error=ERROR_TEXT.replace("requests_oauth", "requests_oauth2"))
     second.save()
+    return gone, folder
+
+
+def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printed(
+    claude_dir: Path, env: dict[str, str], isolated_recall_env: Path, tmp_path: Path
+) -> None:
+    """Issue 34: the folder is gone; the second session's `git push` printed the remote: both sessions'
+    learnings (the first read before the URL showed) are filed under the repository's identity."""
+    gone, folder = _gone_folder_sessions(claude_dir, tmp_path)
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
 
@@ -553,15 +559,7 @@ def test_a_gone_folder_is_filed_in_reading_order_whatever_each_process_read_befo
     from recall_agent.capture.sessions import sessions_in
     from recall_agent.hooks import importer
 
-    gone = tmp_path / "deleted" / "leeson"
-    folder = folder_of(claude_dir, gone)
-    first = TranscriptWriter(folder / "aaaa0000-1111.jsonl", "aaaa0000-1111", str(gone), "main")
-    fix_episode(first)
-    first.save()
-    second = TranscriptWriter(folder / "bbbb0000-2222.jsonl", "bbbb0000-2222", str(gone), "main")
-    second.bash("git push", "To github.com:rommeld/leeson.git\n   1a2b3c4..5d6e7f8  main -> main")
-    fix_episode(second, error=ERROR_TEXT.replace("requests_oauth", "requests_oauth2"))
-    second.save()
+    gone, folder = _gone_folder_sessions(claude_dir, tmp_path)
     earlier, showing = sorted(sessions_in([folder]), key=lambda s: s.main.name)
 
     importer.read_session(showing)  # a process that read the session showing the remote first

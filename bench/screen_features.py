@@ -12,7 +12,8 @@ passes goes to `fit_capture.py --objective project --lopo`. A feature must be on
 the labels' verdicts (`fit_capture.run_rows`), and adds what the log-loss alone did not show there: each unit
 left out in turn, the run model fitted on the others as a fold of `--lopo` fits it (`fit_capture.fit_rows`
 with `--objective project`: its own penalty and weighting, and the best-F1 threshold), and the failures of
-the interactive units it then finds and misses out of unit. A feature that lowers the log-loss can still
+the interactive units it then finds and misses out of unit, and of the failures of fixes worth keeping (what
+capture's recall counts) how many it finds (the twelfth round's runmodel12 counted them by hand). A feature that lowers the log-loss can still
 change which penalty and weighting every fold picks, and with them the threshold: the ninth round's
 `sections` cue lowered the interactive units' log-loss by 0.003 and cost 18 interactive failures out of unit
 that way, which the left-out criterion then showed (0.600 -> 0.549). Takes ~1 minute per feature set.
@@ -82,25 +83,31 @@ def left_out(
     return float(np.mean(losses)), oof
 
 
-def run_rows() -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str]]:
+def run_rows() -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str], np.ndarray]:
     """Every judged run of the tuning projects (`fit_capture.run_rows`, one replay per session): its
-    features, whether the labels call it a failure, its unit and its fold."""
-    feats, ys, units, folds = [], [], [], []
+    features, whether the labels call it a failure, its unit, its fold, and whether it is the failing call
+    of a fix worth keeping (`labels.worth_keeping`: what capture's recall counts)."""
+    feats, ys, units, folds, useful = [], [], [], [], []
     for label in L.load_for_fit(("tune",)):
-        for features, failed in F.run_rows(label):
+        kept = {i for e in label.episodes if L.worth_keeping(e) for i in label.episode_ids(e)}
+        for call, features, failed in F.run_rows_with_ids(label):
             feats.append(dict(features))
             ys.append(1.0 if failed else 0.0)
             units.append(F.unit_of(label))
             folds.append(F.fold_of(label))
-    return feats, np.array(ys), np.array(units), folds
+            useful.append(failed and call in kept)
+    return feats, np.array(ys), np.array(units), folds, np.array(useful, dtype=bool)
 
 
-def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, folds: list[str]) -> str:
+def run_folds(
+    feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, folds: list[str], useful: np.ndarray
+) -> str:
     """The run model as each `--lopo` fold fits it (penalty, weighting and best-F1 threshold chosen on the
     other units), judged on the left-out unit's runs: one line per unit, and the interactive units' failures
-    found, missed and false, pooled."""
+    found, missed and false, pooled; and of the failures of fixes worth keeping (what capture's recall
+    counts, the rest are failures nobody needs stored), how many it finds."""
     F.OBJECTIVE = "project"
-    out, total = [], np.zeros(3, dtype=int)
+    out, total, kept = [], np.zeros(3, dtype=int), np.zeros(2, dtype=int)
     for unit in sorted(set(units)):
         train = [i for i in range(len(y)) if units[i] != unit]
         with contextlib.redirect_stdout(io.StringIO()):
@@ -113,10 +120,15 @@ def run_folds(feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, f
         said = 1 / (1 + np.exp(-np.clip(x @ w + b, -60, 60))) >= best["threshold"]
         truth = y[test] == 1
         counts = np.array([(said & truth).sum(), (~said & truth).sum(), (said & ~truth).sum()])
+        worth = useful[test]
+        useful_counts = np.array([(said & worth).sum(), worth.sum()])
         total += counts if unit != "swecb" else 0
+        kept += useful_counts if unit != "swecb" else 0
         out.append(f"    {unit:26} L2 {chosen[0]:g} alpha {chosen[1]:g} threshold {best['threshold']:.3f}: "
-                   f"found {counts[0]}, missed {counts[1]}, false {counts[2]}")  # fmt: skip
-    out.append(f"    interactive units, out of unit: found {total[0]}, missed {total[1]}, false {total[2]}")
+                   f"found {counts[0]}, missed {counts[1]}, false {counts[2]}; "
+                   f"worth keeping {useful_counts[0]} of {useful_counts[1]}")  # fmt: skip
+    out.append(f"    interactive units, out of unit: found {total[0]}, missed {total[1]}, false {total[2]}; "
+               f"worth keeping {kept[0]} of {kept[1]}")  # fmt: skip
     return "\n".join(out)
 
 
@@ -156,6 +168,7 @@ def screen_run(
     y: np.ndarray,
     units: np.ndarray,
     folds: list[str],
+    useful: np.ndarray,
     screened: list[str],
     args: argparse.Namespace,
 ) -> int:
@@ -177,7 +190,7 @@ def screen_run(
             print(f"  L2 {l2:g} {name:40} log-loss {loss:.4f}  AUC interactive {auc(y[inter], oof[inter]):.3f}"
                   f"  AUC swecb {auc(y[~inter], oof[~inter]):.3f}")  # fmt: skip
         print(f"  {name}, each unit left out as --lopo fits the run model:")
-        print(run_folds(keep, y, units, folds))
+        print(run_folds(keep, y, units, folds, useful))
     return 0
 
 

@@ -166,17 +166,24 @@ def replay(label: L.Label, decide_run=None) -> Engine:
     return engine
 
 
-_RUN_ROWS: dict[tuple, list[tuple[dict[str, float], bool]]] = {}
+_RUN_ROWS: dict[tuple, list[tuple[str, dict[str, float], bool]]] = {}
 
 
 def run_rows(label: L.Label) -> list[tuple[dict[str, float], bool]]:
     """A session's runs as the run model sees them, replayed with the labels' verdicts (so they do not
     depend on any fitted weights: computed once per process and label)."""
+    return [(features, failed) for _id, features, failed in run_rows_with_ids(label)]
+
+
+def run_rows_with_ids(label: L.Label) -> list[tuple[str, dict[str, float], bool]]:
+    """`run_rows` with each run's call id suffix (which labelled episode a failure is)."""
     key = (label.path, label.half, label.data.get("labeller"))
     if key not in _RUN_ROWS:
         failing = label.failed_ids()
         engine = replay(label, decide_run=lambda run, f: L.suffix(run.id) in failing)
-        _RUN_ROWS[key] = [(features, failed) for _run, features, failed in engine.judged_runs]
+        _RUN_ROWS[key] = [
+            (L.suffix(run.id), features, failed) for run, features, failed in engine.judged_runs
+        ]
     return _RUN_ROWS[key]
 
 

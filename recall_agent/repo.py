@@ -350,6 +350,14 @@ def remembered_folder(folder: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def remembered_folders() -> dict[str, str]:
+    """Every folder's identity `remember_folder` kept."""
+    prefix = "folder:"
+    return {
+        k[len(prefix) :]: v for k, v in _ids_cache().items() if k.startswith(prefix) and isinstance(v, str)
+    }
+
+
 def remember_folder(folder: str, ident: str) -> None:
     """Keep the identity found for a gone folder: its other sessions get it without showing it again."""
     cache = _ids_cache()

@@ -550,7 +550,7 @@ def test_sessions_of_a_gone_folder_are_filed_under_the_remote_one_of_them_printe
 
 
 def test_a_gone_folder_is_filed_in_reading_order_whatever_each_process_read_before(
-    claude_dir: Path, isolated_recall_env: Path, tmp_path: Path
+    claude_dir: Path, isolated_recall_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sessions are read by several processes: what one of them read earlier never changes what it reads
     next (the store's rows came out another way on every import of the same history), and the parent files
@@ -571,6 +571,12 @@ def test_a_gone_folder_is_filed_in_reading_order_whatever_each_process_read_befo
     assert filed == [{"leeson"}, {"github.com/rommeld/leeson"}]  # the import refiles the first at its end
     filed = [{lr["repo"] for lr in r.learnings} for r in importer.read_sessions([showing, earlier])]
     assert filed == [{"github.com/rommeld/leeson"}] * 2
+
+    # a later import knows the folder's identity from the start: its sessions are not searched again
+    searched: list[str] = []
+    monkeypatch.setattr(importer, "identity_in_text", lambda cwd, _t: searched.append(cwd))
+    filed = [{lr["repo"] for lr in r.learnings} for r in importer.read_sessions([earlier])]
+    assert filed == [{"github.com/rommeld/leeson"}] and not searched
 
 
 def test_both_agents_histories_are_read_and_said_apart(

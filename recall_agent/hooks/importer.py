@@ -14,6 +14,7 @@ resolution, a shared signature). Importing twice adds nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -44,9 +45,11 @@ class SessionResult:
     bad_lines: int = 0
     failed: str | None = None  # why the file could not be read
     agent: str = "claude-code"
-    # a session whose folder is gone: its folder, and the identity its own transcript showed (if any); the
-    # parent files it (`file_gone_folder`), in order, so no reading process races another for the identity
+    # a session whose folder is gone: its folder, the repository its learnings were read under, and the
+    # identity its own transcript showed (if any); the command files it (`file_gone_folder`), in reading
+    # order, so no reading process races another for the identity
     gone_folder: str | None = None
+    read_as: str = ""
     shown_identity: str | None = None
 
 
@@ -55,14 +58,23 @@ def _stem(path: Path) -> str:
 
 
 def _context(
-    session_id: str, cwd: str | None, branch: str | None, agent: str, transcript: Path | None = None
+    session_id: str,
+    cwd: str | None,
+    branch: str | None,
+    agent: str,
+    transcript: Path | None = None,
+    known: dict[str, str] | None = None,
 ) -> Any:
+    """`known`: gone folders' identities remembered before the import began (`remembered_folders`); a
+    session of one is not searched for its remote again."""
     from recall_agent.capture.learning import Context
 
     exists = _exists(cwd)
     root = repo.toplevel(Path(cwd)) if exists and cwd else None
     if exists and cwd:
         name = repo.identity(Path(cwd), root)
+    elif cwd and known and cwd in known:
+        name = known[cwd]
     else:  # what the transcript showed, or the folder's name; read_sessions files it (file_gone_folder)
         name = identity_in_text(cwd, transcript) or (repo.name(Path(cwd), None) if cwd else "unknown")
     return Context(
@@ -111,15 +123,15 @@ def file_gone_folder(result: SessionResult) -> None:
     if not known and result.shown_identity:
         repo.remember_folder(cwd, result.shown_identity)
     ident = known or result.shown_identity or folder
-    read_as = result.shown_identity or folder
-    if ident != read_as:
+    if ident != result.read_as:
         for learning in result.learnings:
-            if learning.get("repo") == read_as:
+            if learning.get("repo") == result.read_as:
                 learning["repo"] = ident
 
 
-def read_session(files: SessionFiles) -> SessionResult:
-    """Read a session and its subagents. Never raises: an unreadable file is reported in `failed`."""
+def read_session(files: SessionFiles, known: dict[str, str] | None = None) -> SessionResult:
+    """Read a session and its subagents. Never raises: an unreadable file is reported in `failed`. `known`:
+    see `_context`."""
     from recall_agent.capture import learning
     from recall_agent.capture.engine import Engine
     from recall_agent.capture.readers import open_reader
@@ -133,7 +145,7 @@ def read_session(files: SessionFiles) -> SessionResult:
             engine.end_turn()
             stats = transcript.stats
             sid = stats.session_id or _stem(files.main)
-            ctx = _context(sid, stats.cwd, stats.branch, files.agent, files.main)
+            ctx = _context(sid, stats.cwd, stats.branch, files.agent, files.main, known)
             learnings = []
             for episode in engine.episodes():
                 built = learning.build(episode, ctx)
@@ -146,12 +158,12 @@ def read_session(files: SessionFiles) -> SessionResult:
             continue
         if path == files.main:
             result.session_id = sid
-            if stats.cwd and not _exists(stats.cwd):  # what _context filed it under: shown, or the name
-                folder = repo.name(Path(stats.cwd), None)
-                result.gone_folder, result.shown_identity = (
-                    stats.cwd,
-                    None if ctx.repo == folder else ctx.repo,
-                )
+            if stats.cwd and not _exists(
+                stats.cwd
+            ):  # what _context filed it under: known, shown, or the name
+                shown = ctx.repo not in (repo.name(Path(stats.cwd), None), (known or {}).get(stats.cwd))
+                result.gone_folder, result.read_as = stats.cwd, ctx.repo
+                result.shown_identity = ctx.repo if shown else None
         result.learnings.extend(learnings)
         result.errors += engine.failures
         result.resolved += engine.resolved
@@ -180,20 +192,21 @@ def read_sessions(sessions: list[SessionFiles], workers: int = 1) -> Iterator[Se
     """`read_session` for each, in order; with several workers, in that many processes (reading is
     CPU-bound; storing stays in the caller's process). A worker that dies leaves the rest to this one."""
     done = 0
+    read = functools.partial(read_session, known=repo.remembered_folders())  # as the import began
     if workers > 1:
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
         try:
             with ProcessPoolExecutor(workers) as pool:
-                for result in pool.map(read_session, sessions, chunksize=2):
+                for result in pool.map(read, sessions, chunksize=2):
                     done += 1
                     file_gone_folder(result)
                     yield result
         except (BrokenProcessPool, OSError):
             pass
     for files in sessions[done:]:
-        result = read_session(files)
+        result = read(files)
         file_gone_folder(result)
         yield result
 

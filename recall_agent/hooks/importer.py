@@ -158,9 +158,8 @@ def read_session(files: SessionFiles, known: dict[str, str] | None = None) -> Se
             continue
         if path == files.main:
             result.session_id = sid
-            if stats.cwd and not _exists(
-                stats.cwd
-            ):  # what _context filed it under: known, shown, or the name
+            if stats.cwd and not _exists(stats.cwd):
+                # what _context filed it under: the known identity, the one shown, or the folder's name
                 shown = ctx.repo not in (repo.name(Path(stats.cwd), None), (known or {}).get(stats.cwd))
                 result.gone_folder, result.read_as = stats.cwd, ctx.repo
                 result.shown_identity = ctx.repo if shown else None

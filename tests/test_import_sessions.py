@@ -560,11 +560,21 @@ def test_a_gone_folder_is_filed_in_reading_order_whatever_each_process_read_befo
     from recall_agent.hooks import importer
 
     gone, folder = _gone_folder_sessions(claude_dir, tmp_path)
+    sub = TranscriptWriter(folder / "aaaa0000-1111" / "subagents" / "agent-a1.jsonl", "aaaa0000-1111",
+                           str(gone), sidechain=True, agent_id="a1")  # fmt: skip
+    sub.bash("ls", "src")
+    sub.save()
     earlier, showing = sorted(sessions_in([folder]), key=lambda s: s.main.name)
+    assert len(earlier.paths()) == 2
 
     importer.read_session(showing)  # a process that read the session showing the remote first
+    searched: list[str] = []
+    search = importer.identity_in_text
+    monkeypatch.setattr(importer, "identity_in_text", lambda cwd, t: searched.append(cwd) or search(cwd, t))
     alone = importer.read_session(earlier)
     assert {lr["repo"] for lr in alone.learnings} == {"leeson"}  # its own transcript shows no remote
+    assert searched == [str(gone)]  # once for the session and its subagent
+    monkeypatch.setattr(importer, "identity_in_text", search)
     assert repo.remembered_folder(str(gone)) is None  # reading remembers nothing: the parent does
 
     filed = [{lr["repo"] for lr in r.learnings} for r in importer.read_sessions([earlier, showing])]
@@ -573,7 +583,7 @@ def test_a_gone_folder_is_filed_in_reading_order_whatever_each_process_read_befo
     assert filed == [{"github.com/rommeld/leeson"}] * 2
 
     # a later import knows the folder's identity from the start: its sessions are not searched again
-    searched: list[str] = []
+    searched.clear()
     monkeypatch.setattr(importer, "identity_in_text", lambda cwd, _t: searched.append(cwd))
     filed = [{lr["repo"] for lr in r.learnings} for r in importer.read_sessions([earlier])]
     assert filed == [{"github.com/rommeld/leeson"}] and not searched

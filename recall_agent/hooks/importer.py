@@ -163,6 +163,7 @@ def read_session(files: SessionFiles, known: dict[str, str] | None = None) -> Se
                 shown = ctx.repo not in (repo.name(Path(stats.cwd), None), (known or {}).get(stats.cwd))
                 result.gone_folder, result.read_as = stats.cwd, ctx.repo
                 result.shown_identity = ctx.repo if shown else None
+                known = {**(known or {}), stats.cwd: ctx.repo}  # its subagents: not searched again
         result.learnings.extend(learnings)
         result.errors += engine.failures
         result.resolved += engine.resolved

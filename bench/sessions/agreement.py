@@ -16,7 +16,7 @@ Entries (episodes and unfixed failures) are matched by call id: two entries matc
   pairs the recurrence replay scores (neither transient nor scratch in G's label).
 
     python3 bench/sessions/agreement.py [--labeller G] [--json bench/results/label_agreement.json]
-    python3 bench/sessions/agreement.py --swecb    # SWE-ContextBench: A's and D's labels against C's copies
+    python3 bench/sessions/agreement.py --swecb    # SWE-ContextBench: A's labels of the sessions C labelled again
 """
 
 from __future__ import annotations

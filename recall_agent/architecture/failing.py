@@ -35,12 +35,14 @@ FIXTURE_DIRS = frozenset(
     {"testdata", "fixtures", "fixture", "__fixtures__", "__mocks__", "mocks", "testutil"}
 )
 
-_PYTEST = re.compile(r"([\w./-]{1,300}\.py)::([\w:.-]{1,300})(?:\[[^\]\n]{0,300}\])?")
+_PYTEST = re.compile(r"(?<![\w./-])([\w./-]{1,300}\.py)::([\w:.-]{1,300})(?:\[[^\]\n]{0,300}\])?")
 _JS = re.compile(r"(?:FAIL|✗|×|✕)\s+([\w./@-]{1,300}\.(?:[cm]?[jt]sx?))(?:\s+>\s+([^\n]{1,300}))?")
 _GO = re.compile(r"--- FAIL: (Test\w{0,200}|Example\w{0,200}|Benchmark\w{0,200})")
 _CARGO = re.compile(r"(?:\btest ([\w:]{1,300}) \.\.\. FAILED|---- ([\w:]{1,300}) stdout ----)")
 _CARGO_RUNNING = re.compile(r"Running (?:unittests )?([\w./-]{1,300}\.rs)")
-_MINITEST = re.compile(r"(\w[\w:]{0,200})#(test_[^\[\n]{0,300}?)\s*\[([\w./-]{1,300}\.rb):(\d{1,7})\]")
+_MINITEST = re.compile(
+    r"(?<![\w:])(\w[\w:]{0,200})#(test_[^\[\n]{0,300}?)\s*\[([\w./-]{1,300}\.rb):(\d{1,7})\]"
+)
 _RSPEC = re.compile(r"rspec (?:\./)?([\w./-]{1,300}_spec\.rb):(\d{1,7})")
 _JUNIT = re.compile(
     r"\b(\w{1,200}(?:Test|Tests|IT|Spec)\w{0,50})[.#](\w{1,200})(?::(\d{1,7})|\s+FAILED|\s+»)"

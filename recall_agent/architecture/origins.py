@@ -35,8 +35,10 @@ _JAVA_FRAME = re.compile(
     r"\bat ([\w$.]{1,300})\.([\w$<>]{1,100})\(([\w$]{1,100}\.(?:java|kt|scala|groovy)):(\d{1,7})\)"
 )
 _GO_FRAME = re.compile(r"(?m)^[ \t]*((?:[A-Za-z]:)?[^\s:]{1,400}\.go):(\d{1,7})")
-_RB_FRAME = re.compile(r"([^\s:'\"`]{1,400}\.rb):(\d{1,7}):in [`']([^'\n]{1,200})'")
-_RS_FRAME = re.compile(r"([^\s:'\"`]{1,400}\.rs):(\d{1,7}):\d{1,5}")
+# The lookbehind starts a path only where a token starts: without it every character of a long run
+# would begin its own 400-character scan.
+_RB_FRAME = re.compile(r"(?<![^\s:'\"`])([^\s:'\"`]{1,400}\.rb):(\d{1,7}):in [`']([^'\n]{1,200})'")
+_RS_FRAME = re.compile(r"(?<![^\s:'\"`])([^\s:'\"`]{1,400}\.rs):(\d{1,7}):\d{1,5}")
 
 
 @dataclass

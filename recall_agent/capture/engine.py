@@ -1239,7 +1239,7 @@ def shell_error(lines: list[str]) -> bool:
     return any(_SHELL_ERROR.match(ln) for ln in lines[:40])
 
 
-_FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
+_FRAME = re.compile(r'File "([^"\n]{1,300})", line \d+|(?<![\w./-])([\w./-]{1,300}\.[A-Za-z]{1,5}):\d+')
 
 
 def _deepest_file(text: str) -> str | None:

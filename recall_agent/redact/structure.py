@@ -39,7 +39,7 @@ _QUOTED = {
     "\\'": re.compile(r"\\'((?:[^'\\\n]|\\(?!')[^\n]){0,2000})\\'"),
 }
 _BARE = re.compile(r"(?:[^\s\"'`,;&<>()\[\]{}\\]|\\(?![nrt\"'\\])){1,500}")
-_BRACED = re.compile(r"\{([^}\n]{1,500})\}")
+_BRACED = re.compile(r"(?<![^ \t=:>,])\{([^}\n]{1,500})\}")
 _REST_OF_LINE = re.compile(r"[^\n]{1,500}")
 _YAML_KEY_LINE = re.compile(
     r"(?<![ \t])[ \t]*+(?:-[ \t]++)?[\"']?$"
@@ -54,7 +54,7 @@ _VALUE_LABEL = re.compile(r"(?i)\bvalue\\?[\"']?[ \t]*[:=][ \t]*")
 _AUTH_SCHEME = re.compile(
     r"([A-Za-z][\w-]{1,24})[ \t]+(?=[^\s\"',;])"
 )  # Bearer, Basic, SSWS, AWS4-HMAC-SHA256
-_XML_OPEN_REST = re.compile(r"(?:[ \t][^<>\n]{0,300})?>")
+_XML_OPEN_REST = re.compile(r"(?<![\s<>])(?:[ \t][^<>\n]{0,300})?>")
 _XML_CONTENT = re.compile(r"[^<]{1,2000}")
 _PROSE_IS = re.compile(
     r"(?<![ \t])(?:[ \t]++(?:for|of)[ \t]+[^\n\"']{0,40}?[\"']?[\w.@-]{1,64}[\"']?)?[ \t]+(?:is|was|to)[ \t]+"

@@ -1192,6 +1192,11 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "failures_repeated": (min(ep.failures, 5) - 1) / 4,
         # the error said what to run (`--break-system-packages`, `Would reformat: a.py` -> `ruff format a.py`)
         "command_hinted": hinted(last, ep.failed.command.text, ep.passed.command.text),
+        # the failing call was an experiment or a survey: its own headings between parts, a restore, an output
+        # that ends on a passing run (`cues.experiment`)
+        "error_experiment": float(
+            cues.experiment(ep.failed.command.text, [ln for ln in lines if output.fold(ln) not in background])
+        ),
     }
 
 

@@ -114,3 +114,79 @@ def test_the_expectation_is_kept_between_reads_of_a_live_transcript(tmp_path: Pa
     later.feed(Transcript(w.save(), start=t.end).steps())
     ((_run, features, _failed),) = later.judged_runs
     assert features["expects_failure"] == 1.0
+
+
+# oh-my-posh (6b6f4218): a mutation check that breaks the fix, runs the new tests, puts the file back and runs
+# them again; the output ends on the passing run. The labels list no failure here: the failing tests are what
+# the agent wanted to see.
+_MUTATION = (
+    "cp prompt/primary.go /tmp/primary.bak && sed -i 's/\\t\\te.appendCapturedRuns(gapRun(1), nil)//' "
+    "prompt/primary.go ; go test ./prompt/ -run 'TestCapturedRunsFinalSpace|TestCapturedRunsWithoutFinalSpace' "
+    "2>&1 | tail -8 ; cp /tmp/primary.bak prompt/primary.go ; echo '--- restored ---' ; "
+    "go test ./prompt/ 2>&1 | tail -1"
+)
+_GO_FAIL = (
+    "--- FAIL: TestCapturedRunsFinalSpace (0.00s)\n    runs_test.go:88: \n"
+    "        \tError Trace:\tD:/oh-my-posh/src/prompt/runs_test.go:88\n        \tError:      \tNot equal: \n"
+    "        \t            \texpected: 3\n        \t            \tactual  : 2\n"
+    "FAIL\nFAIL\tgithub.com/jandedobbeleer/oh-my-posh/src/prompt\t0.155s\nFAIL"
+)
+_SUITE_OK = (
+    "ok  \tgithub.com/jandedobbeleer/oh-my-posh/src/terminal\t0.2s\n"
+    "ok  \tgithub.com/jandedobbeleer/oh-my-posh/src/prompt\t1.4s"
+)
+
+
+def _omp_session(tmp_path: Path, command: str, out: str, edit: bool = False) -> Engine:
+    w = TranscriptWriter(tmp_path / "s.jsonl", "6b6f4218-0b12-4d55-b930-462903683bea", "/d/oh-my-posh/src")
+    w.prompt("Make sure the captured runs tests would catch the gap bug")
+    w.say("Drop the gap run and the new tests must fail, then put it back.")
+    w.bash(command, out, 0)
+    if edit:
+        w.edit("prompt/primary.go", "e.appendCapturedRuns(nil)", "e.appendCapturedRuns(gapRun(1), nil)")
+    w.say("Full suite:")
+    w.bash("go test ./... 2>&1 | tail -3", _SUITE_OK, 0)
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_an_experiment_or_a_survey_is_a_feature_of_the_episode(tmp_path: Path) -> None:
+    """Issue 33, thirteenth round: `error_experiment`, the episode model's, read off the failing call."""
+    from recall_agent.capture import cues
+
+    restored = _omp_session(
+        tmp_path, _MUTATION, f"{_GO_FAIL}\n--- restored ---\nok  \tgithub.com/x/prompt\t1.395s"
+    )
+    (episode,) = restored.judged_episodes
+    assert episode.features["error_experiment"] == 1.0
+    plain = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)
+    (episode,) = plain.judged_episodes
+    assert episode.features["error_experiment"] == 0.0
+    # a survey: one command printing its own headings between its parts
+    survey = (
+        'grep -n "GOOS" website/scripts/build-wasm.mjs; echo "=== current size ==="; ls -la static/omp.wasm'
+    )
+    assert cues.headings(survey) and cues.headings("python3 - <<'PY' import json print('--- keys ---') PY")
+    assert not cues.headings("git diff --stat -- a.go") and not cues.headings("go test ./... ; echo done")
+    assert cues.ends_passing(["FAIL", "--- restored ---", "ok  \tgithub.com/x/prompt\t1.395s", "Exit code 1"])
+    assert not cues.ends_passing(["FAIL\tgithub.com/x/prompt\t0.155s"]) and not cues.ends_passing(
+        ["1 failed, 3 passed"]
+    )
+
+
+def test_a_break_and_restore_experiment_is_not_stored_and_the_same_failure_fixed_is(tmp_path: Path) -> None:
+    """The mutation check above, whose tests pass again in the next call, was stored on main as "Fixed by the
+    command: `go test ./...` instead of `go test ./prompt/`"; the same failure fixed by an edit still is."""
+    from recall_agent.capture import learning
+
+    restored = _omp_session(
+        tmp_path, _MUTATION, f"{_GO_FAIL}\n--- restored ---\nok  \tgithub.com/x/prompt\t1.395s"
+    )
+    assert restored.failures == 1 and restored.episodes() == []
+    fixed = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)
+    (episode,) = fixed.episodes()
+    ctx = learning.Context(session_id="6b6f4218", root="/d/oh-my-posh/src", branch=None, repo="r")
+    built = learning.build(episode, ctx)
+    assert built and "prompt/primary.go" in built["resolution_summary"]

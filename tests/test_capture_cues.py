@@ -137,11 +137,11 @@ _SUITE_OK = (
 )
 
 
-def _omp_session(tmp_path: Path, command: str, out: str, edit: bool = False) -> Engine:
+def _omp_session(tmp_path: Path, command: str, out: str, edit: bool = False, code: int = 0) -> Engine:
     w = TranscriptWriter(tmp_path / "s.jsonl", "6b6f4218-0b12-4d55-b930-462903683bea", "/d/oh-my-posh/src")
     w.prompt("Make sure the captured runs tests would catch the gap bug")
     w.say("Drop the gap run and the new tests must fail, then put it back.")
-    w.bash(command, out, 0)
+    w.bash(command, out, code)
     if edit:
         w.edit("prompt/primary.go", "e.appendCapturedRuns(nil)", "e.appendCapturedRuns(gapRun(1), nil)")
     w.say("Full suite:")
@@ -190,3 +190,43 @@ def test_a_break_and_restore_experiment_is_not_stored_and_the_same_failure_fixed
     ctx = learning.Context(session_id="6b6f4218", root="/d/oh-my-posh/src", branch=None, repo="r")
     built = learning.build(episode, ctx)
     assert built and "prompt/primary.go" in built["resolution_summary"]
+
+
+# oh-my-posh (6b6f4218): a loop that checks out each commit of a rewritten branch and prints its own verdicts;
+# the run model reads `FAIL` lines as a failure, but nothing in it names a cause the store could key on
+_BISECT = (
+    "cd /d/oh-my-posh && for c in $(git rev-list --reverse $(git merge-base origin/main rewrite)..rewrite); do "
+    'git checkout -q $c; msg=$(git log -1 --format=%s $c) ; out=$(cd src && go test ./... 2>&1 | grep -E "^(FAIL|---)" '
+    '| head -3) ; [ -z "$out" ] && echo "TEST OK    $msg" || { echo "TEST FAIL  $msg"; echo "$out"; } ; done'
+)
+_VERDICTS = (
+    "TEST OK    WIP g1\nTEST OK    WIP g2\nTEST FAIL  WIP g3\n"
+    "           FAIL\tgithub.com/jandedobbeleer/oh-my-posh/src/cli [build failed]\n           FAIL\n"
+    "TEST OK    WIP g4\nTEST OK    WIP g5"
+)
+_NODE_CRASH = (
+    "node:internal/modules/cjs/loader:1386\n  throw err;\n  ^\n\n"
+    "Error: Cannot find module '/d/oh-my-posh/website/generated/hero.json'\nRequire stack:\n"
+    "- D:\\oh-my-posh\\website\\[eval]\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1383:15)\n"
+    "    at [eval]:2:9 {\n  code: 'MODULE_NOT_FOUND',\n  requireStack: [ 'D:\\oh-my-posh\\website\\[eval]' ]\n}\n\n"
+    "Node.js v26.3.0"
+)
+
+
+def test_an_output_that_names_no_cause_is_a_feature_of_the_episode(tmp_path: Path) -> None:
+    """Issue 33, thirteenth round: `error_no_cause`, the episode model's: the output the run model read as a
+    failure names no cause line the store could key the learning on (the key would be its first lines). A Go
+    assertion and a Node crash with its version trailer do name one."""
+    from recall_agent.learnings import signatures
+
+    survey = _omp_session(tmp_path, _BISECT, _VERDICTS, edit=True)
+    (episode,) = survey.judged_episodes
+    assert episode.features["error_no_cause"] == 1.0 and episode.features["error_experiment"] == 0.0
+    go = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)
+    (episode,) = go.judged_episodes
+    assert episode.features["error_no_cause"] == 0.0
+    node = "node -e \"const h=require('/d/oh-my-posh/website/generated/hero.json')\""
+    crash = _omp_session(tmp_path / "c", node, _NODE_CRASH, edit=True, code=1)
+    (episode,) = crash.judged_episodes
+    assert episode.features["error_no_cause"] == 0.0
+    assert signatures.names_a_cause(_NODE_CRASH) and not signatures.names_a_cause(_VERDICTS)

@@ -20,7 +20,9 @@ And every stored learning that holds no labelled fix worth keeping goes into the
 not worth keeping (by the label's kind: scratch, environment, project), a second learning of a fix another
 learning already holds, a failure the label calls never fixed, a labelled failure paired with the wrong
 fix (keyed on its error line, other calls), a line the labels call background, a call the labels list as
-no failure at all.
+no failure at all. `--show` prints each false store's last printed line and its key (the cause lines the store
+matches on, `signatures.normalize`): the last line is often a trailer (`FAIL`, `Node.js v22`, an echo marker)
+that the key leaves out.
 
 `--lopo DIR` judges out of fold: each tuning project's sessions are replayed with the weights its fold of
 `fit_capture.py --lopo --lopo-weights DIR` fitted without it (`DIR/lopo-<project>.json`), which is what a
@@ -178,8 +180,9 @@ def diagnose(labels: list[L.Label], show: str = "") -> dict[str, Any]:
             out["false"][cls] += 1
             per["false"][cls] += 1
             sig = str((lr.get("error_signatures") or [""])[-1]).strip().splitlines()
+            key = _key(lr)
             out["rows"].append({"project": label.project, "session": label.session, "what": "false",
-                                "class": cls, "why": why, "error": (sig[-1] if sig else "")[:160],
+                                "class": cls, "why": why, "error": (sig[-1] if sig else "")[:160], "key": key,
                                 "calls": calls, "flagged": any(runs[c].flagged for c in calls[:-1] if c in runs),
                                 "tool": runs[calls[0]].tool if calls and calls[0] in runs else None,
                                 "fix_kind": (lr.get("fix") or {}).get("kind"),
@@ -189,7 +192,23 @@ def diagnose(labels: list[L.Label], show: str = "") -> dict[str, Any]:
                 print(
                     f"      stored: {(sig[-1] if sig else '')[:110]!r} -> {str(lr.get('resolution_summary'))[:140]}"
                 )
+                print(f"      key: {key[:140]!r}")
     return out
+
+
+def _key(lr: dict[str, Any]) -> str:
+    """What the store keys the learning on: the cause lines of its signatures (`signatures.normalize`, what
+    matching compares), not the last line printed (`--- FAIL: TestX`'s assertion, not the bare `FAIL` after
+    it; the Node error line, not its `Node.js v22` trailer). "" when no signature has a cause line."""
+    from recall_agent.learnings import signatures
+
+    for sig in reversed([str(x) for x in lr.get("error_signatures") or []]):
+        causes = [
+            ln for ln in signatures.normalize(sig).splitlines() if not ln.startswith(signatures.CONTEXT)
+        ]
+        if causes:
+            return " | ".join(causes)
+    return ""
 
 
 def _false_stores(label: L.Label, stored: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -114,3 +114,119 @@ def test_the_expectation_is_kept_between_reads_of_a_live_transcript(tmp_path: Pa
     later.feed(Transcript(w.save(), start=t.end).steps())
     ((_run, features, _failed),) = later.judged_runs
     assert features["expects_failure"] == 1.0
+
+
+# oh-my-posh (6b6f4218): a mutation check that breaks the fix, runs the new tests, puts the file back and runs
+# them again; the output ends on the passing run. The labels list no failure here: the failing tests are what
+# the agent wanted to see.
+_MUTATION = (
+    "cp prompt/primary.go /tmp/primary.bak && sed -i 's/\\t\\te.appendCapturedRuns(gapRun(1), nil)//' "
+    "prompt/primary.go ; go test ./prompt/ -run 'TestCapturedRunsFinalSpace|TestCapturedRunsWithoutFinalSpace' "
+    "2>&1 | tail -8 ; cp /tmp/primary.bak prompt/primary.go ; echo '--- restored ---' ; "
+    "go test ./prompt/ 2>&1 | tail -1"
+)
+_GO_FAIL = (
+    "--- FAIL: TestCapturedRunsFinalSpace (0.00s)\n    runs_test.go:88: \n"
+    "        \tError Trace:\tD:/oh-my-posh/src/prompt/runs_test.go:88\n        \tError:      \tNot equal: \n"
+    "        \t            \texpected: 3\n        \t            \tactual  : 2\n"
+    "FAIL\nFAIL\tgithub.com/jandedobbeleer/oh-my-posh/src/prompt\t0.155s\nFAIL"
+)
+_SUITE_OK = (
+    "ok  \tgithub.com/jandedobbeleer/oh-my-posh/src/terminal\t0.2s\n"
+    "ok  \tgithub.com/jandedobbeleer/oh-my-posh/src/prompt\t1.4s"
+)
+
+
+def _omp_session(tmp_path: Path, command: str, out: str, edit: bool = False, code: int = 0) -> Engine:
+    w = TranscriptWriter(tmp_path / "s.jsonl", "6b6f4218-0b12-4d55-b930-462903683bea", "/d/oh-my-posh/src")
+    w.prompt("Make sure the captured runs tests would catch the gap bug")
+    w.say("Drop the gap run and the new tests must fail, then put it back.")
+    w.bash(command, out, code)
+    if edit:
+        w.edit("prompt/primary.go", "e.appendCapturedRuns(nil)", "e.appendCapturedRuns(gapRun(1), nil)")
+    w.say("Full suite:")
+    w.bash("go test ./... 2>&1 | tail -3", _SUITE_OK, 0)
+    engine = Engine(record=True)
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_an_experiment_or_a_survey_is_a_feature_of_the_episode(tmp_path: Path) -> None:
+    """Issue 33, thirteenth round: `error_experiment`, the episode model's, read off the failing call."""
+    from recall_agent.capture import cues
+
+    restored = _omp_session(
+        tmp_path, _MUTATION, f"{_GO_FAIL}\n--- restored ---\nok  \tgithub.com/x/prompt\t1.395s"
+    )
+    (episode,) = restored.judged_episodes
+    assert episode.features["error_experiment"] == 1.0
+    plain = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)
+    (episode,) = plain.judged_episodes
+    assert episode.features["error_experiment"] == 0.0
+    # a survey: one command printing its own headings between its parts
+    survey = (
+        'grep -n "GOOS" website/scripts/build-wasm.mjs; echo "=== current size ==="; ls -la static/omp.wasm'
+    )
+    assert cues.headings(survey) and cues.headings("python3 - <<'PY' import json print('--- keys ---') PY")
+    assert not cues.headings("git diff --stat -- a.go") and not cues.headings("go test ./... ; echo done")
+    assert cues.ends_passing(["FAIL", "--- restored ---", "ok  \tgithub.com/x/prompt\t1.395s", "Exit code 1"])
+    assert not cues.ends_passing(["FAIL\tgithub.com/x/prompt\t0.155s"]) and not cues.ends_passing(
+        ["1 failed, 3 passed"]
+    )
+
+
+def test_a_break_and_restore_experiment_is_not_stored_and_the_same_failure_fixed_is(tmp_path: Path) -> None:
+    """The mutation check above, whose tests pass again in the next call, was stored on main as "Fixed by the
+    command: `go test ./...` instead of `go test ./prompt/`"; the same failure fixed by an edit still is."""
+    from recall_agent.capture import learning
+
+    restored = _omp_session(
+        tmp_path, _MUTATION, f"{_GO_FAIL}\n--- restored ---\nok  \tgithub.com/x/prompt\t1.395s"
+    )
+    assert restored.failures == 1 and restored.episodes() == []
+    fixed = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)
+    (episode,) = fixed.episodes()
+    ctx = learning.Context(session_id="6b6f4218", root="/d/oh-my-posh/src", branch=None, repo="r")
+    built = learning.build(episode, ctx)
+    assert built and "prompt/primary.go" in built["resolution_summary"]
+
+
+# oh-my-posh (6b6f4218): a loop that checks out each commit of a rewritten branch and prints its own verdicts;
+# the run model reads `FAIL` lines as a failure, but nothing in it names a cause the store could key on
+_BISECT = (
+    "cd /d/oh-my-posh && for c in $(git rev-list --reverse $(git merge-base origin/main rewrite)..rewrite); do "
+    'git checkout -q $c; msg=$(git log -1 --format=%s $c) ; out=$(cd src && go test ./... 2>&1 | grep -E "^(FAIL|---)" '
+    '| head -3) ; [ -z "$out" ] && echo "TEST OK    $msg" || { echo "TEST FAIL  $msg"; echo "$out"; } ; done'
+)
+_VERDICTS = (
+    "TEST OK    WIP g1\nTEST OK    WIP g2\nTEST FAIL  WIP g3\n"
+    "           FAIL\tgithub.com/jandedobbeleer/oh-my-posh/src/cli [build failed]\n           FAIL\n"
+    "TEST OK    WIP g4\nTEST OK    WIP g5"
+)
+_NODE_CRASH = (
+    "node:internal/modules/cjs/loader:1386\n  throw err;\n  ^\n\n"
+    "Error: Cannot find module '/d/oh-my-posh/website/generated/hero.json'\nRequire stack:\n"
+    "- D:\\oh-my-posh\\website\\[eval]\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1383:15)\n"
+    "    at [eval]:2:9 {\n  code: 'MODULE_NOT_FOUND',\n  requireStack: [ 'D:\\oh-my-posh\\website\\[eval]' ]\n}\n\n"
+    "Node.js v26.3.0"
+)
+
+
+def test_an_output_that_names_no_cause_is_a_feature_of_the_episode(tmp_path: Path) -> None:
+    """Issue 33, thirteenth round: `error_no_cause`, the episode model's: the output the run model read as a
+    failure names no cause line the store could key the learning on (the key would be its first lines). A Go
+    assertion and a Node crash with its version trailer do name one."""
+    from recall_agent.learnings import signatures
+
+    survey = _omp_session(tmp_path, _BISECT, _VERDICTS, edit=True)
+    (episode,) = survey.judged_episodes
+    assert episode.features["error_no_cause"] == 1.0 and episode.features["error_experiment"] == 0.0
+    go = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)
+    (episode,) = go.judged_episodes
+    assert episode.features["error_no_cause"] == 0.0
+    node = "node -e \"const h=require('/d/oh-my-posh/website/generated/hero.json')\""
+    crash = _omp_session(tmp_path / "c", node, _NODE_CRASH, edit=True, code=1)
+    (episode,) = crash.judged_episodes
+    assert episode.features["error_no_cause"] == 0.0
+    assert signatures.names_a_cause(_NODE_CRASH) and not signatures.names_a_cause(_VERDICTS)

@@ -15,6 +15,14 @@ a rule of its own:
   the agent wanted to see.
 - `expects_failure`: the agent's words just before the call say the failure is expected (`reverting the fix
   must fail these`, `mutation check`, `should be denied`).
+
+And one of the episode model's (issue 33, thirteenth round), read off the failing call of an episode:
+
+- `error_experiment` (`experiment`): the failing call was an experiment or a survey rather than a check of the
+  project: the command prints its own headings between its parts (`echo "=== current size ==="`,
+  `print("--- does recorded data leak real identity? ---")`: each part's answer, a failing one too, is what
+  the agent wanted to see), or it puts back what it changed (`restores`), or its output ends on a passing run
+  (`ok  pkg 0.1s`, `PASS`, `3 passed`: a break-and-restore run whose last check passed again).
 """
 
 from __future__ import annotations
@@ -58,6 +66,34 @@ def _line_at(text: str, at: int) -> str:
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
     return text[start : end if end >= 0 else len(text)]
+
+
+# a heading the command prints between its parts: `echo "=== x ==="`, `printf '--- x ---\\n'`, `print("### x")`
+_HEADING = re.compile(
+    r"""(?:^|[;&|({\s])\s{0,4}(?:echo|printf|Write-Host|print\(\s{0,4}f?)\s{0,4}(?:-[a-zA-Z]{1,3}\s{1,4})?"""
+    r"""["']?\s{0,4}(?:={3,}|-{3,}|#{3,}|\*{3,}|>{3,})"""
+)
+# a passing run's last line: go test's `ok  pkg 0.1s`, `PASS`, pytest's `3 passed in 0.2s`, `All tests passed`
+_ENDS_PASSING = re.compile(
+    r"(?i)^\s{0,8}(?:ok\s+\S|PASS\s*$|PASS\b[:\s])|\b\d+ passed\b|\ball tests? passed\b"
+)
+
+
+def headings(command: str) -> bool:
+    """The command prints its own headings between its parts (a survey of several answers)."""
+    return bool(_HEADING.search(command))
+
+
+def ends_passing(lines: list[str]) -> bool:
+    """The output's last line (an `Exit code N` line left out) reports a passing run, and no failure."""
+    rows = [ln for ln in lines if not output.is_exit_code_line(ln)]
+    last = rows[-1] if rows else ""
+    return bool(_ENDS_PASSING.search(last)) and not output.is_error_line(last) and "fail" not in last.lower()
+
+
+def experiment(command: str, lines: list[str]) -> bool:
+    """The failing call was an experiment or a survey, not a check of the project (module docstring)."""
+    return headings(command) or restores(command) or ends_passing(lines)
 
 
 def restores(command: str) -> bool:

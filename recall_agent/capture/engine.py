@@ -33,6 +33,7 @@ from typing import Any
 
 from recall_agent.capture import commands, cues, edits, model, output, task
 from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
+from recall_agent.learnings import signatures
 from recall_agent.redact import redact
 
 OUTPUT_MAX = 12_000  # characters of a run's output kept (head and tail)
@@ -1192,6 +1193,19 @@ def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dic
         "failures_repeated": (min(ep.failures, 5) - 1) / 4,
         # the error said what to run (`--break-system-packages`, `Would reformat: a.py` -> `ruff format a.py`)
         "command_hinted": hinted(last, ep.failed.command.text, ep.passed.command.text),
+        # the failing call was an experiment or a survey: its own headings between parts, a restore, an output
+        # that ends on a passing run (`cues.experiment`)
+        "error_experiment": float(
+            cues.experiment(ep.failed.command.text, [ln for ln in lines if output.fold(ln) not in background])
+        ),
+        # the output names no cause the store could key it on (no exception, no tool's error line: its key
+        # would be its first lines, `TEST OK    WIP g1`, `=== RUN TestSyntax`), though the run model read a
+        # failure in it (`learnings.signatures.names_a_cause`)
+        "error_no_cause": float(
+            not signatures.names_a_cause(
+                "\n".join(ln for ln in last.splitlines() if output.fold(ln) not in background)
+            )
+        ),
     }
 
 

@@ -576,6 +576,13 @@ def normalize(text: str) -> str:
     return "\n".join(causes + ([f"at {frame}"] if frame else []) + [CONTEXT + c for c in context])
 
 
+def names_a_cause(text: str) -> bool:
+    """Does the text hold a cause line (an exception, a tool's error line), or would its key be the
+    fallback of its first lines (`TEST OK    WIP g1`, `=== RUN TestSyntax`, a line of code)?"""
+    causes, _frame, _context = _signature_and_context(text)
+    return any(not c.startswith(FALLBACK) for c in causes)
+
+
 def is_generic(cause_lines: list[str]) -> bool:
     """True when the cause lines name nothing specific: no quoted value, identifier-like or dotted name,
     code, number or `: detail` in the message (e.g. `IndexError: list index out of range`)."""

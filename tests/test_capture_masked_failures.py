@@ -66,8 +66,8 @@ def test_a_node_crash_behind_tail_with_exit_code_0_is_a_failure(tmp_path: Path) 
     ((features, failed),) = _judged(
         tmp_path, [("cd /Users/me/tasks1; node /tmp/verify-ui.mjs 2>&1 | tail -30", NODE_CRASH, 0)]
     )
-    assert features["masked"] == 1.0 and features["error_in_tail"] == 1.0
     assert failed
+    assert features["masked"] == 1.0 and features["error_in_tail"] == 1.0
 
 
 def test_the_crash_is_captured_with_the_call_that_fixed_it(tmp_path: Path) -> None:
@@ -102,8 +102,8 @@ def test_a_check_that_prints_failure_marks_behind_tail_is_a_failure(tmp_path: Pa
     ((features, failed),) = _judged(
         tmp_path, [("npx @biomejs/biome check src/styles/global.css 2>&1 | tail -40", BIOME, 0)]
     )
-    assert features["failure_mark"] == 1.0
     assert failed
+    assert features["failure_mark"] == 1.0
 
 
 def test_a_summary_of_no_errors_is_no_failure_mark(tmp_path: Path) -> None:

@@ -60,6 +60,19 @@ _FAILURE_COUNT = re.compile(
     r"(?i)(?<![\d.])[1-9]\d{0,5} (?:errors?|failed|failures?|problems?)\b"
     r"|\bcommand failed with exit code [1-9]|\bexited with (?:exit )?code [1-9]"
 )
+# a reporter's failure mark opening a line: biome's `  × Some errors were emitted while running checks.`,
+# eslint's `✖ 3 problems (3 errors, 0 warnings)`, vitest's `× src/a.test.ts > adds`, jest's `✕ adds`, pip's
+# `× Getting requirements to build editable did not run successfully.`; not a summary of no errors (vale's
+# `✖ 0 errors, 4 warnings and 0 suggestions`, eslint's `✖ 1 problem (0 errors, 1 warning)`)
+_FAILURE_MARK = re.compile(r"^\s*[×✖✕✘]\s")
+_NO_ERRORS = re.compile(r"(?<!\d)0 errors?\b")
+MARK_TAIL = 10  # last lines of an output a failure mark is looked for in
+# the last line of a crash that is not its error line: a stack frame (Node's `    at f (file.js:1:2)` or
+# `    at file.js:1:2`, Java's `\tat a.B.c(B.java:12)`) or the `Node.js v24.2.0` Node prints after an uncaught
+# exception's stack and error object
+_FRAME_END = re.compile(r":\d+\)?(?: \{)?$")
+_NODE_TRAILER = re.compile(r"^Node\.js v\d+\.\d+")
+CRASH_LINES = 40  # fresh lines before a crash's last line its exception line is looked for in
 _FOLD = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
 _SPACE = re.compile(r"\s+")
 
@@ -299,6 +312,7 @@ def run_features(
     exceptions = [ln for ln, f in zip(fresh, facts, strict=True) if f[1]]
     tail = fresh[-5:]
     open_exit = not flagged and not masked  # exit code 0, and it is the check's own
+    error_in_tail = any(f[0] for f in facts[-5:]) or _ends_in_crash(fresh, facts)
     return {
         "flagged": float(flagged),
         "masked": float(masked and not flagged),
@@ -313,7 +327,7 @@ def run_features(
         "error_lines": min(len(errors), 5) / 5,
         "exception": float(bool(exceptions)),
         "traceback": float(any(f[2] for f in facts)),
-        "error_in_tail": float(any(f[0] for f in facts[-5:])),
+        "error_in_tail": float(error_in_tail),
         "fail_words": min(sum(f[3] for f in facts), 5) / 5,
         "warnings_only": float(bool(errors) and all(_WARNING.search(ln) for ln in errors)),
         "passed_words": float(any(_PASSED.search(ln) for ln in tail)),
@@ -322,4 +336,23 @@ def run_features(
         # counted on every line of the tail, background too: numbers fold, so a passing run's `Found 0
         # errors.` would make a failing run's `Found 6 errors.` background
         "failure_count": float(any(_FAILURE_COUNT.search(ln) for ln in lines[-10:])),
+        "failure_mark": float(
+            any(_FAILURE_MARK.match(ln) and not _NO_ERRORS.search(ln) for ln in fresh[-MARK_TAIL:])
+        ),
     }
+
+
+def _is_frame(line: str) -> bool:
+    """A stack frame of a JavaScript or Java trace (`    at f (file.js:1:2)`, `\tat a.B.c(B.java:12)`)."""
+    return line[:1] in (" ", "\t") and line.lstrip().startswith("at ") and _FRAME_END.search(line) is not None
+
+
+def _ends_in_crash(fresh: list[str], facts: list[tuple[bool, bool, bool, bool]]) -> bool:
+    """Does the output end in a crash whose error line is above its stack (Node: the `Error: ...` line, the
+    frames, the error object, `Node.js v24.2.0`)? Its last line, `Exit code` lines left out, is a stack frame
+    or Node's trailer, and an exception line stands within the CRASH_LINES lines before it. A Python
+    traceback ends in its exception line, which `error_in_tail` sees anyway."""
+    last = next((i for i in range(len(fresh) - 1, -1, -1) if not is_exit_code_line(fresh[i])), None)
+    if last is None or not (_is_frame(fresh[last]) or _NODE_TRAILER.match(fresh[last])):
+        return False
+    return any(f[1] for f in facts[max(0, last - CRASH_LINES) : last])

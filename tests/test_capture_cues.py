@@ -219,7 +219,9 @@ def test_an_output_that_names_no_cause_is_a_feature_of_the_episode(tmp_path: Pat
     assertion and a Node crash with its version trailer do name one."""
     from recall_agent.learnings import signatures
 
-    survey = _omp_session(tmp_path, _BISECT, _VERDICTS, edit=True)
+    # exit 1 so that every run model reads it as failed (exit 0, the merged thirteenth-round run model calls
+    # this survey no failure, rightly: this test is about the episode's feature)
+    survey = _omp_session(tmp_path, _BISECT, _VERDICTS, edit=True, code=1)
     (episode,) = survey.judged_episodes
     assert episode.features["error_no_cause"] == 1.0 and episode.features["error_experiment"] == 0.0
     go = _omp_session(tmp_path / "b", "go test ./prompt/ 2>&1 | tail -8", _GO_FAIL, edit=True)

@@ -345,10 +345,16 @@ def test_episode_threshold_out_of_reach_takes_the_point_of_best_f1(
         {"threshold": 0.752, "precision": 0.600, "recall": 0.052, "tp": 6},
         {"threshold": 0.95, "precision": 1.0, "recall": 0.0, "tp": 0},
     ]
+    for p in flat:
+        p["fp"] = round(p["tp"] * (1 - p["precision"]) / p["precision"]) if p["tp"] else 0
     assert fit.pick_threshold(flat, 0.8)["threshold"] == 0.655
     assert fit.episode_point(flat, 0.8)["threshold"] == 0.368
-    reached = flat[:4] + [{"threshold": 0.6, "precision": 0.81, "recall": 0.3, "tp": 30}]
+    reached = flat[:4] + [{"threshold": 0.6, "precision": 0.86, "recall": 0.3, "tp": 430, "fp": 70}]
     assert fit.episode_point(reached, 0.8)["threshold"] == 0.6
+    # thirteenth round: a tail of five rows, four useful, is at 0.8 by chance, not a target reached
+    tail = flat[:-1] + [{"threshold": 0.82, "precision": 0.8, "recall": 0.034, "tp": 4, "fp": 1}]
+    assert fit.pick_threshold(tail, 0.8)["threshold"] == 0.82
+    assert fit.episode_point(tail, 0.8)["threshold"] == 0.368
 
 
 def test_small_tuning_projects_are_one_unit_of_the_fit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,7 +33,6 @@ from typing import Any
 
 from recall_agent.capture import commands, cues, edits, model, output, task
 from recall_agent.capture.transcript import PATH_TOOLS, Call, Prompt, Result, Said, Step
-from recall_agent.learnings import signatures
 from recall_agent.redact import redact
 
 OUTPUT_MAX = 12_000  # characters of a run's output kept (head and tail)
@@ -1111,6 +1110,9 @@ def _fold_changes(entries: list[dict[str, Any]]) -> list[edits.FileChange]:
 
 def episode_features(ep: Episode, other_runs: bool, background: set[int]) -> dict[str, float]:
     """What the episode model weighs (`weights.json`): where the fix went, what kind of error it was."""
+    # imported once an episode is judged, not with the engine: the Stop hook's cold path stays light
+    from recall_agent.learnings import signatures
+
     created = ep.created
     last = ep.errors[-1]["text"] if ep.errors else ""
     # a file the failure itself named (`git add notes.md` before notes.md existed, a missing module) that

@@ -151,6 +151,38 @@ class TranscriptWriter:
         result = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
         return self.tool("Bash", {"command": command}, output, is_error=False, result=result, **kw)
 
+    def background(self, command: str, shell: str) -> str:
+        """A Bash call with `run_in_background`: its result is the shell's id, as the client writes it."""
+        result = {
+            "stdout": "",
+            "stderr": "",
+            "interrupted": False,
+            "isImage": False,
+            "backgroundTaskId": shell,
+        }
+        text = f"Command running in background with ID: {shell}"
+        return self.tool("Bash", {"command": command, "run_in_background": True}, text, result=result)
+
+    def poll(
+        self, shell: str, status: str, exit_code: int | None = None, stdout: str = "", stderr: str = ""
+    ) -> str:
+        """A BashOutput poll of a background shell, as Claude Code 1.x/2.0 writes it (`<status>`, `<exit_code>`,
+        `<stdout>`, `<stderr>`); the result is not flagged as an error even when the command failed."""
+        parts = [f"<status>{status}</status>"]
+        if exit_code is not None:
+            parts.append(f"<exit_code>{exit_code}</exit_code>")
+        parts += [
+            f"<{name}>\n{text}\n</{name}>" for name, text in (("stdout", stdout), ("stderr", stderr)) if text
+        ]
+        result = {
+            "shellId": shell,
+            "status": status,
+            "exitCode": exit_code,
+            "stdout": stdout,
+            "stderr": stderr,
+        }
+        return self.tool("BashOutput", {"bash_id": shell}, "\n\n".join(parts), result=result)
+
     def edit(self, path: str, old: str = "a", new: str = "b") -> str:
         full = path if path.startswith("/") else f"{self.cwd}/{path}"
         result = {

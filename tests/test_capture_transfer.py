@@ -278,3 +278,53 @@ def test_each_later_chance_of_an_error_is_marked(tmp_path: Path) -> None:
     tries = [ep.features["variant_try"] for ep in engine.judged_episodes if ep.variant]
     assert tries == [0.0, 0.5, 1.0]
     assert len(engine.streams["main"].open) == 1  # none kept: the error waits for its own check
+
+
+def _background_session(tmp_path: Path) -> Path:
+    # gameplanpro, claude-code-archiver: a server started in the background fails, and only the poll of its
+    # shell shows how (BashOutput is not flagged an error, its text holds the exit code and the output)
+    w = TranscriptWriter(tmp_path / "bg.jsonl", "sess-bg", str(tmp_path))
+    w.prompt("start the frontend")
+    w.background("cd frontend && npm start", "bash_1")
+    w.poll(
+        "bash_1",
+        "failed",
+        1,
+        stderr='npm error Missing script: "start"\nnpm error Did you mean one of these?',
+    )
+    w.poll("bash_1", "failed", 1, stderr='npm error Missing script: "start"')  # a second look at the same end
+    w.background("cd frontend && npm run dev", "bash_2")
+    w.poll("bash_2", "running", stdout="  VITE v5.4.2  ready in 312 ms\n  ➜  Local:   http://localhost:5173/")
+    w.poll("bash_3", "failed", 1, stderr="never started here")  # a shell this transcript did not start
+    return w.save()
+
+
+def test_a_background_command_is_run_when_its_poll_shows_how_it_ended(tmp_path: Path) -> None:
+    steps = [s for s in Transcript(_background_session(tmp_path)).steps() if hasattr(s, "is_error")]
+    assert [(s.call.name, s.call.input["command"], s.is_error) for s in steps] == [
+        ("Bash", "cd frontend && npm start", True),  # the launch itself says nothing: no result
+        ("Bash", "cd frontend && npm run dev", False),  # what the server printed while it runs
+    ]
+    assert steps[0].text.startswith('Exit code 1\nnpm error Missing script: "start"')
+    engine = Engine(record=True)
+    engine.feed(Transcript(_background_session(tmp_path)).steps())
+    engine.end_turn()
+    (episode,) = engine.judged_episodes
+    assert episode.failed.command.text == "cd frontend && npm start"
+    assert episode.passed.command.text == "cd frontend && npm run dev"
+
+
+def test_a_later_read_still_knows_what_a_background_shell_runs(tmp_path: Path) -> None:
+    # the hooks read a live session in pieces: the launch in one read, its poll in the next
+    w = TranscriptWriter(tmp_path / "bg.jsonl", "sess-bg", str(tmp_path))
+    w.prompt("start the frontend")
+    w.background("cd frontend && npm start", "bash_1")
+    first = Transcript(w.save())
+    assert not [s for s in first.steps() if hasattr(s, "is_error")]
+    waiting = {c.id: c for c in first.pending()}
+    assert [c.input["command"] for c in waiting.values()] == ["cd frontend && npm start"]
+    w.poll("bash_1", "failed", 1, stderr='npm error Missing script: "start"')
+    later = [
+        s for s in Transcript(w.save(), start=first.end, calls=waiting).steps() if hasattr(s, "is_error")
+    ]
+    assert [(s.call.input["command"], s.is_error) for s in later] == [("cd frontend && npm start", True)]

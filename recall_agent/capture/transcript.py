@@ -19,7 +19,10 @@ What real files hold and how it is met:
 - tool results that are images or structured objects: their text blocks are the text;
 - results the harness wrote rather than the tool (the user declined or interrupted, a permission was
   missing, a `<tool_use_error>` about the call itself): neither a failure nor a success, except a shell
-  command the client refused as written (`Blocked: sleep 90 followed by: ...`): a failure of that command.
+  command the client refused as written (`Blocked: sleep 90 followed by: ...`): a failure of that command;
+- a command started in the background (`run_in_background`): its own result is only its shell's id; a poll
+  of that shell (BashOutput, TaskOutput) that shows how it ended, or what it printed while it runs, is read
+  as the result of the command (the poll is never flagged an error: its text holds the exit code).
 
 Reading can resume where an earlier read stopped (`Transcript(path, start=offset, calls=...)`): the hooks
 read a live session's new lines at every Stop. A last line without its newline (still being written) is
@@ -298,6 +301,11 @@ class Transcript:
         self._answered.add(call.id)
         text = result_text(block.get("content"))
         interrupted = isinstance(response, dict) and response.get("interrupted") is True
+        if call.name == "Bash" and text.startswith(_LAUNCHED):
+            self._launched(call, text, response)
+            return None  # the command runs on: its outcome is the poll's (`_polled`)
+        if call.name in _POLLS:
+            return self._polled(call, text, entry)
         missing_path = call.name in PATH_TOOLS and _MISSING_PATH.search(text[:300]) is not None
         if missing_path or _refused_command(call, text):
             text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "").strip()
@@ -312,6 +320,60 @@ class Transcript:
             ts=parse_time(entry.get("timestamp")),
             cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
         )
+
+    def _launched(self, call: Call, text: str, response: object) -> None:
+        """A command started in the background: kept with the calls awaiting results, under its shell's id,
+        so that a later read (the hooks read a live session in pieces) still knows what a poll of it ran."""
+        shell = response.get("backgroundTaskId") if isinstance(response, dict) else None
+        if not isinstance(shell, str):
+            shell = text[len(_LAUNCHED) :].split(".", 1)[0].strip()
+        command = call.input.get("command")
+        if shell and isinstance(command, str):
+            key = _BACKGROUND + shell[:100]
+            self.calls.setdefault(key, Call(key, "Bash", {"command": command}, call.stream))
+
+    def _polled(self, call: Call, text: str, entry: dict[str, Any]) -> Result | None:
+        """A poll of a background command (BashOutput, TaskOutput) that shows how it ended, or what it printed
+        while it runs (a server's first lines): a run of that command, as its own call would have been."""
+        shell = call.input.get("bash_id") or call.input.get("task_id") or call.input.get("shell_id")
+        launched = self.calls.get(_BACKGROUND + shell[:100]) if isinstance(shell, str) else None
+        if launched is None or launched.id in self._answered:
+            return None  # not started in this transcript, or its end already read
+        status, code, kind = (_tag(text, name) for name in ("status", "exit_code", "task_type"))
+        parts = ("output",) if call.name == "TaskOutput" else ("stdout", "stderr")
+        output = "\n".join(filter(None, (_tag(text, name) for name in parts)))
+        if kind not in ("", "local_bash") or status not in ("completed", "failed", "running"):
+            return None  # an agent's task, or a shell the agent killed
+        if status == "running" and not output.strip():
+            return None
+        if status != "running":
+            self._answered.add(launched.id)
+        failed = status == "failed" or code not in ("", "0")
+        return Result(
+            call=Call(call.id, "Bash", launched.input, call.stream),
+            is_error=failed,
+            text=f"Exit code {code}\n{output}" if failed and code else output,
+            ts=parse_time(entry.get("timestamp")),
+            cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
+        )
+
+
+def _tag(text: str, name: str) -> str:
+    """The text inside `<name>…</name>` of a poll's result ("" when absent), read with str.find: the
+    output inside may be megabytes."""
+    start = text.find(f"<{name}>")
+    if start < 0:
+        return ""
+    start += len(name) + 2
+    end = text.find(f"</{name}>", start)
+    return text[start : end if end >= 0 else len(text)].strip("\n")
+
+
+# a command started with run_in_background: its result is only the shell's id (`… with ID: bash_1`, or
+# `… with ID: b695513. Output is being written to: …`), its outcome comes with a poll of that id
+_LAUNCHED = "Command running in background with ID:"
+_POLLS = frozenset({"BashOutput", "TaskOutput"})
+_BACKGROUND = "background:"  # the key of a background command awaiting its end, among the pending calls
 
 
 def _prompt(entry: dict[str, Any], text: str, stream: str) -> Prompt:

@@ -328,3 +328,40 @@ def test_a_later_read_still_knows_what_a_background_shell_runs(tmp_path: Path) -
         s for s in Transcript(w.save(), start=first.end, calls=waiting).steps() if hasattr(s, "is_error")
     ]
     assert [(s.call.input["command"], s.is_error) for s in later] == [("cd frontend && npm start", True)]
+
+
+def test_a_background_server_polled_again_is_one_run(tmp_path: Path) -> None:
+    # gameplanpro: `npm start` in the background, then BashOutput twice while it runs; each look shows the
+    # lines printed so far (the same `server running` line again), not a new run of the command
+    w = TranscriptWriter(tmp_path / "bg.jsonl", "sess-bg", str(tmp_path))
+    w.prompt("restart the server")
+    w.background("npm start", "8bc7c0")
+    ready = (
+        "> gameplanpro@1.0.0 start\n> node server.js\n\nGamePlanPro server running on http://localhost:2004"
+    )
+    w.poll("8bc7c0", "running", stdout=ready)
+    first = Transcript(w.save())
+    runs = [s for s in first.steps() if hasattr(s, "is_error")]
+    assert [(s.call.input, s.is_error) for s in runs] == [({"command": "npm start"}, False)]
+    waiting = {c.id: c for c in first.pending()}  # the hooks read the next looks in a later read
+    w.poll("8bc7c0", "running", stdout=ready)
+    w.poll("8bc7c0", "completed", 0, stdout=ready)
+    later = [
+        s for s in Transcript(w.save(), start=first.end, calls=waiting).steps() if hasattr(s, "is_error")
+    ]
+    assert later == []
+
+
+def test_a_background_server_that_fails_after_it_ran_is_read_again(tmp_path: Path) -> None:
+    w = TranscriptWriter(tmp_path / "bg.jsonl", "sess-bg", str(tmp_path))
+    w.prompt("start the server")
+    w.background("npm start", "f143ee")
+    w.poll("f143ee", "running", stdout="GamePlanPro server running on http://localhost:2004")
+    w.poll("f143ee", "running", stdout="GamePlanPro server running on http://localhost:2004")
+    w.poll("f143ee", "failed", 1, stderr="Error: Cannot find module 'stripe'")
+    runs = [s for s in Transcript(w.save()).steps() if hasattr(s, "is_error")]
+    assert [(s.call.input["command"], s.is_error) for s in runs] == [
+        ("npm start", False),
+        ("npm start", True),
+    ]
+    assert runs[1].text.startswith("Exit code 1\nError: Cannot find module")

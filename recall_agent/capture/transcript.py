@@ -334,7 +334,9 @@ class Transcript:
 
     def _polled(self, call: Call, text: str, entry: dict[str, Any]) -> Result | None:
         """A poll of a background command (BashOutput, TaskOutput) that shows how it ended, or what it printed
-        while it runs (a server's first lines): a run of that command, as its own call would have been."""
+        while it runs (a server's first lines): a run of that command, as its own call would have been. One
+        run while it runs: BashOutput shows the lines printed so far at every look (a server polled three
+        times printed its `ready` line once); its end is read after it only when it failed."""
         shell = call.input.get("bash_id") or call.input.get("task_id") or call.input.get("shell_id")
         launched = self.calls.get(_BACKGROUND + shell[:100]) if isinstance(shell, str) else None
         if launched is None or launched.id in self._answered:
@@ -344,13 +346,20 @@ class Transcript:
         output = "\n".join(filter(None, (_tag(text, name) for name in parts)))
         if kind not in ("", "local_bash") or status not in ("completed", "failed", "running"):
             return None  # an agent's task, or a shell the agent killed
-        if status == "running" and not output.strip():
-            return None
+        failed = status == "failed" or code not in ("", "0")
+        shown = launched.input.get("shown") is True  # a poll while it ran was read already
         if status != "running":
             self._answered.add(launched.id)
-        failed = status == "failed" or code not in ("", "0")
+            if shown and not failed:
+                return None  # it ended as it ran: the run was read with the poll that showed it running
+        elif shown or not output.strip():
+            return None  # one run while it runs: a later look (the same lines again, or more) is no new run
+        else:
+            self.calls[launched.id] = Call(
+                launched.id, "Bash", {**launched.input, "shown": True}, launched.stream
+            )
         return Result(
-            call=Call(call.id, "Bash", launched.input, call.stream),
+            call=Call(call.id, "Bash", {"command": launched.input.get("command")}, call.stream),
             is_error=failed,
             text=f"Exit code {code}\n{output}" if failed and code else output,
             ts=parse_time(entry.get("timestamp")),

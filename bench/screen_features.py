@@ -124,7 +124,7 @@ def run_folds(
         useful_counts = np.array([(said & worth).sum(), worth.sum()])
         total += counts if unit != "swecb" else 0
         kept += useful_counts if unit != "swecb" else 0
-        out.append(f"    {unit:26} L2 {chosen[0]:g} alpha {chosen[1]:g} threshold {best['threshold']:.3f}: "
+        out.append(f"    {unit:26} L2 {chosen[0][0]:g} alpha {chosen[0][1]:g} threshold {best['threshold']:.3f}: "
                    f"found {counts[0]}, missed {counts[1]}, false {counts[2]}; "
                    f"worth keeping {useful_counts[0]} of {useful_counts[1]}")  # fmt: skip
     out.append(f"    interactive units, out of unit: found {total[0]}, missed {total[1]}, false {total[2]}; "

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SESSIONS = Path(__file__).resolve().parent.parent / "bench" / "sessions"
@@ -301,6 +302,40 @@ def test_fit_choice_keeps_the_simpler_setting_on_a_near_tie(monkeypatch: pytest.
     assert fit.choose_setting(clear) == flipped
     monkeypatch.setattr(fit, "SE_RULE", "1se")  # the band is the spread of the best's own per-project losses
     assert fit.choose_setting(clear) == flipped
+
+
+def test_fit_average_rule_means_the_tied_settings_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_capture's "average" rule: the model is the mean (weights and bias) of the fits of every setting
+    tied with the best (paired SE), not one of them; a setting clearly worse on every project stays out;
+    a tiny change of the losses that flips "off"'s choice moves the averaged model by nothing."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+    from logistic import fit_logistic
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(400, 3))
+    y = (x @ np.array([1.5, -1.0, 0.0]) + rng.normal(size=400) > 0).astype(float)
+    rows = [dict(zip("abc", r, strict=True)) for r in x.tolist()]
+    projects = [f"p{i % 4}" for i in range(400)]
+    monkeypatch.setattr(fit, "L2_GRID", (0.3, 1.0, 1000.0))
+    monkeypatch.setattr(fit, "ALPHAS", (0.0,))
+    monkeypatch.setattr(fit, "FOLD_BY", "project")
+    monkeypatch.setattr(fit, "SE_RULE", "average")
+    names, w, b, _y, points, chosen, losses = fit.fit_rows(rows, list(y), projects, projects)
+    assert names == ["a", "b", "c"] and points
+    assert sorted(chosen) == [(0.3, 0.0), (1.0, 0.0)]  # L2 1000 is far worse on every project
+    fits = [fit_logistic(x, y, l2) for l2, _ in chosen]
+    assert np.allclose(w, np.mean([f[0] for f in fits], axis=0)) and b == pytest.approx(
+        np.mean([f[1] for f in fits])
+    )
+    assert fit.to_model(names, w, b, 0.5, "t", chosen)["averaged"] == [list(c) for c in chosen]
+
+    near = {(3.0, 0.0): np.array([0.05, 0.09, 0.14]), (1.0, 1.0): np.array([0.04, 0.10, 0.1381])}
+    nudged = {(3.0, 0.0): near[(3.0, 0.0)], (1.0, 1.0): near[(1.0, 1.0)] + 0.0010}
+    monkeypatch.setattr(fit, "SE_RULE", "off")
+    assert fit.choose_setting(near) != fit.choose_setting(nudged)  # one setting: the nudge flips it
+    assert sorted(fit.tied(near)) == sorted(fit.tied(nudged)) == sorted(near)  # the band: both, either way
 
 
 def test_threshold_floor_out_of_reach_takes_the_most_precise_point_that_says_yes(

@@ -73,7 +73,10 @@ whose out-of-fold figure is within one standard error of the best:
   is within one SE (over projects) of the best target's.
 Thresholds set by a precision floor (the episode threshold at its target, the transient model's at
 TRANSIENT_PRECISION) are constraints, not optima, and are read off as before. `--se-rule off` is the lowest
-figure, as before the seventh round. `--drop-unstable` drops, from every model, the features whose weight
+figure, as before the seventh round. `--se-rule average` (issue 33's fourteenth round) chooses no setting: each
+model is the mean, in log-odds, of the fits of every setting tied with the best (`tied`: paired SE), with its
+thresholds and the episode target at their best points; a setting that joins or leaves the ties moves the
+model by its share instead of replacing it (`_averaged`). `--drop-unstable` drops, from every model, the features whose weight
 takes both signs (at least FLIP either way) when each tuning project is left out in turn (`stable`).
 """
 

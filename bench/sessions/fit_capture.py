@@ -142,7 +142,7 @@ FOLD_BY = "session"  # or "project" (--fold-by): main() sets it
 OBJECTIVE = "pooled"
 # how a penalty and weighting are chosen among near ties (choose_setting): "off", "1se" or "paired"; or
 # "average": the mean of the tied settings' models (_averaged)
-SE_RULE = "off"
+SE_RULE = "average"  # what ships since issue 33's fourteenth round (--se-rule)
 SE_THRESHOLDS = True  # the rule for optimum thresholds too (best_point); --se-thresholds-off: not
 # a model that never says yes: what a fold starts from (fit_all), so no weights fitted on its left-out
 # project decide which episodes its first replay sees

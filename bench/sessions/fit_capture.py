@@ -335,18 +335,15 @@ def choose_setting(units: dict[tuple[float, float], np.ndarray]) -> tuple[float,
     best = min(means, key=means.get)
     if SE_RULE == "off":
         return best
+
+    def simplest(setting: tuple[float, float]) -> tuple[float, float]:
+        return -setting[0], setting[1]
+
+    if SE_RULE != "1se":  # paired
+        return min(tied(units), key=simplest)
     n = len(units[best])
-    for setting in sorted(units, key=lambda k: (-k[0], k[1])):
-        if SE_RULE == "1se":
-            band = float(units[best].std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
-            excess = means[setting] - means[best]
-        else:
-            d = units[setting] - units[best]
-            band = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
-            excess = float(d.mean())
-        if excess <= band:
-            return setting
-    return best
+    band = float(units[best].std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+    return min((s for s in units if means[s] - means[best] <= band), key=simplest)
 
 
 def _log_loss(scores: np.ndarray, y: np.ndarray) -> float:

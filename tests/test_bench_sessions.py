@@ -283,6 +283,24 @@ def test_leave_one_project_out_means_skip_undefined_projects(monkeypatch: pytest
     assert means["score"] == pytest.approx(min(0.7 / 0.9, 0.2 / 0.7), abs=1e-3)
 
 
+def test_fit_refuses_thresholds_off_under_the_average_rule(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fit_capture: --se-thresholds-off changes nothing under the average rule (its thresholds are always at
+    their best points), so asking for it there is a usage error, not a silent no-op."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    fit = importlib.import_module("fit_capture")
+
+    def no_fit(*_: object) -> None:
+        raise AssertionError("fitted although the options contradict")
+
+    monkeypatch.setattr(fit, "leave_one_project_out", no_fit)
+    with pytest.raises(SystemExit) as exit_:
+        fit.main(["--lopo", "--se-thresholds-off", "--se-rule", "average"])
+    assert exit_.value.code == 2 and "--se-thresholds-off" in capsys.readouterr().err
+
+
 def test_fit_choice_keeps_the_simpler_setting_on_a_near_tie(monkeypatch: pytest.MonkeyPatch) -> None:
     """fit_capture's choice rule: a setting 0.0003 better on average, but not on every project, does not
     displace the simpler one (larger penalty, then alpha 0) under "1se" or "paired"; one better on every

@@ -830,7 +830,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--se-thresholds-off",
         action="store_true",
-        help="--se-rule for the penalty, weighting and target only: thresholds at the best point",
+        help="--se-rule (1se or paired) for the penalty, weighting and target only: thresholds at the best "
+        "point (the average rule always does this)",
     )
     ap.add_argument(
         "--drop-unstable",
@@ -844,6 +845,8 @@ def main(argv: list[str] | None = None) -> int:
         "--passes", type=int, default=PASSES, help="--lopo: passes of the documented order per fold"
     )
     args = ap.parse_args(argv)
+    if args.se_thresholds_off and args.se_rule == "average":
+        ap.error("--se-thresholds-off: the average rule already puts thresholds at their best points")
     FOLD_BY, OBJECTIVE, SE_RULE, PASSES = args.fold_by, args.objective, args.se_rule, args.passes
     L2_GRID = args.l2_grid or L2_GRID
     DROP_UNSTABLE = args.drop_unstable

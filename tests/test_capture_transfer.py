@@ -365,3 +365,45 @@ def test_a_background_server_that_fails_after_it_ran_is_read_again(tmp_path: Pat
         ("npm start", True),
     ]
     assert runs[1].text.startswith("Exit code 1\nError: Cannot find module")
+
+
+def _remote_session(tmp_path: Path) -> Engine:
+    # openshrooly: the app on the server failed to reach its database; the next `ssh` call ran another
+    # command over there (a look at the database's roles), and the shipped variant model credited it as the fix
+    return _judged(
+        tmp_path,
+        [
+            ('ssh datastrm "sleep 2 && docker logs api-shrooms-app 2>&1; echo \'---\'; curl -s http://127.0.0.1:3030/api/health 2>&1" 2>&1',
+             "Exit code 1\nServer starting\n\nDatabase init failed: error: password authentication failed for user \"architect\"\n"
+             "    at /app/node_modules/pg-pool/index.js:45:11\n    at async initDb (/app/src/index.js:115:5) {\n"
+             "  severity: 'FATAL',\n  code: '28P01'\n}\n---\n", 1),
+            ('ssh datastrm "docker exec architect-postgres psql -U postgres -c \'\\\\du\' 2>/dev/null || docker exec architect-postgres env | grep POSTGRES" 2>&1',
+             "AUTHORIZED ACCESS ONLY\n                             List of roles\n Role name |  Attributes\n"
+             "-----------+-------------\n postgres  | Superuser, Create role, Create DB", 0),
+        ],
+    )  # fmt: skip
+
+
+def test_a_remote_shell_s_next_call_is_marked_and_not_taken_for_the_fix(tmp_path: Path) -> None:
+    # issue 33, fifteenth round: `variant_remote`, the failed call ran a remote shell (`ssh host CMD`)
+    engine = _remote_session(tmp_path)
+    (episode,) = [ep for ep in engine.judged_episodes if ep.variant]
+    assert episode.features["variant_remote"] == 1.0
+    assert not episode.keep
+    assert len(engine.streams["main"].open) == 1  # the error waits for a real fix
+
+
+def test_a_candidate_that_only_looks_and_the_pair_s_lengths_are_marked(tmp_path: Path) -> None:
+    # neuvector-mcp: after a blocked `kubectl` line, a survey with its own headings (`echo "=== … ==="`)
+    engine = _judged(
+        tmp_path,
+        [
+            ("kubectl get secret harbor-pull -n ai -o json | base64 -d", "Exit code 1\nerror: unknown flag: --decode-all\nUsage:\n  kubectl get [flags]", 1),
+            ('echo "=== PSA labels ==="; kubectl get ns ai -o json; echo "=== pods ==="; ls', '=== PSA labels ===\n{"metadata": {}}\n=== pods ===\nMakefile', 0),
+        ],
+    )  # fmt: skip
+    (episode,) = [ep for ep in engine.judged_episodes if ep.variant]
+    assert episode.features["variant_looks"] == 0.75  # of its 4 segments, only `kubectl get` runs something
+    failed, passed = len(episode.failed.command.text), len(episode.passed.command.text)
+    assert episode.features["variant_length"] == min(failed, passed) / max(failed, passed)
+    assert episode.features["variant_remote"] == 0.0

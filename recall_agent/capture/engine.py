@@ -705,7 +705,6 @@ class Engine:
                 variant_between=min(len(others), 5) / 5,
                 variant_hinted=episode.features["command_hinted"],
                 **_candidate_features(err, failed, run),
-                **_pair_features(failed, run),
             )
         decider = self._variant_model if variant is not None else self._episode_model
         # knowledge, and not a fix to code this session wrote minutes earlier (its own slip, met by no one else)
@@ -829,30 +828,6 @@ def _candidate_features(err: dict[str, Any], failed: Run, run: Run) -> dict[str,
     dropped = bool(targets) and not any(t in run.command.text for t in targets)
     return {"variant_try": min(max(tries - 1, 0), VARIANT_TRIES - 1) / (VARIANT_TRIES - 1),
             "variant_target_dropped": float(dropped)}  # fmt: skip
-
-
-# remote shells: another call of one runs another command on the other side, not the program another way
-_REMOTE_SHELLS = frozenset({"ssh", "wsl", "wsl.exe"})
-
-
-def _pair_features(failed: Run, run: Run) -> dict[str, float]:
-    """How the failed call and a variant or replacement candidate stand as a pair (issue 33, fifteenth round):
-    `variant_length`, the shorter command line's length over the longer's (a fix changes a flag, a word or a
-    folder and keeps about the length; a long script after a short call, or a short look after a long one,
-    is most often the next thing the session did); `variant_looks`, the share of the candidate's segments
-    that only look (`echo "=== x ==="; git status; ls`: a survey after the failure, not a fix);
-    `variant_remote`, the failed call ran a remote shell (`ssh host CMD`, `wsl -e bash -lc CMD`), so its
-    program's next call runs another command over there."""
-    a, b = len(failed.command.text.strip()), len(run.command.text.strip())
-    checks = run.command.checks if run.tool == "Bash" else []
-    main = failed.command.main
-    return {
-        "variant_length": min(a, b) / max(a, b) if max(a, b) else 1.0,
-        "variant_looks": sum(c.probe for c in checks) / len(checks) if checks else 0.0,
-        "variant_remote": float(
-            failed.tool == "Bash" and main is not None and main.program in _REMOTE_SHELLS
-        ),
-    }
 
 
 def _narrowed_only(st: Stream, err: dict[str, Any], run: Run, failing_folds: set[int] | None) -> bool:

@@ -130,9 +130,6 @@ VARIANT_FEATURES = (
     "variant_replaced", "replaced_kept", "variant_tool_swap",
     # which of its chances the candidate is, and whether it names none of the failed check's targets
     "variant_try", "variant_target_dropped",
-    # the run model's doubt that the failed call failed, and the share of words the two command lines keep
-    # (issue 33, fifteenth round: a doubtful failure or an unrelated next command is rarely a fix)
-    "variant_doubt", "command_overlap",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)

@@ -130,9 +130,6 @@ VARIANT_FEATURES = (
     "variant_replaced", "replaced_kept", "variant_tool_swap",
     # which of its chances the candidate is, and whether it names none of the failed check's targets
     "variant_try", "variant_target_dropped",
-    # the run model's doubt that the failed call failed (issue 33, fifteenth round: a failure read off an
-    # unflagged output near the run model's threshold is rarely one a changed command fixed)
-    "variant_doubt",
 )  # fmt: skip
 SHIPPED = model.WEIGHTS
 TARGETS = (0.60, 0.65, 0.70, 0.75, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92, 0.94)

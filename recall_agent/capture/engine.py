@@ -320,9 +320,7 @@ class Engine:
         if self.record:
             self.judged_runs.append((run, features, failed))
         if failed:
-            # how sure the run model is that it failed: a failure read off an unflagged output at a
-            # probability near the threshold is more often one the labels do not call a failure
-            self._failed(st, run, background, sure=self._run_model.probability(features))
+            self._failed(st, run, background)
         else:
             self._passed(st, run)
 
@@ -365,7 +363,7 @@ class Engine:
 
     # ------------------------------------------------------------------ failures and fixes
 
-    def _failed(self, st: Stream, run: Run, background: Collection[int], sure: float = 1.0) -> None:
+    def _failed(self, st: Stream, run: Run, background: Collection[int]) -> None:
         """Record the failure; errors of the same check that this run no longer shows are resolved by it.
         A test run that reports several failing tests opens one error per test."""
         self.failures += 1
@@ -387,7 +385,7 @@ class Engine:
         if check is None:
             return  # a probe's failure is an answer ("no match"), unless it names a missing path
         for folds, text, test in parts:
-            self._open(st, run, folds, text or run.text, missing, test=test, raised=raised, sure=sure)
+            self._open(st, run, folds, text or run.text, missing, test=test, raised=raised)
 
     def _open(
         self,
@@ -398,7 +396,6 @@ class Engine:
         missing: list[str],
         test: str | None = None,
         raised: bool = False,
-        sure: float = 1.0,
     ) -> None:
         entry = {"id": run.id, "text": text, "ts": run.ts}
         inside = next((m for m in missing if commands.inside(st.shell, m)), None)
@@ -418,7 +415,6 @@ class Engine:
                 err["failures"] = int(err.get("failures") or 1) + 1
                 err["missing"] = sorted(set(err.get("missing") or []) | set(missing))
                 err["raised"] = raised
-                err["sure"] = round(sure, 4)
                 return
         st.open.append(
             {
@@ -431,7 +427,6 @@ class Engine:
                 "last": _run_state(run),
                 "test": test or False,  # one failing test (its id) of a run that reported several
                 "raised": raised,  # its last failure printed an exception line (not background)
-                "sure": round(sure, 4),  # the run model's probability that its last failure failed
                 # the missing path begins with the folder the shell is already in (`testbed/x` from testbed)
                 "inside": st.shell[-1] if inside else None,
             }
@@ -709,9 +704,6 @@ class Engine:
                 variant_edits=float(bool(changes)),
                 variant_between=min(len(others), 5) / 5,
                 variant_hinted=episode.features["command_hinted"],
-                # the run model's doubt that the failed call failed (0 for a path tool's missing path): a
-                # failure read off an unflagged output near the threshold is rarely one a changed command fixed
-                variant_doubt=round(1.0 - float(err.get("sure", 1.0)), 4),
                 **_candidate_features(err, failed, run),
             )
         decider = self._variant_model if variant is not None else self._episode_model

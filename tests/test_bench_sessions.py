@@ -455,3 +455,33 @@ def test_each_fold_starts_from_models_that_never_say_yes(
     fit.fit_all([], tmp_path / "fold.json", 0.8, "test", passes=1)
     model.load.cache_clear()
     assert seen == [False]
+
+
+def test_lopo_compare_pairs_the_units_and_bounds_the_difference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/lopo_compare.py: the criterion of each run is fit_capture's over the shared units (a unit with no
+    precision left out of that mean), and a change that moves one unit leaves an interval that holds 0 when
+    the units disagree, and a positive one when every unit gains."""
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    compare = importlib.import_module("lopo_compare")
+
+    def run(path: Path, figures: dict[str, tuple[float | None, float]]) -> Path:
+        rows = {u: {"left_out": {"precision": p, "recall": r}} for u, (p, r) in figures.items()}
+        path.write_text(json.dumps({"projects": rows}))
+        return path
+
+    base = run(
+        tmp_path / "a.json", {"swecb": (0.9, 0.7), "x": (0.5, 0.3), "y": (None, 0.0), "old": (1.0, 1.0)}
+    )
+    one = run(
+        tmp_path / "b.json", {"swecb": (0.9, 0.7), "x": (0.8, 0.6), "y": (None, 0.0), "new": (0.0, 0.0)}
+    )
+    result = compare.compare(compare.figures(base), compare.figures(one), rounds=2000)
+    assert result["units"] == ["swecb", "x", "y"] and result["only_in_base"] == ["old"]
+    assert result["base"] == pytest.approx(min(0.7 / 0.9, (1.0 / 3) / 0.7), abs=1e-3)
+    assert result["difference"] > 0 and result["bootstrap_95"][0] <= 0 < result["bootstrap_95"][1]
+    every = run(tmp_path / "c.json", {"swecb": (0.95, 0.8), "x": (0.8, 0.6), "y": (None, 0.3)})
+    assert compare.compare(compare.figures(base), compare.figures(every), rounds=2000)["bootstrap_95"][0] > 0
+    assert compare.main([str(base), str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err

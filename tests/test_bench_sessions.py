@@ -485,3 +485,21 @@ def test_lopo_compare_pairs_the_units_and_bounds_the_difference(
     assert compare.compare(compare.figures(base), compare.figures(every), rounds=2000)["bootstrap_95"][0] > 0
     assert compare.main([str(base), str(tmp_path / "missing.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_lopo_sensitivity_moves_one_threshold_and_keeps_it_a_probability(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bench/lopo_sensitivity.py: a shift moves the named model's threshold only, clamped to [0, 1], and
+    leaves the fold's weights file as it was (a copy is shifted)."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    sens = importlib.import_module("lopo_sensitivity")
+    fold = {
+        m: {"weights": {"a": 1.0}, "bias": 0.0, "threshold": t}
+        for m, t in (("episode", 0.4), ("variant", 0.995))
+    }
+    assert sens.shifted(fold, "episode", 0.02)["episode"]["threshold"] == pytest.approx(0.42)
+    assert sens.shifted(fold, "episode", 0.02)["variant"]["threshold"] == 0.995
+    assert sens.shifted(fold, "variant", 0.02)["variant"]["threshold"] == 1.0
+    assert sens.shifted(fold, None, 0.5) == fold and fold["episode"]["threshold"] == 0.4

@@ -6,8 +6,9 @@ in the tuning half.
 Each file is `fit_capture.py --lopo --lopo-out` output. The criterion is fit_capture's: min(P mean / 0.9,
 R mean / 0.7) over the units (projects, small projects as one) that have the figure. The interval is a paired
 bootstrap over the units both runs share: the same units drawn, with replacement, for both, so a change that
-moves one unit by chance shows as a wide interval, not as a gain or a loss. It says how much a unit's luck
-(one threshold landing on either side of a tie) can move the criterion; it is not a test on new projects.
+moves one unit by chance shows as a wide interval, not as a gain or a loss. It says how much the criterion
+depends on which units happen to be in the tuning half; how far a threshold's luck inside one unit moves it is
+`bench/lopo_sensitivity.py`'s. Neither is a test on new projects.
 """
 
 from __future__ import annotations
@@ -61,13 +62,18 @@ def compare(base: dict, change: dict, rounds: int, seed: int = 15) -> dict:
         "bootstrap_95": [round(float(lo), 3), round(float(hi), 3)],
         "share_change_better": round(float((diff > 0).mean()), 3),
         "rounds": int(len(diff)),
-        "per_unit": {u: {"base": list(base[u]), "change": list(change[u])} for u in units},
+        "per_unit": {u: {"base": _plain(base[u]), "change": _plain(change[u])} for u in units},
     }
 
 
+def _plain(pr: tuple[float, float]) -> list[float | None]:
+    """A unit's (P, R) for JSON: a missing figure is null, not NaN (which strict JSON readers refuse)."""
+    return [None if v != v else v for v in pr]
+
+
 def show(result: dict) -> None:
-    def f(v: float) -> str:
-        return "   —  " if v != v else f"{v:6.3f}"
+    def f(v: float | None) -> str:
+        return "   —  " if v is None else f"{v:6.3f}"
 
     print(f"{'unit':<26}{'P base':>8}{'P change':>10}{'R base':>8}{'R change':>10}")
     for unit, r in result["per_unit"].items():

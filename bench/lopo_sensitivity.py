@@ -63,10 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shift", type=float, nargs="+", default=[0.01], help="threshold shifts (default 0.01)")
     ap.add_argument("--out", type=Path, help="write the table as JSON here")
     args = ap.parse_args(argv)
-    tune = L.load_projects(("tune",))
-    units: dict[str, list[L.Label]] = {}
-    for label in tune:
-        units.setdefault(F.unit_of(label), []).append(label)
+    units = F.units(L.load_projects(("tune",)))
     missing = [u for u in units if not (args.folds / f"lopo-{u}.json").is_file()]
     if missing:
         print(

@@ -479,6 +479,7 @@ def test_lopo_compare_pairs_the_units_and_bounds_the_difference(
     )
     result = compare.compare(compare.figures(base), compare.figures(one), rounds=2000)
     assert result["units"] == ["swecb", "x", "y"] and result["only_in_base"] == ["old"]
+    assert result["per_unit"]["y"]["base"] == [None, 0.0]  # strict JSON: no NaN
     assert result["base"] == pytest.approx(min(0.7 / 0.9, (1.0 / 3) / 0.7), abs=1e-3)
     assert result["difference"] > 0 and result["bootstrap_95"][0] <= 0 < result["bootstrap_95"][1]
     every = run(tmp_path / "c.json", {"swecb": (0.95, 0.8), "x": (0.8, 0.6), "y": (None, 0.3)})
@@ -503,3 +504,25 @@ def test_lopo_sensitivity_moves_one_threshold_and_keeps_it_a_probability(
     assert sens.shifted(fold, "episode", 0.02)["variant"]["threshold"] == 0.995
     assert sens.shifted(fold, "variant", 0.02)["variant"]["threshold"] == 1.0
     assert sens.shifted(fold, None, 0.5) == fold and fold["episode"]["threshold"] == 0.4
+
+
+def test_pool_corpora_sums_the_counts_of_a_group_and_of_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/pool_corpora.py: figures of a group of corpora come from their summed counts (not a mean of
+    their ratios), the rest of the half beside them; a corpus the half lacks is a clear error."""
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    pool = importlib.import_module("pool_corpora")
+    corpora = {
+        "a": {"stored": 10, "real": 9, "found": 9, "useful_labelled": 10, "right": 9},
+        "b": {"stored": 2, "real": 0, "found": 0, "useful_labelled": 10, "right": 0},
+        "c": {"stored": 0, "real": 0, "found": 0, "useful_labelled": 0, "right": 0},
+    }
+    got = pool.pooled(corpora, {"a", "b"})
+    assert (got["precision"], got["recall"], got["right_resolution"]) == (0.75, 0.45, 1.0)
+    assert pool.pooled(corpora, {"c"})["precision"] is None
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"halves": {"projects-heldout": {"recall": {"corpora": corpora}}}}))
+    assert pool.main([str(path), "--group", "new", "a", "b"]) == 0
+    assert "0.750 / 0.450 / 1.000" in capsys.readouterr().out
+    assert pool.main([str(path), "--group", "new", "z"]) == 2 and "z" in capsys.readouterr().err

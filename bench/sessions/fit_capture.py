@@ -220,6 +220,14 @@ def unit_of(label: L.Label) -> str:
     return label.project if _tuning_sessions().get(label.project, 0) >= SMALL_PROJECT else SMALL_UNIT
 
 
+def units(labels: list[L.Label]) -> dict[str, list[L.Label]]:
+    """The labels grouped by `unit_of`, units in name order: the folds of `--lopo`."""
+    out: dict[str, list[L.Label]] = {}
+    for label in labels:
+        out.setdefault(unit_of(label), []).append(label)
+    return dict(sorted(out.items()))
+
+
 def fold_of(label: L.Label) -> str:
     """The cross-validation fold of a label's rows: its project (FOLD_BY "project") or one of FOLDS groups
     of sessions (a session's labels, of every labeller, stay in one fold)."""
@@ -685,11 +693,9 @@ def leave_one_project_out(
     --lopo`. Returns the table and each fold's fit log."""
     from bench_capture import judge
 
-    tune = L.load_projects(("tune",))
-    projects = sorted({unit_of(lb) for lb in tune})
-    in_sample = {
-        p: judge(s, captured(s)) for p in projects for s in [[lb for lb in tune if unit_of(lb) == p]]
-    }
+    by_unit = units(L.load_projects(("tune",)))
+    projects = list(by_unit)
+    in_sample = {p: judge(s, captured(s)) for p, s in by_unit.items()}
     with tempfile.TemporaryDirectory(prefix="recall-fit-lopo-") as tmp:
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,67 @@
+"""Pool a bench_capture result's per-corpus counts over a group of corpora (issue 33).
+
+    python3 bench/pool_corpora.py bench/results/capture_round15_halves.json --half projects-heldout \
+        --group new wakil flutter-docker-image cc-backend orpheus
+
+Prints stored, precision, recall and right resolutions of each system in the file (recall and the release
+side by side) over the named corpora, and over the rest of the half. It reads a saved result only: the figures
+are the benchmark's own counts, summed, for reporting a part of a half (the projects a round added) beside
+the whole; like the half's aggregate, they choose nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+COUNTS = ("stored", "real", "found", "useful_labelled", "right")
+
+
+def pooled(corpora: dict[str, dict], names: set[str]) -> dict[str, float | int | None]:
+    """Summed counts of `names` and the figures they give (None where a denominator is 0)."""
+    c = {k: sum(int(v.get(k) or 0) for name, v in corpora.items() if name in names) for k in COUNTS}
+
+    def ratio(a: str, b: str) -> float | None:
+        return round(c[a] / c[b], 3) if c[b] else None
+
+    return c | {"precision": ratio("real", "stored"), "recall": ratio("found", "useful_labelled"),
+                "right_resolution": ratio("right", "real")}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", type=Path, help="a bench_capture.py --out JSON")
+    ap.add_argument(
+        "--half", default="projects-heldout", help="the half in the file (default projects-heldout)"
+    )
+    ap.add_argument(
+        "--group", nargs="+", required=True, metavar=("NAME", "CORPUS"), help="a name, then corpora"
+    )
+    args = ap.parse_args(argv)
+    if len(args.group) < 2:
+        ap.error("--group: a name, then at least one corpus")
+    try:
+        half = json.loads(args.results.read_text())["halves"][args.half]
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"pool_corpora: cannot read half {args.half!r} of {args.results}: {exc}", file=sys.stderr)
+        return 2
+    name, group = args.group[0], set(args.group[1:])
+    for system, r in half.items():
+        if not isinstance(r, dict) or "corpora" not in r:
+            continue
+        unknown = group - set(r["corpora"])
+        if unknown:
+            print(f"pool_corpora: not in {args.half}: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        for title, names in ((name, group), ("the rest", set(r["corpora"]) - group)):
+            p = pooled(r["corpora"], names)
+            figures = " / ".join("—" if p[k] is None else f"{p[k]:.3f}" for k in ("precision", "recall",
+                                                                                   "right_resolution"))  # fmt: skip
+            print(f"{system:<20}{title:<12} stored {p['stored']:>5}  P / R / right {figures}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -526,3 +526,38 @@ def test_pool_corpora_sums_the_counts_of_a_group_and_of_the_rest(
     assert pool.main([str(path), "--group", "new", "a", "b"]) == 0
     assert "0.750 / 0.450 / 1.000" in capsys.readouterr().out
     assert pool.main([str(path), "--group", "new", "z"]) == 2 and "z" in capsys.readouterr().err
+
+
+def test_digest_shows_a_multiedit_whose_edits_came_as_a_string(tmp_path: Path, bench) -> None:
+    """A model sent MultiEdit's `edits` as a JSON string (a hook log of labeller P's); the client refused the
+    call. The digest shows it and goes on instead of stopping on the first such call."""
+    sys.modules.pop("digest", None)
+    digest = importlib.import_module("digest")
+    bad = {"file_path": "src/a.ts", "edits": '[{"old_string": "x", "new_string": "y"}]'}
+    use = {"type": "tool_use", "id": "toolu_01dddddddd", "name": "MultiEdit", "input": bad}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_01dddddddd",
+        "is_error": True,
+        "content": "InputValidationError: The parameter `edits` type is expected as `array`",
+    }
+    records = [
+        {
+            "type": "assistant",
+            "sessionId": "A",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"content": [use]},
+        },
+        {
+            "type": "user",
+            "sessionId": "A",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"content": [result]},
+        },
+        *_record("A", "toolu_01eeeeeeee", "2026-01-01T00:01:00Z"),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text(_jsonl(records))
+    text = "\n".join(digest.digest(path, 200, 4))
+    assert "dddddddd]" in text and "MultiEdit (ERROR) src/a.ts" in text and "new_string" in text
+    assert "InputValidationError" in text and "eeeeeeee]" in text

@@ -170,7 +170,9 @@ def _step(step, tid, name, tool_input, block, entry, width, nlines, side) -> lis
     elif name in ("Edit", "MultiEdit"):
         rows.append(f"{head} {tool_input.get('file_path', '')}")
         edits = tool_input.get("edits") or [tool_input]
-        for e in edits:
+        if not isinstance(edits, list):  # a malformed call (`edits` sent as a string): the client refused it
+            edits = [{"new_string": edits}]
+        for e in (e for e in edits if isinstance(e, dict)):
             rows.append("      - " + _short(str(e.get("old_string", "")), width))
             rows.append("      + " + _short(str(e.get("new_string", "")), width))
         if block.get("is_error"):

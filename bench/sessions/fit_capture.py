@@ -359,20 +359,9 @@ def _log_loss(scores: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def cut_points(scores: np.ndarray) -> list[float]:
-    """The thresholds a curve tries: halfway between each distinct score (to 4 places) and the next lower one,
-    and 0.5. A threshold on a score itself sits on the edge of every row that shares it, and rows share
-    scores in masses (the fifteenth round: 73 SWE-ContextBench episodes at 0.4041): the model refitted on all
-    folds, or a fold's own fit, moves such a mass a hair to either side of it and stores all of it or none.
-    Halfway, the same rows are on each side with the most room."""
-    distinct = sorted(set(np.round(scores, 4).tolist()))
-    below = [distinct[0] - 1e-4, *distinct[:-1]]
-    return sorted({(s + b) / 2 for s, b in zip(distinct, below, strict=True)} | {0.5})
-
-
 def curve(scores: np.ndarray, y: np.ndarray) -> list[dict[str, float]]:
     out = []
-    for t in cut_points(scores):
+    for t in sorted(set(np.round(scores, 4)) | {0.5}):
         pred = scores >= t
         tp = int((pred & (y == 1)).sum())
         fp = int((pred & (y == 0)).sum())
@@ -400,7 +389,7 @@ def to_model(
         **({"averaged": [list(c) for c in chosen]} if len(chosen) > 1 else {}),
         "weights": {k: round(float(v), 4) for k, v in zip(names, w, strict=True) if abs(v) > 1e-6},
         "bias": round(b, 4),
-        "threshold": round(threshold, 5),
+        "threshold": round(threshold, 4),
     }
 
 
@@ -603,7 +592,7 @@ def fit(
     weights["episode"] = episode
     if target is not None:
         chosen = episode_point(points, target)
-        episode["threshold"] = round(chosen["threshold"], 5)
+        episode["threshold"] = round(chosen["threshold"], 4)
         print(
             f"  threshold {chosen['threshold']:.3f}: out-of-fold P {chosen['precision']:.3f} "
             f"R {chosen['recall']:.3f} (of the resolved)"
@@ -632,7 +621,7 @@ def cross_validate(
             out = Path(tmp) / f"fold-{k}.json"
             weights, curve_points = fit(train, out, None, stamp)
             for target in targets:
-                weights["episode"]["threshold"] = round(episode_point(curve_points, target)["threshold"], 5)
+                weights["episode"]["threshold"] = round(episode_point(curve_points, target)["threshold"], 4)
                 _write(out, weights)
                 for project, half in sorted({(unit_of(lb), lb.half) for lb in test}):
                     counts = totals.setdefault(project, {}).setdefault(target, {})

@@ -240,3 +240,41 @@ def test_an_output_that_names_no_cause_is_a_feature_of_the_episode(tmp_path: Pat
     (episode,) = crash.judged_episodes
     assert episode.features["error_no_cause"] == 0.0
     assert signatures.names_a_cause(_NODE_CRASH) and not signatures.names_a_cause(_VERDICTS)
+
+
+# cads-visualizer: `gh run view --log-failed` prints each line of the failed job's log after its job, its step
+# and a time stamp (tab-separated), so the log's own `fatal:` line does not open the line and was no error line
+_CI_LOG = "\n".join(
+    f"Deploy to Vercel\tUNKNOWN STEP\t2025-09-04T03:34:32.{i}222851Z {line}"
+    for i, line in enumerate(
+        [
+            "Post job cleanup.",
+            "[command]/usr/bin/git version",
+            "git version 2.51.0",
+            '[command]/usr/bin/git submodule foreach --recursive sh -c "git config --local --name-only"',
+            "fatal: No url found for submodule path 'backup_reorganization_20250820_032520' in .gitmodules",
+            "##[warning]The process '/usr/bin/git' failed with exit code 128",
+            "Cleaning up orphan processes",
+        ]
+    )
+)
+
+
+def test_a_ci_log_s_own_error_lines_are_read_without_its_prefix(tmp_path: Path) -> None:
+    features = _features(tmp_path, "gh run view 17174895766 --log-failed", _CI_LOG)
+    assert features["error_lines"] > 0 and features["error_in_tail"] == 1.0
+    engine = replay_bash(
+        tmp_path / "b", "sess-ci", "why did CI fail?", [("gh run view 1 --log-failed", _CI_LOG, 0)]
+    )
+    ((run, _features_again, failed),) = engine.judged_runs
+    assert failed, "the failed job's log is a failure of the check"
+
+
+def test_a_ci_log_s_error_annotation_is_an_error_line() -> None:
+    from recall_agent.capture import output
+
+    lines = output.lines_of(
+        "build\tRun tests\t2025-09-04T03:34:33.1Z ##[error]Process completed with exit code 1."
+    )
+    assert lines == ["##[error]Process completed with exit code 1."]
+    assert output.is_error_line(lines[0])

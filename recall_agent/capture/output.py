@@ -31,7 +31,6 @@ _TOOL_ERROR = re.compile(
     r"|\bnot a git repository\b|\bdid not match any\b|\bconnection refused\b|\bsegmentation fault\b"
     r"|\bno matches found\b|\bbug (?:is )?(?:found|confirmed|reproduced|still exists)\b|\btest failed\b)"
     r"|^\s*(?:✗|❌|FAIL\b)"
-    r"|^\s*##\[error\]"  # a GitHub Actions log's error annotation
     r"|^\s*--- FAIL: "  # go test
     r"|^[^\s:]+:\d+:\d+: [A-Z]{1,4}\d{2,4}\b"  # ruff / flake8 / pylint codes: path:line:col: F401
     r"|^\s*\d+:\d+\s+error\s"  # eslint's stylish format
@@ -94,19 +93,8 @@ CACHED_LINE = 400  # lines up to this long are judged once per process (a few MB
 CACHED_LINES = 1 << 14
 
 
-# the prefix GitHub Actions' logs put before each line (`gh run view --log-failed`: the job, the step and a
-# time stamp, tab-separated; the REST endpoint's raw log: the time stamp alone): without it a log's own
-# `fatal:` / `error:` / `##[error]` lines read as what they are
-_CI_PREFIX = re.compile(
-    r"^(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ?",
-    re.MULTILINE,
-)
-
-
 def lines_of(text: str) -> list[str]:
-    """Non-empty lines, a CI log's prefixes left out; a long output keeps its first and last MAX_LINES // 2."""
-    if _CI_PREFIX.search(text):
-        text = _CI_PREFIX.sub("", text)
+    """Non-empty lines; a long output keeps its first and last MAX_LINES // 2."""
     rows = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     if len(rows) > MAX_LINES:
         rows = rows[: MAX_LINES // 2] + rows[-MAX_LINES // 2 :]

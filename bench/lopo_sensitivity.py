@@ -50,9 +50,9 @@ def judged(units: dict[str, list[L.Label]], folds: Path, name: str | None, by: f
         path = Path(tmp) / "weights.json"
         model.WEIGHTS = path
         for unit, sessions in units.items():
-            F._write(path, shifted(json.loads((folds / f"lopo-{unit}.json").read_text()), name, by))
+            F.write_weights(path, shifted(json.loads((folds / f"lopo-{unit}.json").read_text()), name, by))
             with contextlib.redirect_stdout(io.StringIO()):
-                summary = F._summary(judge(sessions, F.captured(sessions)))
+                summary = F.fold_summary(judge(sessions, F.captured(sessions)))
             rows[unit] = {"left_out": summary}
     return rows
 

@@ -1,10 +1,10 @@
 """Pool a bench_capture result's per-corpus counts over a group of corpora (issue 33).
 
     python3 bench/pool_corpora.py bench/results/capture_round15_halves.json --half projects-heldout \
-        --group new wakil flutter-docker-image cc-backend orpheus
+        --group new wakil flutter-docker-image cc-backend orpheus [--group older ...]
 
 Prints stored, precision, recall and right resolutions of each system in the file (recall and the release
-side by side) over the named corpora, and over the rest of the half. It reads a saved result only: the figures
+side by side) over each group's corpora, and over the rest of the half (the corpora in no group). It reads a saved result only: the figures
 are the benchmark's own counts, summed, for reporting a part of a half (the projects a round added) beside
 the whole; like the half's aggregate, they choose nothing.
 """
@@ -37,25 +37,31 @@ def main(argv: list[str] | None = None) -> int:
         "--half", default="projects-heldout", help="the half in the file (default projects-heldout)"
     )
     ap.add_argument(
-        "--group", nargs="+", required=True, metavar=("NAME", "CORPUS"), help="a name, then corpora"
+        "--group",
+        nargs="+",
+        action="append",
+        required=True,
+        metavar=("NAME", "CORPUS"),
+        help="a name, then corpora (repeat for more groups)",
     )
     args = ap.parse_args(argv)
-    if len(args.group) < 2:
+    if any(len(g) < 2 for g in args.group):
         ap.error("--group: a name, then at least one corpus")
+    groups = [(g[0], set(g[1:])) for g in args.group]
+    grouped = set().union(*(names for _name, names in groups))
     try:
         half = json.loads(args.results.read_text())["halves"][args.half]
     except (OSError, ValueError, KeyError) as exc:
         print(f"pool_corpora: cannot read half {args.half!r} of {args.results}: {exc}", file=sys.stderr)
         return 2
-    name, group = args.group[0], set(args.group[1:])
     for system, r in half.items():
         if not isinstance(r, dict) or "corpora" not in r:
             continue
-        unknown = group - set(r["corpora"])
+        unknown = grouped - set(r["corpora"])
         if unknown:
             print(f"pool_corpora: not in {args.half}: {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
-        for title, names in ((name, group), ("the rest", set(r["corpora"]) - group)):
+        for title, names in [*groups, ("the rest", set(r["corpora"]) - grouped)]:
             p = pooled(r["corpora"], names)
             figures = " / ".join("—" if p[k] is None else f"{p[k]:.3f}" for k in ("precision", "recall",
                                                                                    "right_resolution"))  # fmt: skip

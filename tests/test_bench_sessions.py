@@ -526,6 +526,12 @@ def test_pool_corpora_sums_the_counts_of_a_group_and_of_the_rest(
     assert pool.main([str(path), "--group", "new", "a", "b"]) == 0
     assert "0.750 / 0.450 / 1.000" in capsys.readouterr().out
     assert pool.main([str(path), "--group", "new", "z"]) == 2 and "z" in capsys.readouterr().err
+    # several groups: each pooled on its own, the rest is what no group names (a second --group added, not
+    # one that replaces the first)
+    assert pool.main([str(path), "--group", "new", "a", "--group", "old", "b"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in out] == ["new", "old", "the"]
+    assert "0.900 / 0.900 / 1.000" in out[0] and "0.000 / 0.000 / —" in out[1] and "stored     0" in out[2]
 
 
 def test_digest_shows_a_multiedit_whose_edits_came_as_a_string(tmp_path: Path, bench) -> None:

@@ -587,7 +587,7 @@ def fit(
     weights = json.loads(out.read_text())
     model.WEIGHTS = out
     weights["run"] = fit_run(tune, stamp)
-    _write(out, weights)
+    write_weights(out, weights)
     episode, points = episode_fit(tune, stamp)
     weights["episode"] = episode
     if target is not None:
@@ -600,7 +600,8 @@ def fit(
     return weights, points
 
 
-def _write(out: Path, weights: dict) -> None:
+def write_weights(out: Path, weights: dict) -> None:
+    """Write a weights file and drop the loaded models, so the next replay reads it."""
     out.write_text(json.dumps(weights, indent=1) + "\n")
     model.load.cache_clear()
 
@@ -622,7 +623,7 @@ def cross_validate(
             weights, curve_points = fit(train, out, None, stamp)
             for target in targets:
                 weights["episode"]["threshold"] = round(episode_point(curve_points, target)["threshold"], 4)
-                _write(out, weights)
+                write_weights(out, weights)
                 for project, half in sorted({(unit_of(lb), lb.half) for lb in test}):
                     counts = totals.setdefault(project, {}).setdefault(target, {})
                     sessions = [lb for lb in test if lb.half == half and unit_of(lb) == project]
@@ -653,16 +654,16 @@ def fit_all(train: list[L.Label], out: Path, target: float, stamp: str, passes: 
     # the engine reads `out` from here on, and forgets the models it loaded before (a previous fold's, in the
     # same process: they were fitted on this fold's left-out project)
     model.WEIGHTS = out
-    _write(out, {name: dict(NEVER) for name in ("run", "episode", "transient", "variant")})
+    write_weights(out, {name: dict(NEVER) for name in ("run", "episode", "transient", "variant")})
     for i in range(passes or PASSES):
         print(f"pass {i + 1}")
         weights, _ = fit(train, out, target, stamp)
         weights["episode"]["target_precision"] = target
-        _write(out, weights)
+        write_weights(out, weights)
         weights["transient"] = fit_transient(train, stamp)
-        _write(out, weights)
+        write_weights(out, weights)
         weights["variant"] = fit_variant(train, stamp)
-        _write(out, weights)
+        write_weights(out, weights)
 
 
 def lopo_fold(args: tuple[str, float, str, str]) -> tuple[str, dict, str]:
@@ -709,13 +710,14 @@ def leave_one_project_out(
             results = [lopo_fold(f) for f in folds]
     out, logs = {}, {}
     for project, r, log in results:
-        out[project] = {"left_out": _summary(r), "in_sample": _summary(in_sample[project])}
+        out[project] = {"left_out": fold_summary(r), "in_sample": fold_summary(in_sample[project])}
         logs[project] = log
     print_lopo(out)
     return out, logs
 
 
-def _summary(r: dict) -> dict:
+def fold_summary(r: dict) -> dict:
+    """The figures of one bench_capture judgement that a --lopo table keeps per unit."""
     keys = ("sessions", "stored", "useful_labelled", "real", "found", "right", "precision", "recall",
             "right_resolution", "right_v2", "v2_right")  # fmt: skip
     return {k: r.get(k) for k in keys} | {"missed": r.get("missed"), "not_useful": r.get("not_useful")}
@@ -888,7 +890,7 @@ def main(argv: list[str] | None = None) -> int:
         weights = json.loads(args.out.read_text())
         model.WEIGHTS = args.out
         weights["variant"] = fit_variant(tune, stamp)
-        _write(args.out, weights)
+        write_weights(args.out, weights)
         return 0
     if args.only_transient:
         if not args.out.is_file():
@@ -896,15 +898,15 @@ def main(argv: list[str] | None = None) -> int:
         weights = json.loads(args.out.read_text())
         # the engine reads a transient model while the episodes are replayed: one that never says yes
         weights.setdefault("transient", {"weights": {}, "bias": -60.0, "threshold": 1.0})
-        _write(args.out, weights)
+        write_weights(args.out, weights)
         model.WEIGHTS = args.out
         weights["transient"] = fit_transient(tune, stamp)
-        _write(args.out, weights)
+        write_weights(args.out, weights)
         return 0
     target = args.target or choose_target(tune, stamp)
     weights, _ = fit(tune, args.out, target, stamp)
     weights["episode"]["target_precision"] = target
-    _write(args.out, weights)
+    write_weights(args.out, weights)
     return 0
 
 

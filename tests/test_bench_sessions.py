@@ -185,6 +185,24 @@ def test_agreement_matches_entries_by_call_id_and_scores_fields(tmp_path: Path, 
     assert agreement.kappa([(True, True), (False, False), (True, False), (False, False)]) == 0.5
 
 
+def test_agreement_pairs_second_copies_with_the_first_labellers_sessions(tmp_path: Path, bench) -> None:
+    _, labels = bench
+    sys.modules.pop("agreement", None)
+    agreement = importlib.import_module("agreement")
+    for name in ("p", "t", "i"):
+        (tmp_path / name).mkdir()
+    entry = {"failed": "a1", "kind": "project", "transient": False, "cause": "c"}
+    p_label = _label(labels, tmp_path / "p", "s1", "2026-02-01T00:00:00Z", [entry], corpus="myblog")
+    t_label = _label(labels, tmp_path / "t", "s1", "2026-02-01T00:00:00Z", [entry], corpus="myblog")
+    i_label = _label(labels, tmp_path / "i", "s2", "2026-02-01T00:00:00Z", [entry])  # another first labeller's
+    t_label.data["labeller"], i_label.data["labeller"] = "T", "I"
+
+    second = agreement.paired([p_label], [i_label, t_label])
+
+    assert [lab.data["labeller"] for lab in second] == ["T"]
+    assert agreement.compare([p_label], second)["sessions"] == ["myblog/s1"]
+
+
 def _command_fix(before: str, after: str) -> dict:
     return {"fix": {"kind": "command", "command": {"before": before, "after": after}}}
 

@@ -16,6 +16,7 @@ Entries (episodes and unfixed failures) are matched by call id: two entries matc
   pairs the recurrence replay scores (neither transient nor scratch in G's label).
 
     python3 bench/sessions/agreement.py [--labeller G] [--json bench/results/label_agreement.json]
+    python3 bench/sessions/agreement.py --labeller P --json bench/results/label_agreement_P_T.json   # T's of P's
     python3 bench/sessions/agreement.py --swecb    # SWE-ContextBench: A's labels of the sessions C labelled again
 """
 
@@ -99,6 +100,14 @@ def differences(s1: str, a: Entry, s2: str, b: Entry) -> dict[str, tuple[Any, An
             "useful": (a.get("useful") is True, b.get("useful") is True),
         }
     return {k: v for k, v in values.items() if v[0] != v[1]}
+
+
+def paired(first: list[L.Label], second: list[L.Label]) -> list[L.Label]:
+    """The second copies of sessions the first labeller labelled: labels-second/ holds several second
+    labellers' samples (I's of G's projects, T's of P's), so the second labeller is named and counted from
+    the copies of the first labeller's sessions only."""
+    keys = {(lab.corpus, lab.session) for lab in first}
+    return [lab for lab in second if (lab.corpus, lab.session) in keys]
 
 
 def compare(first: list[L.Label], second: list[L.Label]) -> dict[str, Any]:
@@ -296,9 +305,9 @@ def main(argv: list[str] | None = None) -> int:
             args.json = RESULTS.with_name("label_agreement_swecb.json")
     else:
         first = [lab for lab in L.load(halves) if lab.data.get("labeller") == args.labeller]
-        second = L.load(halves, root=L.SECOND_LABELS)
+        second = paired(first, L.load(halves, root=L.SECOND_LABELS))
     if not second:
-        parser.error(f"no labels in {L.SECOND_LABELS} with transcripts in {L.CACHE}")
+        parser.error(f"no labels in {L.SECOND_LABELS} of {args.labeller}'s sessions with transcripts in {L.CACHE}")
     name2 = ",".join(sorted({str(lab.data.get("labeller")) for lab in second}))
     result = compare(first, second)
     print(f"{len(result['sessions'])} sessions labelled by {args.labeller} and {name2}\n")

@@ -26,8 +26,12 @@ scikit-learn is not a dependency of recall: run it with an interpreter of your o
     OMP_NUM_THREADS=1 nice /work/cache/venv-trees17/bin/python bench/screen_models.py --model episode \
         [--classes logistic trees inter] [--cache DIR]
 
-The rows are pickled in `--cache` (one replay of the tuning sessions per model; delete the file after a
-change to the engine). Takes ~10 minutes for the episode model, more for the run model's 14k rows.
+The rows are pickled in `--cache` (one replay of the tuning sessions per model, ~1 minute; delete the file
+after a change to the engine), and each run's out-of-unit scores and decisions beside them
+(`results-<model>-<classes>.pkl`). Without scikit-learn, `--classes logistic inter` runs on the project's own
+interpreter. On a quiet core: the episode and variant models ~5 minutes each with `--tree-alphas 0 0.5 1`,
+the run model's 14k rows ~15 minutes with alpha 0.5 alone. Issue 33's seventeenth round:
+bench/sessions/NOTES-trees17-round17.md, bench/results/screen_round17_trees17.txt.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ criterion.
 
 scikit-learn is not a dependency of recall: run it with an interpreter of your own that has it,
 
-    python3 -m venv --system-site-packages /work/cache/venv-trees17
-    /work/cache/venv-trees17/bin/pip install scikit-learn
-    OMP_NUM_THREADS=1 nice /work/cache/venv-trees17/bin/python bench/screen_models.py --model episode \
+    python3 -m venv --system-site-packages .venv-screen
+    .venv-screen/bin/pip install scikit-learn
+    OMP_NUM_THREADS=1 nice .venv-screen/bin/python bench/screen_models.py --model episode \
         [--classes logistic trees inter] [--cache DIR]
 
 The rows are pickled in `--cache` (one replay of the tuning sessions per model, ~1 minute; delete the file
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import itertools
 import json
@@ -388,12 +389,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=["episode", "variant", "run"], default="episode")
     ap.add_argument("--classes", nargs="+", choices=list(CLASSES), default=list(CLASSES))
-    ap.add_argument("--cache", type=Path, default=Path("/work/cache/trees17"))
+    ap.add_argument(
+        "--cache", type=Path, default=BENCH / ".cache" / "screen_models", help="where rows are pickled"
+    )
     ap.add_argument("--target", type=float, help="the episode target (default: the shipped one)")
     ap.add_argument(
         "--tree-alphas", nargs="+", type=float, default=TREE_ALPHAS, help="trees: weightings tried"
     )
     args = ap.parse_args(argv)
+    if "trees" in args.classes and importlib.util.find_spec("sklearn") is None:
+        ap.error(
+            "--classes trees needs scikit-learn, which recall does not install: run this with an interpreter "
+            "that has it (the module docstring), or pass --classes logistic inter"
+        )
 
     TREE_ALPHAS[:] = args.tree_alphas
     target = args.target or float(json.loads(F.SHIPPED.read_text())["episode"].get("target_precision") or 0.8)

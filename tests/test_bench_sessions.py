@@ -194,7 +194,9 @@ def test_agreement_pairs_second_copies_with_the_first_labellers_sessions(tmp_pat
     entry = {"failed": "a1", "kind": "project", "transient": False, "cause": "c"}
     p_label = _label(labels, tmp_path / "p", "s1", "2026-02-01T00:00:00Z", [entry], corpus="myblog")
     t_label = _label(labels, tmp_path / "t", "s1", "2026-02-01T00:00:00Z", [entry], corpus="myblog")
-    i_label = _label(labels, tmp_path / "i", "s2", "2026-02-01T00:00:00Z", [entry])  # another first labeller's
+    i_label = _label(
+        labels, tmp_path / "i", "s2", "2026-02-01T00:00:00Z", [entry]
+    )  # another first labeller's
     t_label.data["labeller"], i_label.data["labeller"] = "T", "I"
 
     second = agreement.paired([p_label], [i_label, t_label])

@@ -307,7 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         first = [lab for lab in L.load(halves) if lab.data.get("labeller") == args.labeller]
         second = paired(first, L.load(halves, root=L.SECOND_LABELS))
     if not second:
-        parser.error(f"no labels in {L.SECOND_LABELS} of {args.labeller}'s sessions with transcripts in {L.CACHE}")
+        parser.error(
+            f"no labels in {L.SECOND_LABELS} of {args.labeller}'s sessions with transcripts in {L.CACHE}"
+        )
     name2 = ",".join(sorted({str(lab.data.get("labeller")) for lab in second}))
     result = compare(first, second)
     print(f"{len(result['sessions'])} sessions labelled by {args.labeller} and {name2}\n")

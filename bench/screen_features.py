@@ -60,13 +60,22 @@ def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray]:
 
 
 def auc(y: np.ndarray, p: np.ndarray) -> float:
+    """The area under the ROC curve (ties counted half), from ranks: the run model's 14k rows in linear memory."""
     pos, neg = p[y == 1], p[y == 0]
     if not len(pos) or not len(neg):
         return float("nan")
-    return float(
-        ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum())
-        / (len(pos) * len(neg))
-    )
+    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
+    ranks = np.empty(len(order))
+    allp = np.concatenate([pos, neg])[order]
+    # average ranks of ties
+    i = 0
+    while i < len(allp):
+        j = i
+        while j + 1 < len(allp) and allp[j + 1] == allp[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def left_out(

@@ -57,6 +57,7 @@ sys.path.insert(0, str(BENCH / "sessions"))
 import fit_capture as F  # noqa: E402
 import labels as L  # noqa: E402
 from logistic import fit_logistic  # noqa: E402
+from screen_features import auc  # noqa: E402
 
 # boosted trees' settings, chosen per fold by the inner per-unit log-loss
 TREE_GRID = [
@@ -116,24 +117,6 @@ def cached_rows(model: str, cache: Path) -> tuple:
 def log_loss(p: np.ndarray, y: np.ndarray) -> float:
     p = np.clip(p, 1e-6, 1 - 1e-6)
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
-
-
-def auc(y: np.ndarray, p: np.ndarray) -> float:
-    pos, neg = p[y == 1], p[y == 0]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    ranks = np.empty(len(order))
-    allp = np.concatenate([pos, neg])[order]
-    # average ranks of ties
-    i = 0
-    while i < len(allp):
-        j = i
-        while j + 1 < len(allp) and allp[j + 1] == allp[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def threshold(model: str, points: list[dict[str, float]], target: float) -> float:

@@ -587,3 +587,17 @@ def test_digest_shows_a_multiedit_whose_edits_came_as_a_string(tmp_path: Path, b
     text = "\n".join(digest.digest(path, 200, 4))
     assert "dddddddd]" in text and "MultiEdit (ERROR) src/a.ts" in text and "new_string" in text
     assert "InputValidationError" in text and "eeeeeeee]" in text
+
+
+def test_screen_auc_from_ranks_counts_every_pair_and_ties_half(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/screen_features.auc (screen_models uses it on the run model's 14k rows): the share of (positive,
+    negative) pairs ranked right, a tie counting half, as the pairwise count gives it; no class, no AUC."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    screen = importlib.import_module("screen_features")
+    y = np.array([1, 0, 1, 0, 0, 1, 0])
+    p = np.array([0.9, 0.9, 0.3, 0.1, 0.3, 0.5, 0.2])
+    pos, neg = p[y == 1], p[y == 0]
+    pairs = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+    assert screen.auc(y, p) == pytest.approx(pairs) == pytest.approx(9.0 / 12)
+    assert np.isnan(screen.auc(np.zeros(3), p[:3]))

@@ -42,9 +42,9 @@ import labels as L  # noqa: E402
 from logistic import fit_logistic  # noqa: E402
 
 
-def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray]:
-    """Each judged row's features, whether it is what the labels want kept, and its unit."""
-    feats, ys, units = [], [], []
+def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str]]:
+    """Each judged row's features, whether it is what the labels want kept, its unit and its session fold."""
+    feats, ys, units, folds = [], [], [], []
     for label in L.load_for_fit(("tune",)):
         for ep in F.replay(label).judged_episodes:
             if ep.variant != (model == "variant"):
@@ -56,7 +56,8 @@ def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray]:
             feats.append(dict(ep.features))
             ys.append(1.0 if good else 0.0)
             units.append(F.unit_of(label))
-    return feats, np.array(ys), np.array(units)
+            folds.append(F.fold_of(label))
+    return feats, np.array(ys), np.array(units), folds
 
 
 def auc(y: np.ndarray, p: np.ndarray) -> float:
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("name the features to screen: --add (or, for --model run, --drop)")
     if args.model == "run":
         return screen_run(*run_rows(), args.add + args.drop, args)
-    feats, y, units = rows(args.model)
+    feats, y, units, _folds = rows(args.model)
     if args.model == "variant":
         base = [f for f in F.VARIANT_FEATURES if f not in args.add]
     else:

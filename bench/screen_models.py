@@ -55,9 +55,8 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "sessions"))
 
 import fit_capture as F  # noqa: E402
-import labels as L  # noqa: E402
+import screen_features as S  # noqa: E402
 from logistic import fit_logistic  # noqa: E402
-from screen_features import auc  # noqa: E402
 
 # boosted trees' settings, chosen per fold by the inner per-unit log-loss
 TREE_GRID = [
@@ -77,31 +76,15 @@ INNER_L2 = 3.0  # the inner selection's penalty (the outer fit chooses its own)
 
 def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, np.ndarray]:
     """Each judged row's features, its label, its unit and its session fold (`fit_capture.fold_of`), as the
-    real fit builds them: the episode model every feature of a non-variant episode, the variant model
-    VARIANT_FEATURES, the run model the judged runs with the labels' verdicts."""
-    feats, ys, units, folds = [], [], [], []
-    for label in L.load_for_fit(("tune",)):
-        if model == "run":
-            for features, failed in F.run_rows(label):
-                feats.append(dict(features))
-                ys.append(1.0 if failed else 0.0)
-                units.append(F.unit_of(label))
-                folds.append(F.fold_of(label))
-            continue
-        for ep in F.replay(label).judged_episodes:
-            if ep.variant != (model == "variant"):
-                continue
-            match = label.episode_for({L.suffix(e["id"]) for e in ep.errors})
-            good = bool(match and L.worth_keeping(match))
-            if model == "variant":
-                good = good and L.suffix(str(match.get("passed") or "")) == L.suffix(ep.passed.id)
-                feats.append({k: ep.features.get(k, 0.0) for k in F.VARIANT_FEATURES})
-            else:
-                feats.append(dict(ep.features))
-            ys.append(1.0 if good else 0.0)
-            units.append(F.unit_of(label))
-            folds.append(F.fold_of(label))
-    return feats, np.array(ys), np.array(units), np.array(folds)
+    real fit builds them (screen_features' rows): the episode model every feature of a non-variant episode,
+    the variant model VARIANT_FEATURES, the run model the judged runs with the labels' verdicts."""
+    if model == "run":
+        feats, y, units, folds, _useful = S.run_rows()
+        return feats, y, units, np.array(folds)
+    feats, y, units, folds = S.rows(model)
+    if model == "variant":
+        feats = [{k: r.get(k, 0.0) for k in F.VARIANT_FEATURES} for r in feats]
+    return feats, y, units, np.array(folds)
 
 
 def cached_rows(model: str, cache: Path) -> tuple:
@@ -112,11 +95,6 @@ def cached_rows(model: str, cache: Path) -> tuple:
     cache.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pickle.dumps(out))
     return out
-
-
-def log_loss(p: np.ndarray, y: np.ndarray) -> float:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
 def threshold(model: str, points: list[dict[str, float]], target: float) -> float:
@@ -181,7 +159,7 @@ def fit_trees_class(feats, y, units, folds):
         for u in sorted(set(units)):
             test = units == u
             m = _tree_fit(x[~test], y[~test], units[~test], setting)
-            losses.append(log_loss(m.predict_proba(x[test])[:, 1], y[test]))
+            losses.append(F._log_loss(m.predict_proba(x[test])[:, 1], y[test]))
         inner[i] = float(np.mean(losses))
     best = min(inner, key=inner.get)
     setting = grid[best]
@@ -235,7 +213,7 @@ def _inner_loss(x, y, units) -> float:
     for u in sorted(set(units)):
         test = units == u
         w, b = fit_logistic(x[~test], y[~test], INNER_L2, sw[~test])
-        losses.append(log_loss(1 / (1 + np.exp(-np.clip(x[test] @ w + b, -60, 60))), y[test]))
+        losses.append(F._log_loss(1 / (1 + np.exp(-np.clip(x[test] @ w + b, -60, 60))), y[test]))
     return float(np.mean(losses))
 
 
@@ -301,9 +279,9 @@ def screen(model: str, classes: list[str], cache: Path, target: float) -> str:
             tp, fp, fn = int((said & truth).sum()), int((said & ~truth).sum()), int((~said & truth).sum())
             res[c]["oof"][test] = p
             res[c]["said"][test] = said
-            res[c]["rows"][unit] = {"loss": log_loss(p, y[test]), "tp": tp, "fp": fp, "fn": fn, "thr": thr}
+            res[c]["rows"][unit] = {"loss": F._log_loss(p, y[test]), "tp": tp, "fp": fp, "fn": fn, "thr": thr}
             extra = {k: v for k, v in info.items() if k not in ("names", "w")}
-            print(f"  {unit:26} {c:9} loss {log_loss(p, y[test]):.4f} thr {thr:.3f} tp {tp} fp {fp} fn {fn}"
+            print(f"  {unit:26} {c:9} loss {F._log_loss(p, y[test]):.4f} thr {thr:.3f} tp {tp} fp {fp} fn {fn}"
                   f" ({time.time() - t0:.0f}s) {extra}", file=sys.stderr, flush=True)  # fmt: skip
     out.append(f"  {'unit':26} {'rows':>5} {'pos':>4}  " + "  ".join(f"{c:>24}" for c in classes))
     out.append(f"  {'':26} {'':>5} {'':>4}  " + "  ".join(f"{'loss    P     R    thr':>24}" for c in classes))
@@ -327,13 +305,13 @@ def screen(model: str, classes: list[str], cache: Path, target: float) -> str:
         rr = [r["tp"] / (r["tp"] + r["fn"]) for r in rs.values() if r["tp"] + r["fn"]]
         s, t = res[c]["said"][inter], y[inter] == 1
         within = [
-            auc(y[units == u], res[c]["oof"][units == u])
+            S.auc(y[units == u], res[c]["oof"][units == u])
             for u in sorted(set(units))
             if min(y[units == u].sum(), (1 - y[units == u]).sum()) >= 3
         ]
         out.append(
-            f"  {c:9} mean unit log-loss {loss:.4f}; AUC interactive {auc(y[inter], res[c]['oof'][inter]):.3f} "
-            f"swecb {auc(y[~inter], res[c]['oof'][~inter]):.3f}; P/R unit means {np.mean(ps):.3f} / {np.mean(rr):.3f}; "
+            f"  {c:9} mean unit log-loss {loss:.4f}; AUC interactive {S.auc(y[inter], res[c]['oof'][inter]):.3f} "
+            f"swecb {S.auc(y[~inter], res[c]['oof'][~inter]):.3f}; P/R unit means {np.mean(ps):.3f} / {np.mean(rr):.3f}; "
             f"interactive pooled P {(s & t).sum() / max(1, s.sum()):.3f} R {(s & t).sum() / max(1, t.sum()):.3f}; "
             f"mean AUC within a unit {np.mean(within):.3f} ({len(within)} units with 3 of each)"
         )

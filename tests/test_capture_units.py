@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_agent.capture import commands, edits, learning, output
+from recall_agent.capture import commands, cues, edits, learning, output
 from recall_agent.hooks import events
 
 
@@ -165,6 +165,15 @@ def test_output_lines_background_and_identity() -> None:
     # numbers and addresses fold; names do not
     assert output.fold("KeyError at 0x7f00aa line 12") == output.fold("KeyError at 0x7f11bb line 99")
     assert output.fold("KeyError: 'user'") != output.fold("KeyError: 'email'")
+    # an HTTP status is not a count: a 404 is not the 200 a passing probe printed (the HTTP version still folds)
+    assert output.fold("HTTP/2 404") != output.fold("HTTP/2 200")
+    assert output.fold("HTTP/1.1 200 OK") == output.fold("HTTP/2 200 OK")
+    assert output.fold('{"status": 500, "id": 7}') != output.fold('{"status": 200, "id": 8}')
+    assert output.fold('{"error": "x", "code": 404}') != output.fold('{"error": "x", "code": 200}')
+    assert output.fold("took 404 ms") == output.fold("took 200 ms")
+    # so a service's error answer is not taken for the background a passing probe printed
+    assert cues.answer_error("HTTP/2 404", {output.fold("HTTP/2 200")})
+    assert not cues.answer_error("HTTP/2 404", {output.fold("HTTP/2 404")})
     # the failing tests a runner names tell errors apart, not the summary every failure prints
     a = ["FAILED tests/t.py::test_one - AssertionError", "=== 1 failed, 3 passed in 0.1s ==="]
     b = ["FAILED tests/t.py::test_two - AssertionError", "=== 1 failed, 4 passed in 0.1s ==="]

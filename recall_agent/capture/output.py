@@ -74,6 +74,12 @@ _FRAME_END = re.compile(r":\d+\)?(?: \{)?$")
 _NODE_TRAILER = re.compile(r"^Node\.js v\d+\.\d+")
 CRASH_LINES = 40  # fresh lines before a crash's last line its exception line is looked for in
 _FOLD = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
+# an HTTP status is the line's meaning, not a count: `HTTP/2 404` is not the `HTTP/2 200` a passing probe
+# printed, nor `"status": 500` the `"status": 200` before it; its digits are kept out of the folding
+_STATUS = re.compile(
+    r"(?i)(\bHTTP(?:/[\d.]{1,4})?:? {1,3}|\bstatus(?:[ _]code)?\"?:? {0,3}|\"code\": {0,3})([1-5]\d\d)\b"
+)
+_STATUS_DIGITS = str.maketrans("0123456789", "ABCDEFGHIJ")
 _SPACE = re.compile(r"\s+")
 
 _MISSING = [
@@ -111,7 +117,8 @@ def fold(line: str) -> int:
 
 @functools.lru_cache(maxsize=CACHED_LINES)
 def _fold(line: str) -> int:
-    folded = _FOLD.sub("#", _SPACE.sub(" ", line.strip()))
+    line = _STATUS.sub(lambda m: m[1] + m[2].translate(_STATUS_DIGITS), _SPACE.sub(" ", line.strip()))
+    folded = _FOLD.sub("#", line)
     return zlib.crc32(folded.encode("utf-8", "replace"))
 
 

@@ -453,7 +453,7 @@ def replaced(failure: Command, later: Command) -> dict[str, float] | None:
     opened with `open URL`, `gh` missing and `git remote add` instead, a snippet run from the project's folder):
     what the variant model weighs for such a candidate. None when `later` runs nothing or is the same check.
     `replaced_kept`: the share of the failed call's words (a URL, a path, a name) the new call keeps."""
-    if later.probe or same_check(failure, later) or not_a_fix(failure, later) is not None:
+    if (later.probe and not failure.probe) or same_check(failure, later) or not_a_fix(failure, later) is not None:
         return None  # a rerun, other output flags or a narrower selection is never a fix
     words = set(_TOKEN.findall(failure.text))
     kept = len(words & set(_TOKEN.findall(later.text))) / len(words) if words else 0.0
@@ -632,7 +632,8 @@ def change(before: Command, after: Command, context: bool = True) -> str | None:
     changed, then (with `context`) the passing line around it."""
     if before.text == after.text or not_a_fix(before, after) in ("output", "narrowed"):
         return None
-    if _real(before) == _real(after):  # the same checks: the folder or the setup around them changed
+    # the same checks: the folder or the setup around them changed (of two calls that only look, their looks)
+    if _real(before) == _real(after) and (_real(before) or _looks(before) == _looks(after)):
         if after.cwd and after.cwd != before.cwd:
             return f"ran it after `cd {after.cwd}`"
         dropped = [c.key for c in before.checks if c.setup and c not in after.checks]
@@ -862,6 +863,10 @@ def _requoted(a: Check, b: Check) -> bool:
 
 def _real(cmd: Command) -> tuple[str, ...]:
     return tuple(c.key for c in cmd.checks if not c.setup and not c.probe)
+
+
+def _looks(cmd: Command) -> tuple[str, ...]:
+    return tuple(c.key for c in cmd.checks if not c.setup)
 
 
 def _setup(cmd: Command) -> tuple[str, ...]:

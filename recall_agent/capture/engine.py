@@ -370,7 +370,9 @@ class Engine:
         lines = output.lines_of(run.text)
         errs = output.error_lines(lines, background)
         missing = output.missing_paths(errs or lines)
-        check = run.command.main or (run.command.checks[-1] if missing and run.command.checks else None)
+        # a probe's failure is an answer ("no match"), unless it names a missing path or could not run at all
+        # (`tree`: command not found, `git log main..HEAD`: unknown revision): then it printed an error line
+        check = run.command.main or (run.command.checks[-1] if (missing or errs) and run.command.checks else None)
         tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
         parts: list[tuple[list[int], str, str | None]] = (
             [(output.test_identity(t), "\n".join(output.test_section(lines, t)), t) for t in tests]
@@ -383,7 +385,7 @@ class Engine:
         raised = any(output.is_exception_line(ln) and not _LOADING.search(ln) for ln in errs)
         self._resolve_matching(st, run, failing_folds=failing, complete=not output.stopped_early(run.text))
         if check is None:
-            return  # a probe's failure is an answer ("no match"), unless it names a missing path
+            return
         for folds, text, test in parts:
             self._open(st, run, folds, text or run.text, missing, test=test, raised=raised)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from recall_agent.capture import model
+from recall_agent.capture import learning, model
 from recall_agent.capture.engine import Engine
 from recall_agent.capture.transcript import Transcript
 
@@ -116,7 +116,8 @@ def test_a_command_line_the_shell_refused_is_fixed_by_writing_it_again(tmp_path:
 
 
 def test_a_program_s_error_is_not_fixed_by_another_command_line(tmp_path: Path) -> None:
-    # the same lines, but grep itself failed (its own message, not the shell's): the script is no fix of it
+    # the same lines, but grep itself failed (its own message, not the shell's): the script is not the line
+    # written again; grep could not read a file, so the script may only be weighed as another way to look
     engine = _judged(
         tmp_path,
         [
@@ -125,7 +126,8 @@ def test_a_program_s_error_is_not_fixed_by_another_command_line(tmp_path: Path) 
             (PYTHON, "src/pages/blog/index.astro 42", 0),
         ],
     )  # fmt: skip
-    assert not any(ep.variant for ep in engine.judged_episodes)
+    assert all(ep.features.get("variant_replaced") == 1.0 for ep in engine.judged_episodes if ep.variant)
+    assert not any(ep.features.get("error_shell") for ep in engine.judged_episodes)
 
 
 def _blocked_then_open(
@@ -365,3 +367,43 @@ def test_a_background_server_that_fails_after_it_ran_is_read_again(tmp_path: Pat
         ("npm start", True),
     ]
     assert runs[1].text.startswith("Exit code 1\nError: Cannot find module")
+
+
+def _probe_session(tmp_path: Path, failed: tuple[str, str, int], variant: model.Model | None = None) -> Engine:
+    """infinity-claude: `tree` is not installed on the Mac, so the agent lists the folder with `find`."""
+    w = TranscriptWriter(tmp_path / "s.jsonl", "sess-probe", str(tmp_path))
+    w.prompt("reorganise the skills folder")
+    w.bash(*failed[:2], exit_code=failed[2])
+    w.bash("find .claude/skills -type d -o -type f | head -30", ".claude/skills\n.claude/skills/a/SKILL.md")
+    engine = Engine(record=True)
+    if variant is not None:
+        engine._variant_model = variant
+    engine.feed(Transcript(w.save()).steps())
+    engine.end_turn()
+    return engine
+
+
+def test_a_probe_that_could_not_run_is_a_failure_and_another_look_its_candidate_fix(tmp_path: Path) -> None:
+    engine = _probe_session(tmp_path, ("tree .claude/skills -L 2", "(eval):1: command not found: tree", 127))
+    (episode,) = engine.judged_episodes
+    assert episode.variant and episode.features["variant_replaced"] == 1.0
+    assert episode.failed.command.text == "tree .claude/skills -L 2"
+    assert episode.command_change == (
+        "`find .claude/skills -type d -o -type f | head -30` instead of `tree .claude/skills -L 2`"
+    )
+
+
+def test_a_kept_probe_fix_is_stored_saying_the_other_look(tmp_path: Path) -> None:
+    engine = _probe_session(
+        tmp_path, ("tree .claude/skills -L 2", "(eval):1: command not found: tree", 127), KEEPS_REPLACED
+    )
+    (episode,) = engine.episodes()
+    ctx = learning.Context(session_id="sess-probe", root=str(tmp_path), branch=None, repo="r")
+    built = learning.build(episode, ctx)
+    assert built is not None and "instead of `tree .claude/skills -L 2`" in built["resolution_summary"]
+
+
+def test_a_probe_s_answer_is_still_no_failure(tmp_path: Path) -> None:
+    # grep finding nothing exits 1 and prints nothing: an answer, no error to fix
+    engine = _probe_session(tmp_path, ("grep -rn old_name .claude/skills", "", 1), KEEPS_REPLACED)
+    assert not engine.judged_episodes and not engine.streams["main"].open

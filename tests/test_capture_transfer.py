@@ -369,7 +369,9 @@ def test_a_background_server_that_fails_after_it_ran_is_read_again(tmp_path: Pat
     assert runs[1].text.startswith("Exit code 1\nError: Cannot find module")
 
 
-def _probe_session(tmp_path: Path, failed: tuple[str, str, int], variant: model.Model | None = None) -> Engine:
+def _probe_session(
+    tmp_path: Path, failed: tuple[str, str, int], variant: model.Model | None = None
+) -> Engine:
     """infinity-claude: `tree` is not installed on the Mac, so the agent lists the folder with `find`."""
     w = TranscriptWriter(tmp_path / "s.jsonl", "sess-probe", str(tmp_path))
     w.prompt("reorganise the skills folder")

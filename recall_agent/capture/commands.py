@@ -453,7 +453,11 @@ def replaced(failure: Command, later: Command) -> dict[str, float] | None:
     opened with `open URL`, `gh` missing and `git remote add` instead, a snippet run from the project's folder):
     what the variant model weighs for such a candidate. None when `later` runs nothing or is the same check.
     `replaced_kept`: the share of the failed call's words (a URL, a path, a name) the new call keeps."""
-    if (later.probe and not failure.probe) or same_check(failure, later) or not_a_fix(failure, later) is not None:
+    if (
+        (later.probe and not failure.probe)
+        or same_check(failure, later)
+        or not_a_fix(failure, later) is not None
+    ):
         return None  # a rerun, other output flags or a narrower selection is never a fix
     words = set(_TOKEN.findall(failure.text))
     kept = len(words & set(_TOKEN.findall(later.text))) / len(words) if words else 0.0

@@ -372,7 +372,9 @@ class Engine:
         missing = output.missing_paths(errs or lines)
         # a probe's failure is an answer ("no match"), unless it names a missing path or could not run at all
         # (`tree`: command not found, `git log main..HEAD`: unknown revision): then it printed an error line
-        check = run.command.main or (run.command.checks[-1] if (missing or errs) and run.command.checks else None)
+        check = run.command.main or (
+            run.command.checks[-1] if (missing or errs) and run.command.checks else None
+        )
         tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
         parts: list[tuple[list[int], str, str | None]] = (
             [(output.test_identity(t), "\n".join(output.test_section(lines, t)), t) for t in tests]

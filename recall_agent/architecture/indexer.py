@@ -47,7 +47,7 @@ BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.js
 MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
 # folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore[, .gitignore chain key,
 # the sub-folders and files that chain keeps]); mtime 0 = rescan
-DirCache = dict[str, tuple]
+DirCache = dict[str, tuple | list]  # tuples when walked, lists when read back from JSON (_load_dirs)
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
 
 SKIP_DIRS = VENDORED_DIRS  # folders an index never enters (shared with the questions' project rule)

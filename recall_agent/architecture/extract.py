@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from recall_agent.architecture import messages, values, words
 from recall_agent.architecture.languages import BY_NAME, LanguageSpec, grammar, query, spec_body_types
@@ -196,47 +196,58 @@ def _text(source: bytes, node: Node) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _collect(spec, source, caps, facts, defs, calls, types) -> None:
-    def one(name: str) -> Node | None:
-        nodes = caps.get(name)
-        return nodes[0] if nodes else None
+def _one(caps: dict[str, list[Node]], name: str) -> Node | None:
+    nodes = caps.get(name)
+    return nodes[0] if nodes else None
 
-    if (var := one("var")) is not None and (typ := one("type")) is not None:
+
+def _collect(
+    spec: LanguageSpec,
+    source: bytes,
+    caps: dict[str, list[Node]],
+    facts: FileFacts,
+    defs: list[tuple[Node, str, str, str]],
+    calls: list[tuple[Node, str, str]],
+    types: dict[str, list[tuple[int, int, str]]],
+) -> None:
+    if (var := _one(caps, "var")) is not None and (typ := _one(caps, "type")) is not None:
         scope = _scope(var)
         kind = _text(source, typ)
         if typ.parent is not None and typ.parent.type == "call_expression":  # Go `p := newPeeker(…)`
             kind = kind[3].lower() + kind[4:] if kind.startswith("new") else kind[3:]
         types.setdefault(_text(source, var), []).append((scope.start_byte, scope.end_byte, kind))
         return
-    if (owner := one("embed.owner")) is not None and (inner := one("embed.type")) is not None:
+    if (owner := _one(caps, "embed.owner")) is not None and (inner := _one(caps, "embed.type")) is not None:
         facts.embeds.append(f"{_text(source, owner)}={_text(source, inner)}")
         return
-    if (ref := one("ref")) is not None:
+    if (ref := _one(caps, "ref")) is not None:
         text = _text(source, ref)
         if ref.parent is not None and ref.parent.type == "namespace_name":
             return  # PHP: a segment of `namespace A\\B;` or of a qualified name (captured whole)
         if text[:1].isupper() or "\\" in text:  # classes by convention; PHP `Sub\\Name`
             facts.refs.add(text)
         return
-    if (pkg := one("package")) is not None:
+    if (pkg := _one(caps, "package")) is not None:
         facts.package = _text(source, pkg).replace("\\", ".").strip()
         return
     for key, nodes in caps.items():
         if key.startswith("def."):
-            name_node, recv_node = one("name"), one("recv")
+            name_node, recv_node = _one(caps, "name"), _one(caps, "recv")
             if name_node is None and recv_node is None:
                 return
             name = _text(source, name_node) if name_node is not None else ""
             recv = _text(source, recv_node) if recv_node is not None else ""
             defs.append((nodes[0], key[4:], name, recv))
             return
-    if (node := one("import")) is not None:
-        facts.imports.extend(_imports(spec, source, node, one("import.source")))
+    if (node := _one(caps, "import")) is not None:
+        facts.imports.extend(_imports(spec, source, node, _one(caps, "import.source")))
         return
     _add_call(spec, source, caps, calls)
 
 
-def _add_call(spec, source, caps, calls) -> None:
+def _add_call(
+    spec: LanguageSpec, source: bytes, caps: dict[str, list[Node]], calls: list[tuple[Node, str, str]]
+) -> None:
     node, name_node = caps.get("call"), caps.get("call.name")
     if not node or not name_node:
         return
@@ -376,9 +387,18 @@ def _python_imports(source: bytes, node: Node, line: int) -> list[Import]:
     return [Import(spec, names, line)]
 
 
-def _build_symbols(spec, source, defs, calls, facts: FileFacts) -> None:
+def _build_symbols(
+    spec: LanguageSpec,
+    source: bytes,
+    defs: list[tuple[Node, str, str, str]],
+    calls: list[tuple[Node, str, str]],
+    facts: FileFacts,
+) -> None:
     """Nest definitions by byte range (qualified names, methods) and attach calls to their enclosing def."""
-    events = [(n.start_byte, -n.end_byte, 0, (n, kind, name, recv)) for n, kind, name, recv in defs]
+    # a payload is (node, kind, name, recv) for a definition, (node, name, recv) for a call
+    events: list[tuple[int, int, int, Any]] = [
+        (n.start_byte, -n.end_byte, 0, (n, kind, name, recv)) for n, kind, name, recv in defs
+    ]
     events += [(n.start_byte, -n.end_byte, 1, (n, name, recv)) for n, name, recv in calls]
     events.sort(key=_EVENT_ORDER)
     # (end_byte, qualname, kind, the caller of a call inside: the innermost definition that is not a class)

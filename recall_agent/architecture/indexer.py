@@ -24,11 +24,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recall_agent.architecture import graph
 from recall_agent.architecture.lang import ImportRow
 from recall_agent.architecture.languages import BY_NAME, BY_SUFFIX, language_for
 from recall_agent.repo import VENDORED_DIRS
+
+if TYPE_CHECKING:
+    from recall_agent.architecture.extract import FileFacts
 
 MAX_FILE_BYTES = int(os.environ.get("RECALL_INDEX_MAX_FILE_BYTES", 1_000_000))
 MAX_FILES_ENV = "RECALL_INDEX_MAX_FILES"  # a cap on the files indexed, only when the user sets one
@@ -43,7 +47,7 @@ BUILD_MANIFESTS = frozenset({"Cargo.toml", "composer.json", "compile_commands.js
 MANIFESTS = frozenset({"go.mod", *JS_MANIFESTS, *BUILD_MANIFESTS})
 # folder cache: rel path -> (mtime_ns, sub-folders, candidate files, has .gitignore[, .gitignore chain key,
 # the sub-folders and files that chain keeps]); mtime 0 = rescan
-DirCache = dict[str, tuple]
+DirCache = dict[str, tuple | list]  # tuples when walked, lists when read back from JSON (_load_dirs)
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within the same mtime tick
 
 SKIP_DIRS = VENDORED_DIRS  # folders an index never enters (shared with the questions' project rule)
@@ -203,9 +207,10 @@ def walk(root: Path, cache: DirCache | None = None, cap: int = 0) -> WalkResult:
         if cached is not None and cached[0] == mtime and mtime:
             listing = cached
         else:
-            listing = _list_folder(abs_dir, mtime if now - mtime > RACY_NS else 0)
-            if listing is None:
+            listed = _list_folder(abs_dir, mtime if now - mtime > RACY_NS else 0)
+            if listed is None:
                 continue
+            listing = listed
             result.dirs_changed = True
         _, subdirs, files, has_gitignore = listing[:4]
         if has_gitignore:
@@ -342,7 +347,7 @@ class Parsed:
     note: str = ""
     lines: int = 0
     unread: int = 0  # lines the grammar could not read (syntax errors)
-    facts: object | None = None  # extract.FileFacts
+    facts: FileFacts | None = None
     rows: Rows | None = None  # the facts as table rows (what a parse worker sends back: tuples pickle fast)
 
 

@@ -163,7 +163,9 @@ def sites(lang: str, source: bytes, root: Node, symbols: list, strings: list | N
                 _raised_type(source, site_node) if kind == "raise" else "",
                 _condition(source, site_node),
             )
-        site.parts.extend(p for p in parts if p not in site.parts)
+        for part in parts:  # each once: a loop, as mypyc builds an `extend`'s generator before it extends
+            if part not in site.parts:
+                site.parts.append(part)
     return list(found.values())
 
 

@@ -184,7 +184,7 @@ class IncludeResolver:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.dirs = include_dirs(project)
-        self.rank = {}
+        self.rank: dict[str, int] = {}
         for i, d in enumerate(self.dirs):
             self.rank.setdefault(d, i)
         self.along: dict[str, int | None] = {}

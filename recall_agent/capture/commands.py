@@ -448,13 +448,14 @@ def rewritten(failure: Command, later: Command) -> dict[str, float] | None:
 _TOKEN = re.compile(r"[^\W_][\w./:@+~-]{2,}")
 
 
-def replaced(failure: Command, later: Command) -> dict[str, float] | None:
+def replaced(failure: Command, later: Command, looks: bool = False) -> dict[str, float] | None:
     """`later` may do what the failed call did another way, with another program or tool (an MCP tool's page
     opened with `open URL`, `gh` missing and `git remote add` instead, a snippet run from the project's folder):
     what the variant model weighs for such a candidate. None when `later` runs nothing or is the same check.
-    `replaced_kept`: the share of the failed call's words (a URL, a path, a name) the new call keeps."""
+    `replaced_kept`: the share of the failed call's words (a URL, a path, a name) the new call keeps. With
+    `looks`, a look (a probe) may replace a failed look: `find` when `tree` is not installed."""
     if (
-        (later.probe and not failure.probe)
+        (later.probe and not (looks and failure.probe))
         or same_check(failure, later)
         or not_a_fix(failure, later) is not None
     ):

@@ -370,10 +370,11 @@ class Engine:
         lines = output.lines_of(run.text)
         errs = output.error_lines(lines, background)
         missing = output.missing_paths(errs or lines)
-        # a probe's failure is an answer ("no match"), unless it names a missing path or could not run at all
-        # (`tree`: command not found, `git log main..HEAD`: unknown revision): then it printed an error line
+        # a probe's failure is an answer ("no match"), unless it names a missing path or could not run at all:
+        # it exited non-zero with an error line (`tree`: command not found, `git log main..HEAD`: unknown
+        # revision), not a look at a log whose lines are errors
         check = run.command.main or (
-            run.command.checks[-1] if (missing or errs) and run.command.checks else None
+            run.command.checks[-1] if (missing or (errs and run.flagged)) and run.command.checks else None
         )
         tests = output.failing_tests([ln for ln in lines if output.fold(ln) not in background])
         parts: list[tuple[list[int], str, str | None]] = (
@@ -615,7 +616,9 @@ class Engine:
             if tool == "Bash"
             else commands.tool_command(tool, {}, err["command"])
         )
-        relation = commands.replaced(failure, run.command)
+        # another look replaces a look that could not run (`tree` missing: `find`), never one that missed its
+        # path (the folder slip: the same look at the right path is its fix, by `same_check`)
+        relation = commands.replaced(failure, run.command, looks=not err.get("missing"))
         if relation is None or (tool == "Bash" and run.tool == "Bash" and _variant_relation(err, run)):
             return
         err["replaced"] = int(err.get("replaced") or 0) + 1

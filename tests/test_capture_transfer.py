@@ -370,14 +370,22 @@ def test_a_background_server_that_fails_after_it_ran_is_read_again(tmp_path: Pat
 
 
 def _probe_session(
-    tmp_path: Path, failed: tuple[str, str, int], variant: model.Model | None = None
+    tmp_path: Path,
+    failed: tuple[str, str, int],
+    variant: model.Model | None = None,
+    then: str = "find .claude/skills -type d -o -type f | head -30",
+    every_run_failed: bool = False,
 ) -> Engine:
     """infinity-claude: `tree` is not installed on the Mac, so the agent lists the folder with `find`."""
     w = TranscriptWriter(tmp_path / "s.jsonl", "sess-probe", str(tmp_path))
     w.prompt("reorganise the skills folder")
     w.bash(*failed[:2], exit_code=failed[2])
-    w.bash("find .claude/skills -type d -o -type f | head -30", ".claude/skills\n.claude/skills/a/SKILL.md")
-    engine = Engine(record=True)
+    w.bash(then, ".claude/skills\n.claude/skills/a/SKILL.md")
+    # the run model's verdict taken as given, so that only the engine's rule decides
+    engine = Engine(
+        record=True,
+        decide_run=(lambda run, f: run.flagged or "error" in run.text) if every_run_failed else None,
+    )
     if variant is not None:
         engine._variant_model = variant
     engine.feed(Transcript(w.save()).steps())
@@ -408,4 +416,20 @@ def test_a_kept_probe_fix_is_stored_saying_the_other_look(tmp_path: Path) -> Non
 def test_a_probe_s_answer_is_still_no_failure(tmp_path: Path) -> None:
     # grep finding nothing exits 1 and prints nothing: an answer, no error to fix
     engine = _probe_session(tmp_path, ("grep -rn old_name .claude/skills", "", 1), KEEPS_REPLACED)
+    assert not engine.judged_episodes and not engine.streams["main"].open
+
+
+def test_a_look_that_missed_its_path_is_not_replaced_by_another_look(tmp_path: Path) -> None:
+    # oh-my-posh: `sed` on a guessed path, then `ls` of the folder: a folder slip, fixed (if at all) by the
+    # same look at the right path, never a lesson that `ls` does what `sed` could not
+    failed = ("sed -n 1,40p src/engine.go", "sed: can't read src/engine.go: No such file or directory", 2)
+    engine = _probe_session(tmp_path, failed, KEEPS_REPLACED, then="ls src/prompt")
+    assert not any(ep.features.get("variant_replaced") for ep in engine.judged_episodes)
+
+
+def test_a_look_at_a_log_of_errors_is_no_failure_to_fix(tmp_path: Path) -> None:
+    # pv-case-review: `tail` of a server's log shows its errors and exits 0: the look worked
+    failed = ("tail -20 /tmp/boot.log", "error: could not bind to port 8080\nERROR: startup failed", 0)
+    engine = _probe_session(tmp_path, failed, KEEPS_REPLACED, every_run_failed=True)
+    assert any(run.command.text.startswith("tail") and judged for run, _, judged in engine.judged_runs)
     assert not engine.judged_episodes and not engine.streams["main"].open

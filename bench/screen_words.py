@@ -23,11 +23,18 @@ rows judged at it: per unit log-loss and P / R, pooled AUC, interactive pooled P
 of the mean log-loss difference. Then the 30 heaviest words of the fit on every unit (is it a project's name
 or knowledge?).
 
-    nice python3 bench/screen_words.py --model episode [--families a b c abc] [--spread 3 6 4 8 5 10]
-        [--scales 0.3 1] [--full abc 3 6 0.3] [--cache DIR]
+`--consistent` keeps of the spread words only those whose within-project contrast (positives among a
+project's rows with the word against without) has one sign in at least M training projects. `--model run`
+screens the run model's judged runs (families `a`, the run's output, and `c`; its full stage is
+`screen_features.run_folds` without and with the words).
 
-Rows are pickled in `--cache` (one replay per model, ~1 minute). The quick stage takes a minute or two per
-model, the full one ~5-15 minutes per compared setting. Output of the eighteenth round:
+    nice python3 bench/screen_words.py --model episode [--families a b c abc] [--spread 3 6 4 8 5 10]
+        [--scales 0.3 1] [--cap 200] [--consistent] [--full abc 3 6 0.3] [--best 1] [--no-quick] [--cache DIR]
+
+Rows are pickled in `--cache` (one replay per model, ~1 minute; delete them after a change to the engine). On
+two shared cores: the quick stage a few minutes per model (the run model ~25 minutes for six settings), the
+full one 2-5 minutes per setting with a few dozen words, ~5 minutes a unit with 400, and the run model's
+~35 minutes at cap 50. Output of the eighteenth round:
 bench/results/screen_round18_words18.txt, notes bench/sessions/NOTES-words18-round18.md.
 """
 

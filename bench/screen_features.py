@@ -42,8 +42,12 @@ import labels as L  # noqa: E402
 from logistic import fit_logistic  # noqa: E402
 
 
-def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str]]:
-    """Each judged row's features, whether it is what the labels want kept, its unit and its session fold."""
+def rows(
+    model: str, episodes: list | None = None
+) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str]]:
+    """Each judged row's features, whether it is what the labels want kept, its unit and its session fold;
+    with `episodes`, each row's (label, episode) appended to it in the same order (bench/screen_words.py
+    reads their words)."""
     feats, ys, units, folds = [], [], [], []
     for label in L.load_for_fit(("tune",)):
         for ep in F.replay(label).judged_episodes:
@@ -54,6 +58,8 @@ def rows(model: str) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, li
             if model == "variant":  # the candidate is the run the label names as the fix
                 good = good and L.suffix(str(match.get("passed") or "")) == L.suffix(ep.passed.id)
             feats.append(dict(ep.features))
+            if episodes is not None:
+                episodes.append((label, ep))
             ys.append(1.0 if good else 0.0)
             units.append(F.unit_of(label))
             folds.append(F.fold_of(label))
@@ -80,12 +86,17 @@ def auc(y: np.ndarray, p: np.ndarray) -> float:
 
 
 def left_out(
-    x: np.ndarray, y: np.ndarray, units: np.ndarray, l2: float, alpha: float
+    x: np.ndarray, y: np.ndarray, units: np.ndarray, l2: float, alpha: float, extra=None
 ) -> tuple[float, np.ndarray]:
-    """Mean per-unit log-loss and the out-of-fold probabilities, each unit predicted by a fit on the others."""
+    """Mean per-unit log-loss and the out-of-fold probabilities, each unit predicted by a fit on the others.
+    `extra(unit)`, when given, returns columns for every row chosen without the left-out unit's rows (a
+    vocabulary chosen inside the fold: bench/screen_words.py), appended to `x` for that unit's fit."""
     oof, losses = np.zeros(len(y)), []
+    full = x
     for unit in sorted(set(units)):
         train = units != unit
+        if extra is not None:
+            x = np.hstack([full, extra(unit)])
         w, b = fit_logistic(x[train], y[train], l2, F.project_weights(units[train], alpha))
         p = 1 / (1 + np.exp(-np.clip(x[~train] @ w + b, -60, 60)))
         oof[~train] = p
@@ -110,15 +121,24 @@ def run_rows() -> tuple[list[dict[str, float]], np.ndarray, np.ndarray, list[str
 
 
 def run_folds(
-    feats: list[dict[str, float]], y: np.ndarray, units: np.ndarray, folds: list[str], useful: np.ndarray
+    feats: list[dict[str, float]],
+    y: np.ndarray,
+    units: np.ndarray,
+    folds: list[str],
+    useful: np.ndarray,
+    augment=None,
 ) -> str:
     """The run model as each `--lopo` fold fits it (penalty, weighting and best-F1 threshold chosen on the
     other units), judged on the left-out unit's runs: one line per unit, and the interactive units' failures
     found, missed and false, pooled; and of the failures of fixes worth keeping (what capture's recall
-    counts, the rest are failures nobody needs stored), how many it finds."""
+    counts, the rest are failures nobody needs stored), how many it finds. `augment(unit)`, when given,
+    returns every row's features for the fold that leaves `unit` out (columns chosen without its rows:
+    bench/screen_words.py)."""
     F.OBJECTIVE = "project"
     out, total, kept = [], np.zeros(3, dtype=int), np.zeros(2, dtype=int)
+    given = feats
     for unit in sorted(set(units)):
+        feats = given if augment is None else augment(unit)
         train = [i for i in range(len(y)) if units[i] != unit]
         with contextlib.redirect_stdout(io.StringIO()):
             names, w, b, _y, points, chosen, _losses = F.fit_rows(

@@ -601,3 +601,27 @@ def test_screen_auc_from_ranks_counts_every_pair_and_ties_half(monkeypatch: pyte
     pairs = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
     assert screen.auc(y, p) == pytest.approx(pairs) == pytest.approx(9.0 / 12)
     assert np.isnan(screen.auc(np.zeros(3), p[:3]))
+
+
+def test_screen_words_tokens_and_spread_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/screen_words (issue 33, eighteenth round): an error's words without its quoted names, paths, file
+    names, numbers and hex; a word enters a fold's vocabulary only if the fold's own rows show it in enough
+    sessions of enough projects, so a word of the left-out unit alone never does."""
+    monkeypatch.syspath_prepend(str(SESSIONS))
+    monkeypatch.syspath_prepend(str(SESSIONS.parent))
+    words = importlib.import_module("screen_words")
+    got = words.tokens(
+        "bash: line 1: gh: command not found\n"
+        "ModuleNotFoundError: No module named 'yaml' in /usr/lib/x.py:12 at 0xdeadbeef (abc123 setup.cfg)"
+    )
+    assert {"command", "not", "found", "modulenotfounderror", "module", "named", "gh"} <= got
+    assert not got & {"yaml", "usr", "lib", "py", "deadbeef", "abc", "setup", "cfg"}
+    info = [{"a": {"blocked", "hook"}, "session": f"s{i}", "project": f"p{i % 3}"} for i in range(6)] + [
+        {"a": {"oh_my_posh"}, "session": f"t{i}", "project": "posh"} for i in range(6)
+    ]
+    every = np.ones(len(info), dtype=bool)
+    assert words.vocabulary(info, every, "a", 3, 6) == ["a:blocked", "a:hook"]
+    assert words.vocabulary(info, every, "a", 4, 6) == []
+    without_p0 = np.array([r["project"] != "p0" for r in info])
+    assert words.vocabulary(info, without_p0, "a", 3, 2) == []
+    assert words.vocabulary(info, ~without_p0 | every, "a", 1, 6) == ["a:blocked", "a:hook", "a:oh_my_posh"]

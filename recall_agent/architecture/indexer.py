@@ -9,6 +9,7 @@ a note so the next walk does not look at them again until they change.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import json
@@ -807,8 +808,15 @@ def _parsed_stream(root: Path, jobs: list[tuple[str, int, int, str | None]]) -> 
                 future.cancel()
 
 
+# a parse worker makes a dict and lists per query match and tuples per row, nearly all gone by the file's end:
+# at CPython's default (a young collection every 700 new containers) the cyclic GC runs thousands of times a
+# chunk for nothing (bench/NOTES-mypyc18-issue39.md, "One cheap thing")
+WORKER_GC_THRESHOLD = (100_000, 50, 100)
+
+
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it keeps the work done)
+    gc.set_threshold(*WORKER_GC_THRESHOLD)
 
 
 def _parse_chunk(root: str, jobs: list[tuple[str, int, int, str | None]]) -> list[Parsed]:

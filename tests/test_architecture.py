@@ -684,6 +684,14 @@ def _store_rows(conn) -> dict[str, list]:
     return {name: sorted(tuple(r) for r in table) for name, table in rows.items()}
 
 
+def test_a_parse_worker_collects_young_objects_rarely() -> None:
+    """A parse worker (its pool initializer, in a process of its own) runs the cyclic GC every 100,000 new
+    containers, not CPython's 700: its per-match objects are gone by the file's end (docs/benchmarks.md)."""
+    code = "import gc; from recall_agent.architecture import indexer; indexer._worker_init(); print(gc.get_threshold())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "(100000, 50, 100)"
+
+
 def test_parse_workers_build_the_same_index(
     multi_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -259,6 +259,30 @@ def loss_interval(base: dict, other: dict, rounds: int = 10000, seed: int = 0) -
 CLASSES = {"logistic": fit_logistic_class, "trees": fit_trees_class, "inter": fit_inter_class}
 
 
+def share(r: dict, key: str) -> float:
+    """Of a unit's counts, precision (`key` "fp") or recall (`key` "fn"); nan when there is nothing to share."""
+    return r["tp"] / (r["tp"] + r[key]) if r["tp"] + r[key] else float("nan")
+
+
+def versus(name: str, base: str, a: dict, b: dict) -> str:
+    """One line comparing the per-unit rows `b` (model `name`) with `a` (model `base`): the mean unit
+    log-loss difference with its bootstrap interval, and on how many units log-loss, P and R moved which way."""
+    ps = [
+        (share(b[u], "fp"), share(a[u], "fp"))
+        for u in a
+        if b[u]["tp"] + b[u]["fp"] and a[u]["tp"] + a[u]["fp"]
+    ]
+    rs = [(share(b[u], "fn"), share(a[u], "fn")) for u in a if a[u]["tp"] + a[u]["fn"]]
+    diff, lo, hi = loss_interval(a, b)
+    return (
+        f"  {name} vs {base}: mean unit log-loss {diff:+.4f} (90% bootstrap over units {lo:+.4f}..{hi:+.4f}); "
+        f"lower on {sum(b[u]['loss'] < a[u]['loss'] for u in a)} of {len(a)} units; P higher / equal / lower on "
+        f"{sum(x > z for x, z in ps)} / {sum(x == z for x, z in ps)} / {sum(x < z for x, z in ps)}; "
+        f"R higher / equal / lower on {sum(x > z for x, z in rs)} / {sum(x == z for x, z in rs)} / "
+        f"{sum(x < z for x, z in rs)}"
+    )
+
+
 def screen(model: str, classes: list[str], cache: Path, target: float) -> str:
     feats, y, units, folds = cached_rows(model, cache)
     F.OBJECTIVE, F.FOLD_BY = "project", "session"
@@ -290,9 +314,7 @@ def screen(model: str, classes: list[str], cache: Path, target: float) -> str:
         cells = []
         for c in classes:
             r = res[c]["rows"][unit]
-            prec = r["tp"] / (r["tp"] + r["fp"]) if r["tp"] + r["fp"] else float("nan")
-            rec = r["tp"] / (r["tp"] + r["fn"]) if r["tp"] + r["fn"] else float("nan")
-            cells.append(f"{r['loss']:.4f} {prec:5.3f} {rec:5.3f} {r['thr']:5.3f}")
+            cells.append(f"{r['loss']:.4f} {share(r, 'fp'):5.3f} {share(r, 'fn'):5.3f} {r['thr']:5.3f}")
         out.append(
             f"  {unit:26} {int(test.sum()):5d} {int(y[test].sum()):4d}  "
             + "  ".join(f"{c:>24}" for c in cells)
@@ -301,8 +323,8 @@ def screen(model: str, classes: list[str], cache: Path, target: float) -> str:
     for c in classes:
         rs = res[c]["rows"]
         loss = np.mean([r["loss"] for r in rs.values()])
-        ps = [r["tp"] / (r["tp"] + r["fp"]) for r in rs.values() if r["tp"] + r["fp"]]
-        rr = [r["tp"] / (r["tp"] + r["fn"]) for r in rs.values() if r["tp"] + r["fn"]]
+        ps = [share(r, "fp") for r in rs.values() if r["tp"] + r["fp"]]
+        rr = [share(r, "fn") for r in rs.values() if r["tp"] + r["fn"]]
         s, t = res[c]["said"][inter], y[inter] == 1
         within = [
             S.auc(y[units == u], res[c]["oof"][units == u])
@@ -320,29 +342,9 @@ def screen(model: str, classes: list[str], cache: Path, target: float) -> str:
         pickle.dumps({"y": y, "units": units, **res})
     )
     if "logistic" in classes:
-        for c in classes:
-            if c == "logistic":
-                continue
-            a, b = res["logistic"]["rows"], res[c]["rows"]
-            better_loss = sum(b[u]["loss"] < a[u]["loss"] for u in a)
-
-            def share(r, k):
-                return r["tp"] / (r["tp"] + r[k]) if r["tp"] + r[k] else float("nan")
-
-            ps = [
-                (share(b[u], "fp"), share(a[u], "fp"))
-                for u in a
-                if b[u]["tp"] + b[u]["fp"] and a[u]["tp"] + a[u]["fp"]
-            ]
-            rs = [(share(b[u], "fn"), share(a[u], "fn")) for u in a if a[u]["tp"] + a[u]["fn"]]
-            diff, lo, hi = loss_interval(a, b)
-            out.append(
-                f"  {c} vs logistic: mean unit log-loss {diff:+.4f} (90% bootstrap over units {lo:+.4f}..{hi:+.4f}); "
-                f"lower on {better_loss} of {len(a)} units; P higher / equal / lower on "
-                f"{sum(x > z for x, z in ps)} / {sum(x == z for x, z in ps)} / {sum(x < z for x, z in ps)}; "
-                f"R higher / equal / lower on {sum(x > z for x, z in rs)} / {sum(x == z for x, z in rs)} / "
-                f"{sum(x < z for x, z in rs)}"
-            )
+        out += [
+            versus(c, "logistic", res["logistic"]["rows"], res[c]["rows"]) for c in classes if c != "logistic"
+        ]
     return "\n".join(out)
 
 

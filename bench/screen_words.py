@@ -266,9 +266,6 @@ def full(model, feats, y, units, folds, info, setting, target) -> str:
             print(f"  {unit:26} {c:8} loss {r['loss']:.4f} thr {thr:.3f} tp {r['tp']} fp {r['fp']} fn {r['fn']}",
                   file=sys.stderr, flush=True)  # fmt: skip
 
-    def share(r, key):
-        return r["tp"] / (r["tp"] + r[key]) if r["tp"] + r[key] else float("nan")
-
     out = [f"  full: +{fams} m{m} k{k} scale {scale:g}; {model} target {target}"]
     out.append(f"  {'unit':26} {'rows':>5} {'pos':>4}  " + "  ".join(f"{c:>30}" for c in classes))
     out.append(
@@ -280,7 +277,7 @@ def full(model, feats, y, units, folds, info, setting, target) -> str:
         for c in classes:
             r = res[c]["rows"][unit]
             cells.append(
-                f"{r['loss']:.4f} {r['auc']:5.3f} {share(r, 'fp'):5.3f} {share(r, 'fn'):5.3f} {r['thr']:5.3f}"
+                f"{r['loss']:.4f} {r['auc']:5.3f} {SM.share(r, 'fp'):5.3f} {SM.share(r, 'fn'):5.3f} {r['thr']:5.3f}"
             )
         out.append(
             f"  {unit:26} {int(test.sum()):5d} {int(y[test].sum()):4d}  "
@@ -289,8 +286,8 @@ def full(model, feats, y, units, folds, info, setting, target) -> str:
     inter = units != "swecb"
     for c in classes:
         rs = res[c]["rows"]
-        ps = [share(r, "fp") for r in rs.values() if r["tp"] + r["fp"]]
-        rr = [share(r, "fn") for r in rs.values() if r["tp"] + r["fn"]]
+        ps = [SM.share(r, "fp") for r in rs.values() if r["tp"] + r["fp"]]
+        rr = [SM.share(r, "fn") for r in rs.values() if r["tp"] + r["fn"]]
         s, t = res[c]["said"][inter], y[inter] == 1
         st, tt = res[c]["said"][~inter], y[~inter] == 1
         out.append(
@@ -301,20 +298,7 @@ def full(model, feats, y, units, folds, info, setting, target) -> str:
             f"(kept {int(s.sum())}, right {int((s & t).sum())} of {int(t.sum())}); swecb P "
             f"{(st & tt).sum() / max(1, st.sum()):.3f} R {(st & tt).sum() / max(1, tt.sum()):.3f}"
         )
-    a, b = res["shipped"]["rows"], res["words"]["rows"]
-    ps = [
-        (share(b[u], "fp"), share(a[u], "fp"))
-        for u in a
-        if b[u]["tp"] + b[u]["fp"] and a[u]["tp"] + a[u]["fp"]
-    ]
-    rs = [(share(b[u], "fn"), share(a[u], "fn")) for u in a if a[u]["tp"] + a[u]["fn"]]
-    diff, lo, hi = SM.loss_interval(a, b)
-    out.append(
-        f"  words vs shipped: mean unit log-loss {diff:+.4f} (90% bootstrap over units {lo:+.4f}..{hi:+.4f}); "
-        f"lower on {sum(b[u]['loss'] < a[u]['loss'] for u in a)} of {len(a)} units; P higher / equal / lower on "
-        f"{sum(x > z for x, z in ps)} / {sum(x == z for x, z in ps)} / {sum(x < z for x, z in ps)}; R higher / "
-        f"equal / lower on {sum(x > z for x, z in rs)} / {sum(x == z for x, z in rs)} / {sum(x < z for x, z in rs)}"
-    )
+    out.append(SM.versus("words", "shipped", res["shipped"]["rows"], res["words"]["rows"]))
     # the fit on every unit: what it learned
     vocab = fold_vocab(info, np.ones(len(y), dtype=bool), fams, m, k, y)
     cols = columns(info, vocab, scale)
